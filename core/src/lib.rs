@@ -1,0 +1,36 @@
+//! # simdup-core
+//!
+//! The pure-Rust core of the simdup PostgreSQL extension. Nothing in this crate knows about
+//! PostgreSQL: the extension crate maps these functions to SQL.
+//!
+//! Pipeline of a SimHash fingerprint (format [`FORMAT_VERSION`]):
+//!
+//! 1. [`normalize`]: Unicode NFKC (full-width → half-width), then lower case.
+//! 2. [`features`]: segmentation with jieba-rs (Chinese words; English words and numbers as
+//!    words), tokens without a letter or digit dropped, term counts per distinct token.
+//! 3. [`features`]: weight = TF factor × IDF (jieba's IDF table, vendored in `data/`).
+//! 4. [`simhash`]: every token hashed with xxh3-64 (fixed seed); bit i of the fingerprint is 1
+//!    where the weighted sum of the tokens' bit i (as ±weight) is positive.
+//! 5. [`blocks`]: the fingerprint's four 16-bit blocks and their Hamming neighbours, for
+//!    index probes (Manku, Jain, Das Sarma, WWW 2007).
+
+pub mod blocks;
+pub mod features;
+pub mod idf;
+pub mod normalize;
+pub mod simhash;
+
+pub use blocks::hamming;
+pub use features::{Feature, Params, TfMode};
+pub use simhash::{simhash, simhash_with, FORMAT_VERSION};
+
+/// A callback run between chunks of a long input, so that a caller (PostgreSQL) can cancel a
+/// long computation. It may unwind (a PostgreSQL `ERROR` does); the core holds no locks.
+pub type Interrupt<'a> = &'a mut dyn FnMut();
+
+/// An [`Interrupt`] that does nothing, for callers outside PostgreSQL.
+pub fn no_interrupt() {}
+
+/// Default maximum Hamming distance for near-duplicates (`simdup.max_distance`), chosen by
+/// measurement on real text (see the README's "Choosing k").
+pub const DEFAULT_MAX_DISTANCE: u32 = 3;

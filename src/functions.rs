@@ -1,0 +1,58 @@
+//! SimHash fingerprints of text and the 16-bit blocks used for index probes.
+
+use pgrx::prelude::*;
+
+use crate::errors::invalid_parameter;
+use simdup_core::features::{features, Params};
+use simdup_core::simhash::fingerprint;
+
+/// Lets statement_timeout and cancel interrupt a long computation (checked between chunks).
+fn interrupt() {
+    pgrx::check_for_interrupts!();
+}
+
+/// 64-bit SimHash of `body`; NULL when the text has no word or number (empty, whitespace,
+/// punctuation or symbols only).
+#[pg_extern(immutable, strict, parallel_safe, cost = 1000)]
+fn simhash(body: &str) -> Option<i64> {
+    let feats = features(body, &Params::default(), false, &mut interrupt);
+    fingerprint(&feats).map(|fp| fp as i64)
+}
+
+/// What went into `simhash(body)`: one row per distinct token, in order of first occurrence.
+#[pg_extern(immutable, strict, parallel_safe, cost = 1000)]
+fn simhash_features(
+    body: &str,
+) -> TableIterator<
+    'static,
+    (
+        name!(token, String),
+        name!(weight, f64),
+        name!(hash, i64),
+        name!(count, i32),
+        name!(idf, f64),
+    ),
+> {
+    let feats = features(body, &Params::default(), true, &mut interrupt);
+    TableIterator::new(feats.into_iter().map(|f| {
+        (f.token, f.weight, f.hash as i64, f.count.min(i32::MAX as u32) as i32, f64::from(f.idf))
+    }))
+}
+
+/// 16-bit block `i` of a fingerprint (0 = most significant), as 0..65535.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn simhash_block(fp: i64, i: i32) -> i32 {
+    if !(0..4).contains(&i) {
+        invalid_parameter(
+            format!("block index {i} is out of range"),
+            "A fingerprint has four 16-bit blocks, numbered 0 to 3.",
+        );
+    }
+    i32::from(simdup_core::blocks::block(fp as u64, i as usize))
+}
+
+/// Version of the fingerprint format computed by this build of simdup.
+#[pg_extern(immutable, parallel_safe)]
+fn simdup_fingerprint_version() -> i32 {
+    simdup_core::FORMAT_VERSION
+}

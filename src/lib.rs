@@ -1,0 +1,35 @@
+//! simdup: near-duplicate detection for Chinese and English text inside PostgreSQL.
+//!
+//! This crate is the thin SQL layer over `simdup-core`: one module per concern.
+
+use pgrx::prelude::*;
+
+mod errors;
+mod functions;
+mod gucs;
+mod operators;
+
+pg_module_magic!();
+
+/// Runs when the library is loaded: in the postmaster when listed in
+/// `shared_preload_libraries`, otherwise in a backend on first use.
+#[pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    gucs::init();
+}
+
+// Comments on every public object, once they all exist.
+extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
+
+#[cfg(any(test, feature = "pg_test"))]
+mod tests;
+
+/// Required by `cargo pgrx test`.
+#[cfg(test)]
+pub mod pg_test {
+    pub fn setup(_options: Vec<&str>) {}
+
+    pub fn postgresql_conf_options() -> Vec<&'static str> {
+        vec![]
+    }
+}
