@@ -16,7 +16,8 @@ PY
 
 CARGO_PGRX_VERSION="$(setting cargo-pgrx version)"
 PG_MAJOR="$(setting postgres default)"
-PG_CONFIG="$(setting postgres pg_config)"
+# SIMDUP_PG_CONFIG overrides pgrx.toml (e.g. a relocated copy of PostgreSQL for parallel work).
+PG_CONFIG="${SIMDUP_PG_CONFIG:-$(setting postgres pg_config)}"
 APT_PACKAGES="$(setting postgres apt)"
 export CARGO_PGRX_VERSION PG_MAJOR PG_CONFIG
 

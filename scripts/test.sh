@@ -4,6 +4,7 @@
 #   2. in-database #[pg_test]s (cargo pgrx test, cluster run by the postgres user);
 #   3. the SQL API's pg_regress suite (tests/pg_regress) against a throwaway cluster.
 # Usage: scripts/test.sh [core|pg|regress]...   (default: all three)
+# SIMDUP_CLUSTER / SIMDUP_REGRESS_PORT name the throwaway cluster (default regress / 54329).
 set -euo pipefail
 . "$(dirname "$0")/setup.sh"
 cd "$SIMDUP_ROOT"
@@ -18,26 +19,26 @@ for part in "${parts[@]}"; do
     ;;
   pg)
     step "pg: cargo pgrx test pg$PG_MAJOR"
-    pgdata=/tmp/simdup-pgtest
+    pgdata=/tmp/simdup-pgtest-${SIMDUP_CLUSTER:-regress}
     mkdir -p "$pgdata"; chown postgres:postgres "$pgdata"
     cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$pgdata/data"
     ;;
   regress)
     step "regress: cargo pgrx install --release, then pg_regress"
     cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
-    port=54329
-    trap 'scripts/cluster.sh stop regress' EXIT
-    scripts/cluster.sh start regress "$port"
-    out=/tmp/simdup-regress-out; rm -rf "$out"; mkdir -p "$out"
+    port=${SIMDUP_REGRESS_PORT:-54329}; cluster=${SIMDUP_CLUSTER:-regress}
+    trap 'scripts/cluster.sh stop "$cluster"' EXIT
+    scripts/cluster.sh start "$cluster" "$port"
+    out=/tmp/simdup-$cluster-out; rm -rf "$out"; mkdir -p "$out"
     tests=$(cd tests/pg_regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
     if ! "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
         --inputdir=tests/pg_regress --outputdir="$out" \
-        --host=/tmp/simdup-regress/sock --port="$port" --user=postgres \
+        --host="/tmp/simdup-$cluster/sock" --port="$port" --user=postgres \
         --dbname=simdup_regress --load-extension=simdup $tests; then
       cat "$out/regression.diffs" >&2 || true
       exit 1
     fi
-    scripts/cluster.sh stop regress; trap - EXIT
+    scripts/cluster.sh stop "$cluster"; trap - EXIT
     ;;
   *) echo "unknown part: $part (core|pg|regress)" >&2; exit 2 ;;
   esac
