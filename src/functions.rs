@@ -1,5 +1,7 @@
 //! SimHash fingerprints of text and the 16-bit blocks used for index probes.
 
+use std::cell::RefCell;
+
 use pgrx::prelude::*;
 
 use crate::errors::invalid_parameter;
@@ -11,12 +13,37 @@ fn interrupt() {
     pgrx::check_for_interrupts!();
 }
 
+/// Texts up to this size are remembered with their fingerprint (one per backend), so that a
+/// query repeating `simhash($1)` per row, as an inlined `simdup_match(fp, simhash($1), k)`
+/// does in a generic plan, computes it once.
+const MEMO_MAX_BYTES: usize = 64 * 1024;
+
+thread_local! {
+    static LAST: RefCell<(String, Option<i64>)> = const { RefCell::new((String::new(), None)) };
+}
+
 /// 64-bit SimHash of `body`; NULL when the text has no word or number (empty, whitespace,
 /// punctuation or symbols only).
-#[pg_extern(immutable, strict, parallel_safe, cost = 1000)]
+///
+/// Declared with the default cost so that SQL functions taking `simhash(...)` as an argument
+/// are still inlined by the planner (see `simdup_match`); repeated calls are memoized.
+#[pg_extern(immutable, strict, parallel_safe)]
 fn simhash(body: &str) -> Option<i64> {
+    if body.len() <= MEMO_MAX_BYTES {
+        if let Some(hit) = LAST.with_borrow(|(text, fp)| (!text.is_empty() && text == body).then_some(*fp)) {
+            return hit;
+        }
+    }
     let feats = features(body, &Params::default(), false, &mut interrupt);
-    fingerprint(&feats).map(|fp| fp as i64)
+    let fp = fingerprint(&feats).map(|fp| fp as i64);
+    if body.len() <= MEMO_MAX_BYTES {
+        LAST.with_borrow_mut(|(text, last)| {
+            text.clear();
+            text.push_str(body);
+            *last = fp;
+        });
+    }
+    fp
 }
 
 /// What went into `simhash(body)`: one row per distinct token, in order of first occurrence.

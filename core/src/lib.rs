@@ -17,6 +17,7 @@
 pub mod blocks;
 pub mod features;
 pub mod idf;
+pub mod minhash;
 pub mod normalize;
 pub mod simhash;
 
