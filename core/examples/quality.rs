@@ -104,7 +104,7 @@ fn variant_name(v: usize) -> String {
 /// token hashes. A text without features gets 0 (counted in `empty`).
 fn fingerprints(text: &str, hmm: bool, words: Option<&mut Vec<u64>>, empty: &mut usize) -> [u64; NW] {
     let feats = features(text, &Params { hmm, tf: TfMode::Raw, unknown_idf: 1.0 }, true, &mut no_interrupt);
-    let table = idf::chinese();
+    let table = idf::table();
     let known: Vec<Option<f32>> = feats.iter().map(|f| table.get(f.hash)).collect();
     let single: Vec<bool> = feats.iter().map(|f| f.token.chars().count() == 1).collect();
     let mut out = [0u64; NW];

@@ -25,7 +25,7 @@ pub fn jieba() -> &'static Jieba {
 /// Loads the dictionary and IDF tables now rather than on first use.
 pub fn preload() {
     LazyLock::force(&JIEBA);
-    let _ = idf::chinese();
+    let _ = idf::table();
 }
 
 /// The xxh3-64 hash of a normalized token. Part of the fingerprint format.
@@ -38,7 +38,12 @@ pub fn feature_hash(token: &str) -> u64 {
 /// Tokens of only punctuation, whitespace, symbols or emoji are dropped.
 #[inline]
 pub fn is_feature_token(token: &str) -> bool {
-    token.chars().any(char::is_alphanumeric)
+    // Fast path: a token starting with an ASCII letter/digit or a CJK ideograph is a word.
+    match token.chars().next() {
+        None => false,
+        Some(c) if c.is_ascii_alphanumeric() || ('\u{4e00}'..='\u{9fff}').contains(&c) => true,
+        Some(_) => token.chars().any(char::is_alphanumeric),
+    }
 }
 
 /// How a term's count in the document enters its weight.
@@ -66,7 +71,7 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Self {
-        Params { hmm: false, tf: TfMode::Sublinear, unknown_idf: 1.0 }
+        Params { hmm: false, tf: TfMode::Sublinear, unknown_idf: 0.5 }
     }
 }
 
@@ -149,7 +154,7 @@ pub fn count_tokens(text: &str, params: &Params, keep_tokens: bool, interrupt: I
 /// The weighted features of `text`, in order of first occurrence.
 pub fn features(text: &str, params: &Params, keep_tokens: bool, interrupt: Interrupt<'_>) -> Vec<Feature> {
     let mut counts = count_tokens(text, params, keep_tokens, interrupt);
-    let table = idf::chinese();
+    let table = idf::table();
     let unknown = table.median() * params.unknown_idf;
     for f in &mut counts.entries {
         f.idf = table.get(f.hash).unwrap_or(unknown);

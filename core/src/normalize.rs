@@ -16,7 +16,37 @@ pub fn normalize_into(text: &str, out: &mut String) {
         out.make_ascii_lowercase();
         return;
     }
-    for c in text.nfkc() {
+    // CJK unified ideographs have no decomposition and never compose with a neighbour, so
+    // they are copied as they are and only the runs between them go through NFKC (Chinese text
+    // is mostly ideographs; this is the hot path).
+    let mut run_start: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        if is_stable_ideograph(c) {
+            if let Some(s) = run_start.take() {
+                push_nfkc_lower(&text[s..i], out);
+            }
+            out.push(c);
+        } else if run_start.is_none() {
+            run_start = Some(i);
+        }
+    }
+    if let Some(s) = run_start {
+        push_nfkc_lower(&text[s..], out);
+    }
+}
+
+/// CJK Unified Ideographs (and Extension A): NFKC-stable starters that never compose.
+#[inline]
+fn is_stable_ideograph(c: char) -> bool {
+    matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{3400}'..='\u{4dbf}')
+}
+
+fn push_nfkc_lower(run: &str, out: &mut String) {
+    if run.is_ascii() {
+        out.extend(run.chars().map(|c| c.to_ascii_lowercase()));
+        return;
+    }
+    for c in run.nfkc() {
         if c.is_uppercase() {
             out.extend(c.to_lowercase());
         } else {
@@ -102,6 +132,19 @@ mod tests {
         assert_eq!(normalize("Straße ÉCOLE"), "straße école");
         assert_eq!(normalize("ﬁne"), "fine");
         assert_eq!(normalize("中文　文本"), "中文 文本");
+    }
+
+    #[test]
+    fn fast_path_equals_plain_nfkc() {
+        let samples = [
+            "中文，ＡＢＣ１２３。Ｈｅｌｌｏ　世界！e\u{301}中\u{301}文 ﬁ ㈱ ｶﾞ ①",
+            "纯中文文本没有别的字符",
+            "Mixed ASCII 与 中文 and café",
+        ];
+        for s in samples {
+            let plain: String = s.nfkc().flat_map(char::to_lowercase).collect();
+            assert_eq!(normalize(s), plain, "{s}");
+        }
     }
 
     #[test]

@@ -3,9 +3,11 @@
 use crate::features::{features, Feature, Params};
 use crate::Interrupt;
 
-/// Version of the fingerprint format: normalization, segmentation (jieba-rs 0.11.0 default
-/// dictionary, HMM off), feature filter, weights (sublinear TF × jieba IDF, quantized), hash
-/// (xxh3-64, seed [`crate::features::FEATURE_SEED`]) and bit rule. Any change to any of them
+/// Version of the fingerprint format: normalization (NFKC + lower case, unicode-normalization
+/// 0.1.26), segmentation (jieba-rs 0.11.0 default dictionary, HMM off), feature filter, weights
+/// ((1 + ln tf) × IDF from jieba's Chinese table and simdup's English table, words in neither
+/// at half jieba's median IDF, quantized to 1/1024), hash (xxh3-64, seed
+/// [`crate::features::FEATURE_SEED`]) and bit rule. Any change to any of them
 /// changes stored fingerprints and must bump this number (see the README's upgrade notes).
 pub const FORMAT_VERSION: i32 = 1;
 
