@@ -11,3 +11,37 @@ COMMENT ON FUNCTION hamming(bigint, bigint) IS
   'simdup: number of differing bits between two 64-bit fingerprints (0..64)';
 COMMENT ON OPERATOR <~> (bigint, bigint) IS
   'simdup: Hamming distance between two 64-bit fingerprints';
+
+-- Near-duplicate search on B-tree indexes of the four 16-bit blocks (sql/search.sql).
+COMMENT ON FUNCTION simdup_match(bigint, bigint, integer) IS
+  'simdup: true when hamming(fp, q) <= k; an inlinable SQL function whose four block conditions use the block indexes of simdup_enable (exact for any k 0..64). Pass q as a column, constant, bigint parameter or simhash(''literal''); for simhash($1) compute it once in a MATERIALIZED CTE';
+COMMENT ON FUNCTION simdup_probe(bigint, integer, integer) IS
+  'simdup: every value (0..65535) of block i of q within Hamming radius floor(k/4): the index probes that find all fingerprints within distance k';
+COMMENT ON FUNCTION simdup_pair_block(bigint, bigint, integer) IS
+  'simdup (internal): first block i whose values differ in at most floor(k/4) bits when hamming(a, b) <= k, else NULL; keeps each pair of a block join once';
+COMMENT ON FUNCTION simdup_max_distance() IS
+  'simdup: the current simdup.max_distance (default k of the batch functions); loads the library, so it works before any other simdup call in a session';
+COMMENT ON FUNCTION simdup_enable(regclass, name, name) IS
+  'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and four B-tree indexes (simhash_block(fp, i)) INCLUDE (fp), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. Requires owning the table';
+COMMENT ON FUNCTION simdup_disable(regclass) IS
+  'simdup: removes what simdup_enable added to a table: the block indexes, the generated fingerprint column (if simdup_enable added it) and its simdup_tables row. Requires owning the table';
+COMMENT ON FUNCTION simdup_block_indexes(regclass) IS
+  'simdup: the block indexes (simhash_block(fp, i)) INCLUDE (fp) of a table enabled with simdup_enable, with their block number';
+COMMENT ON FUNCTION simdup_table_info(regclass) IS
+  'simdup: fingerprint column and single-column primary key of an enabled table, as used by simdup_pairs and simdup_groups; errors say what is missing';
+COMMENT ON FUNCTION simdup_fingerprint_pairs(regclass, integer) IS
+  'simdup: all pairs of distinct fingerprints (fa < fb) of an enabled table within Hamming distance k, each once, found by joins on block values (identical fingerprints collapsed first)';
+COMMENT ON FUNCTION simdup_fingerprint_components(regclass, integer) IS
+  'simdup: connected components of simdup_fingerprint_pairs(tbl, k): each fingerprint with a near neighbour, and the smallest fingerprint of its component';
+COMMENT ON FUNCTION simdup_pairs(regclass, integer) IS
+  'simdup: all pairs of rows of an enabled table whose fingerprints are within distance k (default simdup.max_distance), identical fingerprints included, each pair once: primary keys a < b as text, and the distance';
+COMMENT ON FUNCTION simdup_groups(regclass, integer) IS
+  'simdup: connected components of near-duplicate rows (distance <= k, default simdup.max_distance): one row per row that has at least one near-duplicate, as (primary key as text, group_id); groups numbered 1, 2, ... by their smallest key';
+COMMENT ON FUNCTION simdup_tables_guard() IS
+  'simdup (internal): trigger letting only the owner of a table add or remove its simdup_tables row';
+COMMENT ON FUNCTION simdup_forget_dropped() IS
+  'simdup (internal): event trigger function removing the simdup_tables row of a dropped table or fingerprint column';
+COMMENT ON TABLE simdup_tables IS
+  'simdup: tables equipped by simdup_enable (kept by pg_dump): text column (NULL when an existing fingerprint column was adopted) and fingerprint column';
+COMMENT ON EVENT TRIGGER simdup_forget_dropped IS
+  'simdup: forgets equipped tables (simdup_tables rows) when the table or its fingerprint column is dropped';

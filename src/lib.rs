@@ -8,6 +8,7 @@ mod errors;
 mod functions;
 mod gucs;
 mod operators;
+mod search;
 
 pg_module_magic!();
 
@@ -17,6 +18,21 @@ pg_module_magic!();
 pub extern "C-unwind" fn _PG_init() {
     gucs::init();
 }
+
+// Near-duplicate search on B-tree indexes of the four blocks (issue #3): the SQL API.
+extension_sql_file!(
+    "../sql/search.sql",
+    name = "search",
+    requires = [
+        functions::simhash,
+        functions::simhash_block,
+        operators::hamming,
+        search::simdup_probe,
+        search::simdup_pair_block,
+        search::simdup_max_distance,
+        search::simdup_fingerprint_components,
+    ]
+);
 
 // Comments on every public object, once they all exist.
 extension_sql_file!("../sql/comments.sql", name = "comments", finalize);

@@ -34,4 +34,63 @@ mod tests {
     fn block_out_of_range() {
         Spi::run("SELECT simhash_block(0, 4)").unwrap();
     }
+
+    #[pg_test]
+    fn probe_sizes() {
+        for (k, n) in [(0, 1), (3, 1), (4, 17), (7, 17), (8, 137), (11, 137), (12, 697), (64, 65536)] {
+            let len = Spi::get_one::<i32>(&format!("SELECT cardinality(simdup_probe(-1, 2, {k}))"))
+                .unwrap()
+                .unwrap();
+            assert_eq!(len, n, "k = {k}");
+        }
+    }
+
+    #[pg_test(error = "maximum distance 65 is out of range")]
+    fn probe_k_out_of_range() {
+        Spi::run("SELECT simdup_probe(0, 0, 65)").unwrap();
+    }
+
+    #[pg_test(error = "block index 4 is out of range")]
+    fn probe_block_out_of_range() {
+        Spi::run("SELECT simdup_probe(0, 4, 3)").unwrap();
+    }
+
+    #[pg_test]
+    fn pair_block() {
+        // One bit flipped in block 0 (the most significant): found through block 1 at k = 1..3.
+        let q = "SELECT simdup_pair_block(0, x'8000000000000000'::bigint, $1)";
+        assert_eq!(Spi::get_one_with_args::<i32>(q, &[0.into()]).unwrap(), None);
+        assert_eq!(Spi::get_one_with_args::<i32>(q, &[1.into()]).unwrap(), Some(1));
+        assert_eq!(Spi::get_one_with_args::<i32>(q, &[4.into()]).unwrap(), Some(0));
+    }
+
+    #[pg_test]
+    fn components_of_a_small_table() {
+        Spi::run(
+            "CREATE TABLE c_t (id int PRIMARY KEY, fp bigint);
+             INSERT INTO c_t VALUES (1, 0), (2, 1), (3, 3), (4, 1000000), (5, 0), (6, -1);
+             SELECT simdup_enable('c_t', NULL, 'fp');",
+        )
+        .unwrap();
+        // 0 - 1 - 3 chain at k = 1; 1000000 and -1 are alone; rows 1 and 5 are identical.
+        let got = Spi::get_one::<String>(
+            "SELECT string_agg(fp || ':' || component, ' ' ORDER BY fp)
+             FROM simdup_fingerprint_components('c_t', 1)",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(got, "0:0 1:0 3:0");
+        let groups = Spi::get_one::<String>(
+            "SELECT string_agg(key || ':' || group_id, ' ' ORDER BY group_id, key) FROM simdup_groups('c_t', 1)",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(groups, "1:1 2:1 3:1 5:1");
+    }
+
+    #[pg_test]
+    fn max_distance_follows_the_guc() {
+        Spi::run("SET simdup.max_distance = 7").unwrap();
+        assert_eq!(Spi::get_one::<i32>("SELECT simdup_max_distance()").unwrap(), Some(7));
+    }
 }

@@ -76,6 +76,22 @@ pub fn neighbours(b: u16, r: u32) -> Vec<u16> {
     out
 }
 
+/// The block from which an exact block-probe search first finds `b` when searching around `a`
+/// for distance `k`: the smallest `i` such that block `i` of `a` and `b` differ in at most
+/// [`block_radius`]`(k)` bits, provided `hamming(a, b) <= k`; `None` when they are farther apart.
+///
+/// Batch searches join on every block but keep a candidate pair only from this block, so each
+/// pair comes out exactly once without a DISTINCT. By pigeonhole it is `Some` exactly when
+/// `hamming(a, b) <= k`.
+#[inline]
+pub fn first_block(a: u64, b: u64, k: u32) -> Option<usize> {
+    if hamming(a, b) > k {
+        return None;
+    }
+    let r = block_radius(k);
+    (0..BLOCKS).find(|&i| (block(a, i) ^ block(b, i)).count_ones() <= r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +141,36 @@ mod tests {
             let ok = (0..BLOCKS).any(|i| neighbours(block(a, i), r).contains(&block(b, i)));
             prop_assert!(ok);
         }
+
+        /// `first_block` is symmetric, `Some` exactly within distance k, and names a block the
+        /// probe of that block finds, with no earlier block that would also find it.
+        #[test]
+        fn first_block_is_exact(a in any::<u64>(), flips in proptest::collection::vec(0u32..64, 0..20), k in 0u32..=64) {
+            let mut b = a;
+            for f in &flips { b ^= 1 << f; }
+            let fb = first_block(a, b, k);
+            prop_assert_eq!(fb, first_block(b, a, k));
+            prop_assert_eq!(fb.is_some(), hamming(a, b) <= k);
+            if let Some(i) = fb {
+                let r = block_radius(k);
+                prop_assert!(neighbours(block(a, i), r).contains(&block(b, i)));
+                for j in 0..i {
+                    prop_assert!(!neighbours(block(a, j), r).contains(&block(b, j)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn first_block_examples() {
+        let a = 0x0123_4567_89ab_cdefu64;
+        assert_eq!(first_block(a, a, 0), Some(0));
+        // One bit flipped in block 0: block 1 is the first equal block at k = 1..3.
+        assert_eq!(first_block(a, a ^ (1 << 63), 0), None);
+        assert_eq!(first_block(a, a ^ (1 << 63), 1), Some(1));
+        // Bits flipped in every block (4 bits): exact only from k = 4, where radius 1 admits block 0.
+        let b = a ^ (1 << 63) ^ (1 << 47) ^ (1 << 31) ^ (1 << 15);
+        assert_eq!(first_block(a, b, 3), None);
+        assert_eq!(first_block(a, b, 4), Some(0));
     }
 }

@@ -1,0 +1,129 @@
+-- simdup_match through the block indexes finds exactly what a sequential scan with
+-- hamming(fp, q) <= k finds, for k = 0..15. Fingerprints: variants of a few bases with bits
+-- flipped where it is hardest for the block scheme (spread evenly over the four blocks, at block
+-- boundaries, all in one block) and at random, plus random fingerprints and fingerprints of
+-- edited real text.
+SELECT setseed(0.42);
+CREATE TABLE ex (id serial PRIMARY KEY, kind text NOT NULL, fp bigint);
+
+CREATE TEMP TABLE bases (base_id int, fp bigint);
+INSERT INTO bases VALUES (1, 0), (2, -1), (3, x'0123456789abcdef'::bigint),
+  (4, x'8000000000000001'::bigint), (5, x'00000000ffffffff'::bigint);
+-- Random 64-bit values: hashint8extended is uniform over all 64 bits (random() * 2^64 is not:
+-- a double has 53 significant bits).
+INSERT INTO bases SELECT 5 + g, hashint8extended(g, 1) FROM generate_series(1, 5) g;
+
+-- Bit orders: spread round-robin over the blocks (0, 16, 32, 48, 1, 17, ...), around the block
+-- boundaries, inside one block, and random. Bit n is value 1 << n (bit 63 = sign).
+CREATE TEMP TABLE orders (name text, bits int[]);
+INSERT INTO orders VALUES
+  ('spread', ARRAY(SELECT (j % 4) * 16 + j / 4 FROM generate_series(0, 63) j)),
+  ('boundaries', '{15,16,31,32,47,48,63,0,14,17,30,33,46,49,62,1,13,18}'),
+  ('block0', ARRAY(SELECT 48 + j FROM generate_series(0, 15) j)),
+  ('block1', ARRAY(SELECT 32 + j FROM generate_series(0, 15) j)),
+  ('block2', ARRAY(SELECT 16 + j FROM generate_series(0, 15) j)),
+  ('block3', ARRAY(SELECT j FROM generate_series(0, 15) j));
+INSERT INTO orders SELECT 'random' || r, ARRAY(SELECT j FROM generate_series(0, 63) j ORDER BY random())
+FROM generate_series(1, 3) r;
+
+CREATE FUNCTION pg_temp.flip(fp bigint, bits int[]) RETURNS bigint LANGUAGE sql AS $$
+  SELECT fp # coalesce((SELECT bit_or(CASE WHEN b = 63 THEN (-9223372036854775807 - 1)::bigint
+                                         ELSE 1::bigint << b END) FROM unnest(bits) b), 0)
+$$;
+
+-- Every base, every order, 0..18 flipped bits.
+INSERT INTO ex (kind, fp)
+SELECT 'flipped', pg_temp.flip(b.fp, o.bits[1:d])
+FROM bases b, orders o, generate_series(0, 18) d
+WHERE d <= cardinality(o.bits);
+-- Random fingerprints.
+INSERT INTO ex (kind, fp) SELECT 'random', hashint8extended(g, 2) FROM generate_series(1, 3000) g;
+-- Edited copies of real text: sentences dropped, characters replaced, punctuation changed.
+CREATE TEMP TABLE texts (t text);
+INSERT INTO texts VALUES
+  ('国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。城乡居民收入差距继续缩小，农村居民收入增速快于城镇居民。消费支出稳步恢复，服务性消费增长较快。'),
+  ('本届马拉松比赛吸引了来自二十多个国家和地区的三万名跑者参加，男子组冠军以两小时八分的成绩打破赛会纪录。赛道沿途有数十万市民为选手加油助威。组委会表示明年将继续扩大参赛规模。'),
+  ('The city council approved a new budget on Tuesday that increases spending on public transport and schools. The mayor said the plan would be funded by higher parking fees. Opponents argued that small businesses would suffer.'),
+  ('Researchers at the university have developed a battery that charges in five minutes and lasts for ten years. The team plans to test it in electric buses next spring. Investors have already shown strong interest.');
+INSERT INTO ex (kind, fp)
+SELECT 'text', simhash(v)
+FROM texts,
+LATERAL (
+  SELECT t UNION ALL
+  SELECT regexp_replace(t, '[。.][^。.]*[。.]$', '。') UNION ALL
+  SELECT replace(t, '，', '、') UNION ALL
+  SELECT substr(t, 1, length(t) * 3 / 4) UNION ALL
+  SELECT substr(t, length(t) / 5) UNION ALL
+  SELECT overlay(t placing '某某' from (g * 7) for 2) FROM generate_series(1, 12) g UNION ALL
+  SELECT t || ' 附加说明：本文有删改。'
+) s(v);
+SELECT kind, count(*) FROM ex GROUP BY kind ORDER BY kind;
+
+SELECT simdup_enable('ex', NULL, 'fp');
+ANALYZE ex;
+
+-- Queries: the bases, some random rows and some text rows of the table, and a few fingerprints
+-- not in the table.
+CREATE TEMP TABLE queries AS
+SELECT 'base' AS kind, fp FROM bases
+UNION ALL (SELECT 'random', fp FROM ex WHERE kind = 'random' ORDER BY id LIMIT 20)
+UNION ALL (SELECT 'text', fp FROM ex WHERE kind = 'text' ORDER BY id LIMIT 30)
+UNION ALL SELECT 'outside', pg_temp.flip(fp, '{5,21,37,53,6,22,38,54}') FROM bases;
+ANALYZE queries;
+
+-- Through the indexes: each (query, k) runs as a parameterized bitmap scan over the four block
+-- indexes (plan below; enable_seqscan = off only guards this plan against a cost change).
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF)
+SELECT q.fp, k, e.id FROM queries q, generate_series(0, 15) k, ex e WHERE simdup_match(e.fp, q.fp, k);
+CREATE TEMP TABLE via_index AS
+SELECT q.fp AS q, k, e.id FROM queries q, generate_series(0, 15) k, ex e WHERE simdup_match(e.fp, q.fp, k);
+RESET enable_seqscan;
+
+-- The same by brute force: a sequential scan, no index.
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SET enable_indexonlyscan = off;
+EXPLAIN (COSTS OFF)
+SELECT q.fp, k, e.id FROM queries q, generate_series(0, 15) k, ex e WHERE hamming(e.fp, q.fp) <= k;
+CREATE TEMP TABLE via_seq AS
+SELECT q.fp AS q, k, e.id FROM queries q, generate_series(0, 15) k, ex e WHERE hamming(e.fp, q.fp) <= k;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+RESET enable_indexonlyscan;
+
+SELECT count(*) AS mismatches FROM (
+  (TABLE via_index EXCEPT ALL TABLE via_seq) UNION ALL (TABLE via_seq EXCEPT ALL TABLE via_index)
+) x;
+SELECT k, count(*) AS matches FROM via_index GROUP BY k ORDER BY k;
+
+-- The same with literal constants, one statement per (query, k), as an application would send
+-- them (constant-folded probes); k up to 15.
+CREATE FUNCTION pg_temp.literal_mismatches() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  qfp bigint; kk int; n bigint := 0; got int[]; want int[];
+BEGIN
+  FOR qfp IN SELECT DISTINCT fp FROM queries LOOP
+    FOR kk IN 0..15 LOOP
+      EXECUTE format('SELECT array_agg(id ORDER BY id) FROM ex WHERE simdup_match(fp, %s, %s)', qfp, kk) INTO got;
+      SELECT array_agg(DISTINCT v.id ORDER BY v.id) INTO want FROM via_seq v WHERE v.q = qfp AND v.k = kk;
+      IF got IS DISTINCT FROM want THEN n := n + 1; END IF;
+    END LOOP;
+  END LOOP;
+  RETURN n;
+END $$;
+SELECT pg_temp.literal_mismatches() AS mismatches, count(DISTINCT fp) * 16 AS statements FROM queries;
+
+-- Distances exactly at the edge: for every base and order, the variant with d flipped bits is
+-- found at k = d and not at k = d - 1.
+SELECT count(*) FILTER (WHERE NOT found_at_d) AS missed_at_d,
+       count(*) FILTER (WHERE found_below) AS found_below_d
+FROM (
+  SELECT EXISTS (SELECT FROM ex e WHERE e.fp = v.fp AND simdup_match(e.fp, b.fp, v.d)) AS found_at_d,
+         v.d > 0 AND simdup_match(v.fp, b.fp, v.d - 1) AS found_below
+  FROM bases b, orders o,
+       LATERAL (SELECT d, pg_temp.flip(b.fp, o.bits[1:d]) AS fp
+                FROM generate_series(0, 18) d WHERE d <= cardinality(o.bits)) v
+) s;
+
+DROP TABLE ex;

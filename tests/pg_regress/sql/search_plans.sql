@@ -1,0 +1,83 @@
+-- simdup_match is inlined and served by the four block indexes (BitmapOr), for literal
+-- queries and for generic plans of prepared statements. No enable_* settings: 20,000 rows
+-- and ANALYZE make the index plans the cheapest.
+SELECT setseed(0.3);
+CREATE TABLE plan_docs (id int PRIMARY KEY, body text);
+INSERT INTO plan_docs
+SELECT g, 'report ' || g || ' on ' || md5(g::text) || ' and ' || md5((g * 7)::text) || ' 第' || g || '号文件'
+FROM generate_series(1, 20000) g;
+INSERT INTO plan_docs VALUES
+  (20001, '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。'),
+  (20002, '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九！'),
+  (20003, '国家统计局发布数据显示，前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。');
+SELECT simdup_enable('plan_docs', 'body');
+ANALYZE plan_docs;
+
+-- A literal query: simhash('...') is folded to a constant, the probes to constant arrays.
+EXPLAIN (COSTS OFF)
+SELECT id FROM plan_docs
+WHERE simdup_match(simhash, simhash('国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。'), 3);
+SELECT id FROM plan_docs
+WHERE simdup_match(simhash, simhash('国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。'), 3)
+ORDER BY id;
+
+-- Nearest first: ORDER BY the distance operator <~>.
+SELECT id, simhash <~> simhash('国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。') AS distance
+FROM plan_docs
+WHERE simdup_match(simhash, simhash('国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。'), 12)
+ORDER BY distance, id;
+
+-- A bigint constant and k = 6: 17 probe values a block.
+EXPLAIN (COSTS OFF)
+SELECT id FROM plan_docs WHERE simdup_match(simhash, 1234567890123456789, 6);
+
+-- Generic plans of prepared statements.
+SET plan_cache_mode = force_generic_plan;
+
+-- A bigint parameter (the fingerprint computed by the application or an earlier query) and a
+-- parameter k: inlined; the probe arrays are computed once per execution.
+PREPARE by_fp(bigint, int) AS
+  SELECT id FROM plan_docs WHERE simdup_match(simhash, $1, $2) ORDER BY id;
+EXPLAIN (COSTS OFF) EXECUTE by_fp(0, 3);
+SELECT simhash AS fp20001 FROM plan_docs WHERE id = 20001 \gset
+EXECUTE by_fp(:fp20001, 3);
+
+-- simhash($1) of a text parameter is NOT inlined in a generic plan: simhash is declared with
+-- cost 1000 and is used five times in the body; the planner refuses to inline rather than
+-- evaluate it five times per row. The result is a sequential scan calling simdup_match (and so
+-- simhash($1)) for every row: avoid this form.
+PREPARE by_text_slow(text) AS
+  SELECT id FROM plan_docs WHERE simdup_match(simhash, simhash($1), 3) ORDER BY id;
+EXPLAIN (COSTS OFF) EXECUTE by_text_slow('国家统计局今天发布数据显示');
+
+-- The working pattern: compute the fingerprint once in a MATERIALIZED CTE and join it.
+PREPARE by_text(text, int) AS
+  WITH q AS MATERIALIZED (SELECT simhash($1) AS fp)
+  SELECT d.id, d.simhash <~> q.fp AS distance
+  FROM plan_docs d, q
+  WHERE simdup_match(d.simhash, q.fp, $2)
+  ORDER BY distance, d.id;
+EXPLAIN (COSTS OFF) EXECUTE by_text('国家统计局今天发布数据显示', 3);
+EXECUTE by_text('国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。', 12);
+-- Same answer as the slow form.
+EXECUTE by_text_slow('国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。');
+
+-- A subquery that the planner may not flatten (OFFSET 0) works too: simhash($1) is computed
+-- once, in the Result node, and passed to the index scans as a parameter.
+PREPARE by_text_offset(text) AS
+  SELECT d.id FROM (SELECT simhash($1) AS fp OFFSET 0) q, plan_docs d
+  WHERE simdup_match(d.simhash, q.fp, 3);
+EXPLAIN (COSTS OFF) EXECUTE by_text_offset('国家统计局今天发布数据显示');
+
+RESET plan_cache_mode;
+DEALLOCATE ALL;
+
+-- Many queries at once, from a table of fingerprints: a nested loop over parameterized
+-- bitmap scans.
+CREATE TEMP TABLE wanted AS SELECT simhash AS fp FROM plan_docs WHERE id IN (20001, 5, 77);
+ANALYZE wanted;
+EXPLAIN (COSTS OFF)
+SELECT w.fp, d.id FROM wanted w JOIN plan_docs d ON simdup_match(d.simhash, w.fp, 3);
+SELECT count(*) FROM wanted w JOIN plan_docs d ON simdup_match(d.simhash, w.fp, 3);
+
+DROP TABLE plan_docs;
