@@ -25,9 +25,10 @@
 --
 -- simdup_match is an inlinable SQL function, so the planner sees the four block conditions and
 -- uses the indexes (BitmapOr of four Bitmap Index Scans). PostgreSQL inlines it only when every
--- argument used more than once is cheap: a column, a constant, a bigint parameter $1, or
--- simhash('literal') (folded to a constant). simhash($1) with a text parameter in a generic
--- plan is NOT cheap (simhash is declared with cost 1000); compute it once instead:
+-- argument used more than once is cheap: a column, a constant, a bigint parameter $1,
+-- simhash('literal') (folded to a constant), or simhash($1) of a text parameter in a generic
+-- plan (simhash is declared with the default cost; its one-entry memo makes the repeated calls
+-- in the Filter comparisons, not recomputations). To compute it exactly once:
 --
 --   WITH q AS MATERIALIZED (SELECT simhash($1) AS q)
 --   SELECT d.id FROM docs d, q WHERE simdup_match(d.simhash, q.q, 3);
