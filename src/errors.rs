@@ -10,3 +10,11 @@ pub fn invalid_parameter(message: impl Into<String>, hint: &'static str) -> ! {
         .report(PgLogLevel::ERROR);
     unreachable!("ERROR does not return")
 }
+
+/// Raises `null_value_not_allowed` (22004) with `message` and a hint. Does not return.
+pub fn null_not_allowed(message: impl Into<String>, hint: &'static str) -> ! {
+    ErrorReport::new(PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED, message.into(), "")
+        .set_hint(hint)
+        .report(PgLogLevel::ERROR);
+    unreachable!("ERROR does not return")
+}

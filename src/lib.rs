@@ -7,6 +7,7 @@ use pgrx::prelude::*;
 mod errors;
 mod functions;
 mod gucs;
+mod minhash;
 mod operators;
 mod search;
 

@@ -93,4 +93,37 @@ mod tests {
         Spi::run("SET simdup.max_distance = 7").unwrap();
         assert_eq!(Spi::get_one::<i32>("SELECT simdup_max_distance()").unwrap(), Some(7));
     }
+
+    #[pg_test]
+    fn minhash_memo_is_keyed_on_every_argument() {
+        // The per-backend memo of minhash(text) must not return a signature made with other k, n.
+        let row = Spi::get_one::<String>(
+            "SELECT format('%s %s %s %s', cardinality(minhash('今天天气很好')), \
+                    cardinality(minhash('今天天气很好', 5, 64)), \
+                    minhash('今天天气很好', 2, 64) = minhash('今天天气很好', 5, 64), \
+                    minhash('今天天气很好', 2, 64) = (minhash('今天天气很好', 2, 128))[1:64])",
+        )
+        .unwrap();
+        assert_eq!(row.as_deref(), Some("128 64 f t"));
+    }
+
+    #[pg_test]
+    fn minhash_of_a_megabyte_equals_minhash_of_its_shingles() {
+        let same = Spi::get_one::<bool>(
+            "WITH t(b) AS (SELECT repeat('南京市长江大桥于1968年建成通车，是第一座双层铁路公路两用桥。 ', 12000)) \
+             SELECT minhash(b, 5, 256) = minhash(shingles(b, 5), 256) FROM t",
+        )
+        .unwrap();
+        assert_eq!(same, Some(true));
+    }
+
+    #[pg_test(error = "signature must not contain NULL elements")]
+    fn null_signature_element() {
+        Spi::run("SELECT minhash_bands(ARRAY[1, NULL]::bigint[], 1, 1)").unwrap();
+    }
+
+    #[pg_test(error = "threshold must be strictly between 0 and 1, got 1")]
+    fn threshold_one() {
+        Spi::run("SELECT * FROM minhash_choose_bands(128, 1)").unwrap();
+    }
 }

@@ -1,0 +1,278 @@
+//! MinHash over k-shingles: shingle sets, exact and estimated Jaccard similarity, and LSH band
+//! values for a GIN index (`minhash_bands(sig, b, r) && minhash_bands($1, b, r)`).
+//!
+//! The format (normalization, shingle hashes, permutations, band hash) is defined and versioned
+//! in `simdup_core::minhash`; this module only maps it to SQL:
+//!
+//! * every `bigint` is the core's `u64` with the same bits, so shingle sets come back sorted as
+//!   unsigned numbers, not in `bigint` order (functions taking a stored set re-sort it);
+//! * text without shingles (empty or whitespace only; for word shingles, no word or number)
+//!   gives NULL, never an empty array or a constant similarity;
+//! * bad arguments raise `invalid_parameter_value` (22023) with a hint; NULL elements inside an
+//!   array argument raise `null_value_not_allowed` (22004).
+
+use std::cell::RefCell;
+
+use pgrx::prelude::*;
+
+use crate::errors::{invalid_parameter, null_not_allowed};
+use simdup_core::minhash as mh;
+use simdup_core::minhash::{MAX_PERMUTATIONS, MAX_SHINGLE_SIZE};
+
+/// Lets statement_timeout and cancel interrupt a long computation (the core calls it between
+/// pieces of about 64 KiB of text and every 16 Ki shingles).
+fn interrupt() {
+    pgrx::check_for_interrupts!();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arguments
+// ---------------------------------------------------------------------------------------------
+
+const BANDS_HINT: &str = "A signature of n values is cut into bands of rows values each (bands × rows ≤ n); \
+     minhash_choose_bands(n, threshold) picks them for a Jaccard threshold.";
+
+fn shingle_size(k: i32) -> usize {
+    match usize::try_from(k) {
+        Ok(k) if (1..=MAX_SHINGLE_SIZE).contains(&k) => k,
+        _ => invalid_parameter(
+            format!("shingle size k must be between 1 and {MAX_SHINGLE_SIZE}, got {k}"),
+            "k counts characters (shingles, jaccard, minhash) or words (word_shingles); \
+             the defaults are 5 characters and 3 words.",
+        ),
+    }
+}
+
+fn permutations(n: i32) -> usize {
+    match usize::try_from(n) {
+        Ok(n) if (1..=MAX_PERMUTATIONS).contains(&n) => n,
+        _ => invalid_parameter(
+            format!("number of permutations n must be between 1 and {MAX_PERMUTATIONS}, got {n}"),
+            "n is the signature length; the default 128 estimates Jaccard similarity with a \
+             standard deviation of at most 0.044.",
+        ),
+    }
+}
+
+fn banding(bands: i32, rows: i32, len: usize) -> (usize, usize) {
+    if bands < 1 || rows < 1 {
+        invalid_parameter(format!("bands and rows must be at least 1, got {bands} bands of {rows} rows"), BANDS_HINT);
+    }
+    let need = i64::from(bands) * i64::from(rows);
+    if need as u64 > len as u64 {
+        invalid_parameter(
+            format!("{bands} bands of {rows} rows need {need} signature values, the signature has {len}"),
+            BANDS_HINT,
+        );
+    }
+    (bands as usize, rows as usize)
+}
+
+/// The values of a `bigint[]` argument as the core's `u64`s (same bits); a NULL element is an
+/// error. Multidimensional arrays are read in storage order, as if flattened.
+fn values(a: &Array<'_, i64>, what: &str) -> Vec<u64> {
+    match a.as_slice() {
+        Ok(s) => s.iter().map(|&v| v as u64).collect(),
+        Err(_) => null_not_allowed(
+            format!("{what} must not contain NULL elements"),
+            "Shingle sets and signatures come from shingles(), word_shingles() and minhash(), \
+             which never produce NULL elements; use array_remove(a, NULL) on hand-made arrays.",
+        ),
+    }
+}
+
+fn to_bigints(v: Vec<u64>) -> Vec<i64> {
+    v.into_iter().map(|x| x as i64).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shingles and exact Jaccard
+// ---------------------------------------------------------------------------------------------
+
+fn char_set(body: &str, k: usize) -> Vec<u64> {
+    match mh::shingles(body, k, &mut interrupt) {
+        Ok(s) => s,
+        Err(e) => invalid_parameter(e.to_string(), "k must be between 1 and 256."),
+    }
+}
+
+/// The set of hashes of the character `k`-shingles of the normalized text (NFKC, lower case,
+/// whitespace runs as one space), sorted as unsigned 64-bit numbers; NULL when the text is
+/// empty or whitespace only. A text shorter than `k` characters is one shingle.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn shingles(body: &str, k: default!(i32, 5)) -> Option<Vec<i64>> {
+    let set = char_set(body, shingle_size(k));
+    (!set.is_empty()).then(|| to_bigints(set))
+}
+
+/// The set of hashes of the word `k`-shingles (jieba words, numbers and English words; other
+/// tokens dropped); NULL when the text has no word or number.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn word_shingles(body: &str, k: default!(i32, 3)) -> Option<Vec<i64>> {
+    let k = shingle_size(k);
+    let set = match mh::word_shingles(body, k, &mut interrupt) {
+        Ok(s) => s,
+        Err(e) => invalid_parameter(e.to_string(), "k must be between 1 and 256."),
+    };
+    (!set.is_empty()).then(|| to_bigints(set))
+}
+
+/// Exact Jaccard similarity of the character `k`-shingle sets of two texts; NULL when either
+/// has no shingles.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn jaccard(a: &str, b: &str, k: default!(i32, 5)) -> Option<f64> {
+    let k = shingle_size(k);
+    let sa = char_set(a, k);
+    if sa.is_empty() {
+        return None;
+    }
+    let sb = char_set(b, k);
+    (!sb.is_empty()).then(|| mh::jaccard(&sa, &sb))
+}
+
+/// Exact Jaccard similarity of two stored shingle sets (any order, duplicates ignored); NULL
+/// when either is empty.
+#[pg_extern(immutable, strict, parallel_safe, name = "jaccard")]
+fn jaccard_sets(a: Array<'_, i64>, b: Array<'_, i64>) -> Option<f64> {
+    let sa = mh::to_set(values(&a, "shingle set"));
+    let sb = mh::to_set(values(&b, "shingle set"));
+    (!sa.is_empty() && !sb.is_empty()).then(|| mh::jaccard(&sa, &sb))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signatures
+// ---------------------------------------------------------------------------------------------
+
+/// Texts up to this size are remembered with their signature (one per backend), so that a
+/// query repeating `minhash($1)` per row, as a filter `minhash_jaccard(sig, minhash($1)) >= t`
+/// does in a generic plan, computes it once.
+const MEMO_MAX_BYTES: usize = 64 * 1024;
+
+struct Memo {
+    body: String,
+    k: i32,
+    n: i32,
+    sig: Option<Vec<i64>>,
+}
+
+thread_local! {
+    static LAST: RefCell<Option<Memo>> = const { RefCell::new(None) };
+}
+
+/// The `n`-value MinHash signature of the character `k`-shingles of a text (deterministic:
+/// fixed seeds, format `minhash_format_version()`); NULL when the text has no shingles.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn minhash(body: &str, k: default!(i32, 5), n: default!(i32, 128)) -> Option<Vec<i64>> {
+    let memo = body.len() <= MEMO_MAX_BYTES;
+    if memo {
+        let hit = LAST.with_borrow(|last| match last {
+            Some(m) if m.k == k && m.n == n && m.body == body => Some(m.sig.clone()),
+            _ => None,
+        });
+        if let Some(sig) = hit {
+            return sig;
+        }
+    }
+    let (ku, nu) = (shingle_size(k), permutations(n));
+    let set = char_set(body, ku);
+    let sig = signature(&set, nu);
+    if memo {
+        LAST.with_borrow_mut(|last| *last = Some(Memo { body: body.to_owned(), k, n, sig: sig.clone() }));
+    }
+    sig
+}
+
+fn signature(set: &[u64], n: usize) -> Option<Vec<i64>> {
+    if set.is_empty() {
+        return None;
+    }
+    match mh::minhash_with(set, n, &mut interrupt) {
+        Ok(sig) => Some(to_bigints(sig)),
+        Err(e) => invalid_parameter(e.to_string(), "n must be between 1 and 4096."),
+    }
+}
+
+/// The `n`-value MinHash signature of a stored shingle set, e.g. `minhash(word_shingles(body))`
+/// (order and duplicates do not matter); NULL for an empty set.
+#[pg_extern(immutable, strict, parallel_safe, name = "minhash")]
+fn minhash_set(shingles: Array<'_, i64>, n: default!(i32, 128)) -> Option<Vec<i64>> {
+    let n = permutations(n);
+    signature(&values(&shingles, "shingle set"), n)
+}
+
+/// Estimated Jaccard similarity of two signatures: the fraction of positions where they agree.
+/// Signatures of different lengths are an error; two empty ones give NULL.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn minhash_jaccard(a: Array<'_, i64>, b: Array<'_, i64>) -> Option<f64> {
+    let (a, b) = (values(&a, "signature"), values(&b, "signature"));
+    if a.len() != b.len() {
+        invalid_parameter(
+            format!("signatures have different lengths, {} and {}", a.len(), b.len()),
+            "Compare signatures made with the same number of permutations n.",
+        );
+    }
+    mh::minhash_jaccard(&a, &b)
+}
+
+/// Version of the MinHash format (normalization, shingle hashes, permutations, band hash)
+/// computed by this build; stored shingle sets, signatures and band indexes made by another
+/// version must be recomputed.
+#[pg_extern(immutable, parallel_safe)]
+fn minhash_format_version() -> i32 {
+    mh::MINHASH_FORMAT_VERSION
+}
+
+// ---------------------------------------------------------------------------------------------
+// LSH bands
+// ---------------------------------------------------------------------------------------------
+
+/// The `bands` band values of a signature (band j hashes values j·rows .. (j+1)·rows − 1; values
+/// past bands × rows are unused). Two signatures share a band value (`&&`) with probability
+/// `minhash_s_curve(J, bands, rows)`; index the expression with GIN.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn minhash_bands(sig: Array<'_, i64>, bands: i32, rows: i32) -> Vec<i64> {
+    let sig = values(&sig, "signature");
+    let (b, r) = banding(bands, rows, sig.len());
+    match mh::bands(&sig, b, r) {
+        Ok(v) => v,
+        Err(e) => invalid_parameter(e.to_string(), BANDS_HINT),
+    }
+}
+
+fn unit_interval(what: &str, v: f64, open: bool) -> f64 {
+    let ok = if open { v > 0.0 && v < 1.0 } else { (0.0..=1.0).contains(&v) };
+    if !ok {
+        let range = if open { "strictly between 0 and 1" } else { "between 0 and 1" };
+        invalid_parameter(
+            format!("{what} must be {range}, got {v}"),
+            "Jaccard similarity is a fraction: 0 for disjoint shingle sets, 1 for equal ones.",
+        );
+    }
+    v
+}
+
+/// Probability that two documents of Jaccard similarity `similarity` share at least one band
+/// value: `1 − (1 − similarity^rows)^bands` (the LSH "S-curve").
+#[pg_extern(immutable, strict, parallel_safe)]
+fn minhash_s_curve(similarity: f64, bands: i32, rows: i32) -> f64 {
+    let j = unit_interval("similarity", similarity, false);
+    let (b, r) = banding(bands, rows, usize::MAX);
+    mh::s_curve(j, b, r)
+}
+
+/// Bands × rows for signatures of `n` values and a Jaccard `threshold`: the pair minimizing the
+/// false-positive plus false-negative area under the S-curve, with its approximate threshold
+/// `(1/bands)^(1/rows)` where the curve is steepest.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn minhash_choose_bands(
+    n: i32,
+    threshold: f64,
+) -> TableIterator<'static, (name!(bands, i32), name!(rows, i32), name!(approx_threshold, f64))> {
+    let n = permutations(n);
+    let t = unit_interval("threshold", threshold, true);
+    let (b, r) = match mh::choose_bands(n, t) {
+        Ok(br) => br,
+        Err(e) => invalid_parameter(e.to_string(), BANDS_HINT),
+    };
+    TableIterator::once((b as i32, r as i32, mh::band_threshold(b, r)))
+}
