@@ -18,6 +18,12 @@ pg_module_magic!();
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     gucs::init();
+    // Listed in shared_preload_libraries: load jieba's dictionary and the IDF tables once, in
+    // the postmaster, so that every backend shares them copy-on-write and no first call pays
+    // for them. Otherwise they load lazily on first use in each backend.
+    if unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
+        simdup_core::features::preload();
+    }
 }
 
 // Near-duplicate search on B-tree indexes of the four blocks (issue #3): the SQL API.

@@ -81,10 +81,21 @@ impl Params {
     pub fn weight(&self, count: u32, idf: f32) -> f64 {
         let tf = match self.tf {
             TfMode::Raw => f64::from(count),
-            TfMode::Sublinear => 1.0 + f64::from(count).ln(),
+            TfMode::Sublinear => sublinear_tf(count),
             TfMode::Binary => 1.0,
         };
         tf * f64::from(idf)
+    }
+}
+
+/// 1 + ln(count), from a table for the common small counts (the same values `ln` gives).
+#[inline]
+fn sublinear_tf(count: u32) -> f64 {
+    static TABLE: LazyLock<[f64; 64]> =
+        LazyLock::new(|| std::array::from_fn(|i| 1.0 + (i as f64).ln()));
+    match TABLE.get(count as usize) {
+        Some(&v) if count > 0 => v,
+        _ => 1.0 + f64::from(count).ln(),
     }
 }
 

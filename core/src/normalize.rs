@@ -16,42 +16,78 @@ pub fn normalize_into(text: &str, out: &mut String) {
         out.make_ascii_lowercase();
         return;
     }
-    // CJK unified ideographs have no decomposition and never compose with a neighbour, so
-    // they are copied as they are and only the runs between them go through NFKC (Chinese text
-    // is mostly ideographs; this is the hot path).
-    let mut run_start: Option<usize> = None;
-    for (i, c) in text.char_indices() {
-        if is_stable_ideograph(c) {
-            if let Some(s) = run_start.take() {
+    // Code points U+4000..=U+9FFF (CJK Unified Ideographs, the end of Extension A and the
+    // Yijing hexagrams) have no decomposition, canonical combining class 0 and never compose
+    // with a neighbour, so runs of them are copied as they are and only the text between them
+    // goes through NFKC. In UTF-8 they are exactly the 3-byte sequences led by 0xE4..=0xE9,
+    // so the scan needs no decoding (Chinese text is mostly such characters: the hot path).
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    let mut stable_start = 0; // start of the current run of such characters
+    let mut other_start: Option<usize> = None; // start of the current run of anything else
+    while i < bytes.len() {
+        if (0xE4..=0xE9).contains(&bytes[i]) {
+            if let Some(s) = other_start.take() {
                 push_nfkc_lower(&text[s..i], out);
+                stable_start = i;
             }
-            out.push(c);
-        } else if run_start.is_none() {
-            run_start = Some(i);
+            i += 3;
+        } else {
+            if other_start.is_none() {
+                out.push_str(&text[stable_start..i]);
+                other_start = Some(i);
+            }
+            i += 1;
         }
     }
-    if let Some(s) = run_start {
-        push_nfkc_lower(&text[s..], out);
+    match other_start {
+        Some(s) => push_nfkc_lower(&text[s..], out),
+        None => out.push_str(&text[stable_start..]),
     }
-}
-
-/// CJK Unified Ideographs (and Extension A): NFKC-stable starters that never compose.
-#[inline]
-fn is_stable_ideograph(c: char) -> bool {
-    matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{3400}'..='\u{4dbf}')
 }
 
 fn push_nfkc_lower(run: &str, out: &mut String) {
+    // Most runs between ideographs are ASCII, full-width forms and CJK punctuation, whose NFKC
+    // is character by character (no combining mark, nothing that composes): map them directly.
+    let mark = out.len();
     if run.is_ascii() {
-        out.extend(run.chars().map(|c| c.to_ascii_lowercase()));
+        out.push_str(run);
+        // SAFETY: lower-casing ASCII bytes keeps the string valid UTF-8.
+        unsafe { out.as_bytes_mut()[mark..].make_ascii_lowercase() };
         return;
     }
+    if run.chars().all(|c| match simple_nfkc_lower(c) {
+        Some(m) => {
+            out.push(m);
+            true
+        }
+        None => false,
+    }) {
+        return;
+    }
+    out.truncate(mark);
     for c in run.nfkc() {
         if c.is_uppercase() {
             out.extend(c.to_lowercase());
         } else {
             out.push(c);
         }
+    }
+}
+
+/// NFKC then lower case of characters whose normalization does not depend on their neighbours
+/// in a run made only of such characters: ASCII, full-width ASCII (U+FF01..=U+FF5E, which NFKC
+/// maps to U+0021..=U+007E), the ideographic space and NFKC-stable CJK and quotation
+/// punctuation. `None` for anything else (the caller then runs full NFKC).
+#[inline]
+fn simple_nfkc_lower(c: char) -> Option<char> {
+    match c {
+        '\0'..='\u{7f}' => Some(c.to_ascii_lowercase()),
+        '\u{ff01}'..='\u{ff5e}' => Some(char::from((c as u32 - 0xfee0) as u8).to_ascii_lowercase()),
+        '\u{3000}' => Some(' '),
+        '\u{3001}' | '\u{3002}' | '\u{300a}'..='\u{3011}' | '\u{2018}' | '\u{2019}' | '\u{201c}'
+        | '\u{201d}' | '\u{2014}' | '\u{00b7}' => Some(c),
+        _ => None,
     }
 }
 
@@ -140,10 +176,36 @@ mod tests {
             "中文，ＡＢＣ１２３。Ｈｅｌｌｏ　世界！e\u{301}中\u{301}文 ﬁ ㈱ ｶﾞ ①",
             "纯中文文本没有别的字符",
             "Mixed ASCII 与 中文 and café",
+            "\u{4dc0}\u{4dff}\u{4000}\u{9fff}\u{3400}\u{3000}\u{f900}\u{fa0e}丽ＡＢ",
+            "e\u{301}\u{4e00}\u{301}\u{0327}a\u{4e00}",
         ];
         for s in samples {
             let plain: String = s.nfkc().flat_map(char::to_lowercase).collect();
             assert_eq!(normalize(s), plain, "{s}");
+        }
+    }
+
+    #[test]
+    fn simple_map_is_nfkc() {
+        for c in (0u32..0x80).chain(0xff01..=0xff5e).chain([0x3000, 0x3001, 0x3002, 0x2018, 0x2019, 0x201c, 0x201d, 0x2014, 0xb7]).chain(0x300a..=0x3011) {
+            let c = char::from_u32(c).unwrap();
+            let plain: String = c.to_string().nfkc().flat_map(char::to_lowercase).collect();
+            assert_eq!(simple_nfkc_lower(c).map(String::from), Some(plain), "{c:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The fast paths give exactly NFKC followed by lower case, on text mixing ideographs,
+        /// ASCII, full-width forms, punctuation, combining marks and compatibility characters.
+        #[test]
+        fn fast_paths_equal_plain_nfkc(chars in proptest::collection::vec(proptest::sample::select(vec![
+            'a', 'Z', 'e', ' ', ',', '1', 'Ａ', 'ｚ', '１', '，', '！', '（', '\u{3000}', '。', '、', '“', '”', '《',
+            '中', '文', '\u{4e00}', '\u{9fff}', '\u{4dc0}', '\u{3400}', '\u{301}', '\u{327}', '\u{308}',
+            '…', 'ﬁ', '①', '㈱', 'ｶ', 'ﾞ', '\u{1100}', '\u{1161}', 'É', 'ǅ', 'Σ', '\u{f900}', '\u{ff9e}',
+        ]), 0..40)) {
+            let s: String = chars.into_iter().collect();
+            let plain: String = s.nfkc().map(|c| if c.is_uppercase() { c.to_lowercase().collect::<String>() } else { c.to_string() }).collect();
+            proptest::prop_assert_eq!(normalize(&s), plain);
         }
     }
 
