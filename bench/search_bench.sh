@@ -22,7 +22,7 @@
 # SIMDUP_REGRESS_PORT) after `cargo pgrx install --release` (SIMDUP_BENCH_NO_INSTALL=1 skips it).
 # Other knobs: SIMDUP_BENCH_QUERIES (index queries per k, default 200), SIMDUP_BENCH_SEQ_QUERIES
 # (sequential scans per k, default 15), SIMDUP_BENCH_SHARED_BUFFERS (default 2GB),
-# SIMDUP_BENCH_WORK_MEM (default 256MB).
+# SIMDUP_BENCH_WORK_MEM (default 256MB), SIMDUP_BENCH_KEEP=1 (leave the cluster running).
 set -euo pipefail
 N="${1:-1000000}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,7 +41,7 @@ if [ "${SIMDUP_BENCH_NO_INSTALL:-0}" != 1 ]; then
 fi
 PG_EXTRA_OPTS="-c shared_buffers=${SIMDUP_BENCH_SHARED_BUFFERS:-2GB} -c max_wal_size=8GB -c checkpoint_timeout=30min" \
   scripts/cluster.sh start "$cluster" "$port"
-trap 'scripts/cluster.sh stop "$cluster"' EXIT
+[ "${SIMDUP_BENCH_KEEP:-0}" = 1 ] || trap 'scripts/cluster.sh stop "$cluster"' EXIT
 psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "/tmp/simdup-$cluster/sock" -p "$port" -U postgres "$@"; }
 psql -c "CREATE DATABASE bench" postgres
 db() { psql -d bench "$@"; }
