@@ -17,8 +17,6 @@ COMMENT ON FUNCTION simdup_match(bigint, bigint, integer) IS
   'simdup: true when hamming(fp, q) <= k; an inlinable SQL function whose four block conditions use the block indexes of simdup_enable (exact for any k 0..64). Pass q as a column, constant, bigint parameter or simhash(''literal''); for simhash($1) compute it once in a MATERIALIZED CTE';
 COMMENT ON FUNCTION simdup_probe(bigint, integer, integer) IS
   'simdup: every value (0..65535) of block i of q within Hamming radius floor(k/4): the index probes that find all fingerprints within distance k';
-COMMENT ON FUNCTION simdup_pair_block(bigint, bigint, integer) IS
-  'simdup (internal): first block i whose values differ in at most floor(k/4) bits when hamming(a, b) <= k, else NULL; keeps each pair of a block join once';
 COMMENT ON FUNCTION simdup_max_distance() IS
   'simdup: the current simdup.max_distance (default k of the batch functions); loads the library, so it works before any other simdup call in a session';
 COMMENT ON FUNCTION simdup_enable(regclass, name, name) IS
@@ -30,7 +28,7 @@ COMMENT ON FUNCTION simdup_block_indexes(regclass) IS
 COMMENT ON FUNCTION simdup_table_info(regclass) IS
   'simdup: fingerprint column and single-column primary key of an enabled table, as used by simdup_pairs and simdup_groups; errors say what is missing';
 COMMENT ON FUNCTION simdup_fingerprint_pairs(regclass, integer) IS
-  'simdup: all pairs of distinct fingerprints (fa < fb) of an enabled table within Hamming distance k, each once, found by joins on block values (identical fingerprints collapsed first)';
+  'simdup: all pairs of distinct fingerprints (fa < fb) of an enabled table within Hamming distance k, each once, with the distance: identical fingerprints collapsed, then an in-memory join on equal or neighbouring values of each 16-bit block (never all pairs)';
 COMMENT ON FUNCTION simdup_fingerprint_components(regclass, integer) IS
   'simdup: connected components of simdup_fingerprint_pairs(tbl, k): each fingerprint with a near neighbour, and the smallest fingerprint of its component';
 COMMENT ON FUNCTION simdup_pairs(regclass, integer) IS

@@ -32,6 +32,15 @@
 --
 --   WITH q AS MATERIALIZED (SELECT simhash($1) AS q)
 --   SELECT d.id FROM docs d, q WHERE simdup_match(d.simhash, q.q, 3);
+--
+-- (or FROM (SELECT simhash($1) AS q OFFSET 0) q: see tests/pg_regress/sql/search_plans.sql).
+--
+-- Batch: simdup_pairs(tbl, k) lists every pair of rows within distance k (identical
+-- fingerprints included) and simdup_groups(tbl, k) their connected components, by primary key.
+-- Identical fingerprints are collapsed first; the distinct ones are joined on equal or
+-- neighbouring block values (simdup_fingerprint_pairs, in memory: about 16 bytes per distinct
+-- fingerprint), never all pairs. The work grows with the number of distinct fingerprints
+-- sharing a block value: about n^2 * N(r) / 2^17 checks per block for n random fingerprints.
 
 -- ---------------------------------------------------------------------------------------------
 -- Which tables are equipped (kept by pg_dump as extension configuration).
@@ -136,6 +145,9 @@ BEGIN
     IF NOT pg_has_role(rel.relowner, 'USAGE') THEN
         RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
     END IF;
+    -- Forget tables that are gone without an event trigger firing (temporary tables at the end
+    -- of their session), so that a reused OID is not mistaken for an enabled table.
+    DELETE FROM @extschema@.simdup_tables s WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = s.tbl);
     IF EXISTS (SELECT FROM @extschema@.simdup_tables s WHERE s.tbl = simdup_enable.tbl) THEN
         RAISE EXCEPTION 'table % is already enabled for simdup', tbl
             USING ERRCODE = 'duplicate_object', HINT = 'Call simdup_disable first to change its columns.';
@@ -274,42 +286,9 @@ BEGIN
 END
 $$;
 
--- Pairs of distinct fingerprints within distance k, each once (fa < fb). Identical fingerprints
--- are collapsed first, so many copies of one document cost nothing here. For each block i the
--- distinct fingerprints are joined on equal block values (k < 4) or on block i of one being
--- among the simdup_probe values of the other; a pair is kept only from its first qualifying
--- block (simdup_pair_block), so no DISTINCT is needed.
-CREATE FUNCTION simdup_fingerprint_pairs(tbl regclass, k integer DEFAULT simdup_max_distance())
-RETURNS TABLE (fa bigint, fb bigint, distance integer)
-LANGUAGE plpgsql STABLE STRICT PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    fp name;
-    branches text[] := '{}';
-BEGIN
-    PERFORM @extschema@.simdup_probe(0, 0, k);  -- 22023 unless 0 <= k <= 64
-    SELECT i.fingerprint_column INTO fp FROM @extschema@.simdup_table_info(tbl) i;
-    FOR i IN 0..3 LOOP
-        branches := branches || format(
-            'SELECT a.fp, b.fp FROM d a %s JOIN d b ON b.b%s = %s '
-            'WHERE a.fp < b.fp AND @extschema@.simdup_pair_block(a.fp, b.fp, $1) = %s',
-            CASE WHEN k < 4 THEN ''
-                 ELSE format('CROSS JOIN LATERAL unnest(@extschema@.simdup_probe(a.fp, %s, $1)) AS v(b)', i) END,
-            i,
-            CASE WHEN k < 4 THEN format('a.b%s', i) ELSE 'v.b' END,
-            i);
-    END LOOP;
-    RETURN QUERY EXECUTE format(
-        'WITH d AS MATERIALIZED ('
-        '  SELECT %1$I AS fp, @extschema@.simhash_block(%1$I, 0) AS b0, @extschema@.simhash_block(%1$I, 1) AS b1,'
-        '         @extschema@.simhash_block(%1$I, 2) AS b2, @extschema@.simhash_block(%1$I, 3) AS b3'
-        '  FROM %2$s WHERE %1$I IS NOT NULL GROUP BY %1$I) '
-        'SELECT p.fa, p.fb, @extschema@.hamming(p.fa, p.fb) FROM (%3$s) AS p(fa, fb)',
-        fp, tbl, array_to_string(branches, ' UNION ALL '))
-    USING k;
-END
-$$;
+-- simdup_fingerprint_pairs(tbl, k) and simdup_fingerprint_components(tbl, k) are in Rust
+-- (src/search.rs): the distinct fingerprints are read once and joined in memory on equal or
+-- neighbouring values of each block, a pair kept only from its first qualifying block.
 
 -- All pairs of rows whose fingerprints are within distance k (identical fingerprints
 -- included), each pair once, as their primary keys (a < b in the key's own order).
@@ -323,8 +302,8 @@ DECLARE
 BEGIN
     PERFORM @extschema@.simdup_probe(0, 0, k);  -- 22023 unless 0 <= k <= 64
     SELECT * INTO info FROM @extschema@.simdup_table_info(tbl);
-    -- Distinct-fingerprint pairs expanded to rows (the lookups by fingerprint go through the
-    -- block-0 index), then the rows sharing a fingerprint.
+    -- Distinct-fingerprint pairs expanded to rows (the lookups by fingerprint can go through the
+    -- block-0 index), then the pairs of rows sharing a fingerprint.
     RETURN QUERY EXECUTE format(
         'SELECT least(x.%1$I, y.%1$I)::text, greatest(x.%1$I, y.%1$I)::text, p.distance '
         'FROM @extschema@.simdup_fingerprint_pairs($1, $2) p '

@@ -35,7 +35,7 @@ extension_sql_file!(
         functions::simhash_block,
         operators::hamming,
         search::simdup_probe,
-        search::simdup_pair_block,
+        search::simdup_fingerprint_pairs,
         search::simdup_max_distance,
         search::simdup_fingerprint_components,
     ]

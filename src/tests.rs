@@ -56,12 +56,27 @@ mod tests {
     }
 
     #[pg_test]
-    fn pair_block() {
-        // One bit flipped in block 0 (the most significant): found through block 1 at k = 1..3.
-        let q = "SELECT simdup_pair_block(0, x'8000000000000000'::bigint, $1)";
-        assert_eq!(Spi::get_one_with_args::<i32>(q, &[0.into()]).unwrap(), None);
-        assert_eq!(Spi::get_one_with_args::<i32>(q, &[1.into()]).unwrap(), Some(1));
-        assert_eq!(Spi::get_one_with_args::<i32>(q, &[4.into()]).unwrap(), Some(0));
+    fn fingerprint_pairs_of_a_small_table() {
+        Spi::run(
+            "CREATE TABLE p_t (id int PRIMARY KEY, fp bigint);
+             INSERT INTO p_t VALUES (1, 0), (2, 1), (3, 3), (4, 0), (5, -1), (6, -2), (7, NULL);
+             SELECT simdup_enable('p_t', NULL, 'fp');",
+        )
+        .unwrap();
+        // fa < fb as bigints: (-2, -1) not (-1, -2); identical fingerprints (0, 0) collapsed.
+        let got = Spi::get_one::<String>(
+            "SELECT string_agg(fa || ',' || fb || ':' || distance, ' ' ORDER BY fa, fb)
+             FROM simdup_fingerprint_pairs('p_t', 2)",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(got, "-2,-1:1 0,1:1 0,3:2 1,3:1");
+    }
+
+    #[pg_test(error = "table public.not_enabled is not enabled for simdup")]
+    fn fingerprint_pairs_needs_enable() {
+        Spi::run("CREATE TABLE not_enabled (id int PRIMARY KEY, fp bigint)").unwrap();
+        Spi::run("SELECT * FROM simdup_fingerprint_pairs('not_enabled', 3)").unwrap();
     }
 
     #[pg_test]

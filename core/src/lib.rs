@@ -13,7 +13,8 @@
 //! 4. [`simhash`]: every token hashed with xxh3-64 (fixed seed); bit i of the fingerprint is 1
 //!    where the weighted sum of the tokens' bit i (as ±weight) is positive.
 //! 5. [`blocks`]: the fingerprint's four 16-bit blocks and their Hamming neighbours, for
-//!    index probes (Manku, Jain, Das Sarma, WWW 2007); [`components`] groups near-duplicates.
+//!    index probes (Manku, Jain, Das Sarma, WWW 2007); [`pairs`] finds all near-duplicate pairs of a set
+//!    and [`components`] groups them.
 
 pub mod blocks;
 pub mod components;
@@ -21,6 +22,7 @@ pub mod features;
 pub mod idf;
 pub mod minhash;
 pub mod normalize;
+pub mod pairs;
 pub mod simhash;
 
 pub use blocks::hamming;
