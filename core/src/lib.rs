@@ -14,11 +14,13 @@
 //!    where the weighted sum of the tokens' bit i (as ±weight) is positive.
 //! 5. [`blocks`]: the fingerprint's four 16-bit blocks and their Hamming neighbours, for
 //!    index probes (Manku, Jain, Das Sarma, WWW 2007); [`components`] groups near-duplicates.
+//! 6. [`locks`]: the advisory lock stripes of the dedup trigger (k + 1 pieces, pigeonhole).
 
 pub mod blocks;
 pub mod components;
 pub mod features;
 pub mod idf;
+pub mod locks;
 pub mod minhash;
 pub mod normalize;
 pub mod simhash;
