@@ -2,13 +2,15 @@
 # Sets everything up and runs every test of simdup:
 #   1. the pure core: unit, property, golden-vector and known-answer tests (cargo test);
 #   2. in-database #[pg_test]s (cargo pgrx test, cluster run by the postgres user);
-#   3. the SQL API's pg_regress suite (tests/pg_regress) against a throwaway cluster.
-# Usage: scripts/test.sh [core|pg|regress]...   (default: all three)
-# SIMDUP_CLUSTER / SIMDUP_REGRESS_PORT name the throwaway cluster (default regress / 54329).
+#   3. the SQL API's pg_regress suite (tests/pg_regress) against a throwaway cluster;
+#   4. the dedup trigger under 16 concurrent clients (tests/concurrency/dedup_concurrency.sh).
+# Usage: scripts/test.sh [core|pg|regress|concurrency]...   (default: all four)
+# SIMDUP_CLUSTER / SIMDUP_REGRESS_PORT name the throwaway cluster (default regress / 54329);
+# the concurrency part uses SIMDUP_CONCURRENCY_PORT (default: the regress port).
 set -euo pipefail
 . "$(dirname "$0")/setup.sh"
 cd "$SIMDUP_ROOT"
-parts=("$@"); ((${#parts[@]})) || parts=(core pg regress)
+parts=("$@"); ((${#parts[@]})) || parts=(core pg regress concurrency)
 step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
 
 for part in "${parts[@]}"; do
@@ -40,7 +42,12 @@ for part in "${parts[@]}"; do
     fi
     scripts/cluster.sh stop "$cluster"; trap - EXIT
     ;;
-  *) echo "unknown part: $part (core|pg|regress)" >&2; exit 2 ;;
+  concurrency)
+    step "concurrency: cargo pgrx install --release, then tests/concurrency/dedup_concurrency.sh"
+    cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
+    tests/concurrency/dedup_concurrency.sh
+    ;;
+  *) echo "unknown part: $part (core|pg|regress|concurrency)" >&2; exit 2 ;;
   esac
 done
 step "all tests passed"

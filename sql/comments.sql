@@ -19,10 +19,14 @@ COMMENT ON FUNCTION simdup_probe(bigint, integer, integer) IS
   'simdup: every value (0..65535) of block i of q within Hamming radius floor(k/4): the index probes that find all fingerprints within distance k';
 COMMENT ON FUNCTION simdup_max_distance() IS
   'simdup: the current simdup.max_distance (default k of the batch functions); loads the library, so it works before any other simdup call in a session';
-COMMENT ON FUNCTION simdup_enable(regclass, name, name) IS
-  'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and four B-tree indexes (simhash_block(fp, i)) INCLUDE (fp), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. Requires owning the table';
+COMMENT ON FUNCTION simdup_enable(regclass, name, name, text, integer) IS
+  'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and four B-tree indexes (simhash_block(fp, i)) INCLUDE (fp), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup (BEFORE INSERT OR UPDATE): a row within max_distance (default: simdup.max_distance at enable time) of an existing row raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest key among its near-duplicates; safe under concurrency (advisory locks). Requires owning the table';
 COMMENT ON FUNCTION simdup_disable(regclass) IS
-  'simdup: removes what simdup_enable added to a table: the block indexes, the generated fingerprint column (if simdup_enable added it) and its simdup_tables row. Requires owning the table';
+  'simdup: removes what simdup_enable added to a table: the dedup trigger and dup_of column (if any), the block indexes, the generated fingerprint column (if simdup_enable added it) and its simdup_tables row. Requires owning the table';
+COMMENT ON FUNCTION simdup_dedup_trigger() IS
+  'simdup: the dedup trigger function installed by simdup_enable(..., on_duplicate => ...) as BEFORE INSERT OR UPDATE FOR EACH ROW, arguments (on_duplicate, max_distance, text_column or '''', fingerprint_column, key_column): computes simhash of the new text, takes the row''s advisory lock stripes, looks up the near-duplicate with the smallest key through the block indexes, then rejects (23505), skips or marks (dup_of) the row';
+COMMENT ON FUNCTION simdup_lock_stripes(bigint, integer) IS
+  'simdup (internal): the advisory lock stripes (0..4095) the dedup trigger locks exclusively, as pg_advisory_xact_lock(table OID, stripe), for fingerprint fp at maximum distance k: one per piece of the fingerprint cut into k + 1 pieces (near-duplicates share a piece, so a stripe), ascending';
 COMMENT ON FUNCTION simdup_block_indexes(regclass) IS
   'simdup: the block indexes (simhash_block(fp, i)) INCLUDE (fp) of a table enabled with simdup_enable, with their block number';
 COMMENT ON FUNCTION simdup_table_info(regclass) IS
@@ -38,9 +42,9 @@ COMMENT ON FUNCTION simdup_groups(regclass, integer) IS
 COMMENT ON FUNCTION simdup_tables_guard() IS
   'simdup (internal): trigger letting only the owner of a table add or remove its simdup_tables row';
 COMMENT ON FUNCTION simdup_forget_dropped() IS
-  'simdup (internal): event trigger function removing the simdup_tables row of a dropped table or fingerprint column';
+  'simdup (internal): event trigger function removing the simdup_tables row of a dropped table or fingerprint column (and the dedup trigger of a table whose fingerprint column was dropped)';
 COMMENT ON TABLE simdup_tables IS
-  'simdup: tables equipped by simdup_enable (kept by pg_dump): text column (NULL when an existing fingerprint column was adopted) and fingerprint column';
+  'simdup: tables equipped by simdup_enable (kept by pg_dump): text column (NULL when an existing fingerprint column was adopted), fingerprint column, and the dedup trigger''s on_duplicate and max_distance (NULL without a trigger)';
 COMMENT ON EVENT TRIGGER simdup_forget_dropped IS
   'simdup: forgets equipped tables (simdup_tables rows) when the table or its fingerprint column is dropped';
 

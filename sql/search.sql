@@ -50,7 +50,12 @@ CREATE TABLE simdup_tables (
     -- NULL when simdup_enable adopted an existing bigint fingerprint column.
     text_column name,
     fingerprint_column name NOT NULL,
-    enabled_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+    enabled_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    -- Dedup on insert (sql/dedup.sql): the trigger's mode, NULL when there is no trigger, and
+    -- its maximum distance k (simdup_enable's max_distance, or simdup.max_distance at the time).
+    on_duplicate text CHECK (on_duplicate IN ('reject', 'skip', 'mark')),
+    max_distance integer CHECK (max_distance BETWEEN 0 AND 64),
+    CHECK ((on_duplicate IS NULL) = (max_distance IS NULL))
 );
 SELECT pg_catalog.pg_extension_config_dump('simdup_tables', '');
 
@@ -91,13 +96,24 @@ CREATE FUNCTION simdup_forget_dropped() RETURNS event_trigger
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    t oid;
 BEGIN
-    DELETE FROM @extschema@.simdup_tables s
-    WHERE s.tbl::oid IN (SELECT o.objid FROM pg_event_trigger_dropped_objects() o
-                         WHERE o.classid = 'pg_class'::regclass)
-      AND NOT EXISTS (SELECT FROM pg_attribute a
-                      WHERE a.attrelid = s.tbl AND a.attname = s.fingerprint_column
-                        AND a.attnum > 0 AND NOT a.attisdropped);
+    FOR t IN
+        DELETE FROM @extschema@.simdup_tables s
+        WHERE s.tbl::oid IN (SELECT o.objid FROM pg_event_trigger_dropped_objects() o
+                             WHERE o.classid = 'pg_class'::regclass)
+          AND NOT EXISTS (SELECT FROM pg_attribute a
+                          WHERE a.attrelid = s.tbl AND a.attname = s.fingerprint_column
+                            AND a.attnum > 0 AND NOT a.attisdropped)
+        RETURNING s.tbl::oid
+    LOOP
+        -- The table is still there (its fingerprint column was dropped): its dedup trigger,
+        -- which needs that column, goes too.
+        IF EXISTS (SELECT FROM pg_trigger g WHERE g.tgrelid = t AND g.tgname = 'simdup_dedup') THEN
+            EXECUTE format('DROP TRIGGER simdup_dedup ON %s', t::regclass);
+        END IF;
+    END LOOP;
 END
 $$;
 
@@ -121,7 +137,11 @@ RETURN (simhash_block(fp, 0) = ANY (simdup_probe(q, 0, k))
 -- ---------------------------------------------------------------------------------------------
 -- Equipping a table
 -- ---------------------------------------------------------------------------------------------
-CREATE FUNCTION simdup_enable(tbl regclass, text_column name, fingerprint_column name DEFAULT 'simhash')
+-- With on_duplicate ('reject', 'skip' or 'mark'), also installs the dedup trigger of
+-- sql/dedup.sql with k = max_distance (NULL: simdup.max_distance now), recorded in
+-- simdup_tables; the table needs a single-column primary key.
+CREATE FUNCTION simdup_enable(tbl regclass, text_column name, fingerprint_column name DEFAULT 'simhash',
+                              on_duplicate text DEFAULT NULL, max_distance integer DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -130,6 +150,8 @@ DECLARE
     rel record;
     col record;
     prefix text;
+    pk record;
+    k integer;
 BEGIN
     IF tbl IS NULL OR fingerprint_column IS NULL THEN
         RAISE EXCEPTION 'table and fingerprint column must not be NULL'
@@ -151,6 +173,40 @@ BEGIN
     IF EXISTS (SELECT FROM @extschema@.simdup_tables s WHERE s.tbl = simdup_enable.tbl) THEN
         RAISE EXCEPTION 'table % is already enabled for simdup', tbl
             USING ERRCODE = 'duplicate_object', HINT = 'Call simdup_disable first to change its columns.';
+    END IF;
+
+    -- Dedup arguments, checked before anything is changed.
+    IF on_duplicate IS NULL THEN
+        IF max_distance IS NOT NULL THEN
+            RAISE EXCEPTION 'max_distance is only used with on_duplicate'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Pass on_duplicate => ''reject'', ''skip'' or ''mark'' to install the dedup trigger.';
+        END IF;
+    ELSE
+        IF on_duplicate NOT IN ('reject', 'skip', 'mark') THEN
+            RAISE EXCEPTION 'unknown on_duplicate mode "%"', on_duplicate
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'on_duplicate is ''reject'' (error 23505), ''skip'' (the row is not stored) or ''mark'' (stored with dup_of set).';
+        END IF;
+        k := coalesce(max_distance, @extschema@.simdup_max_distance());
+        IF k NOT BETWEEN 0 AND 64 THEN
+            RAISE EXCEPTION 'maximum distance % is out of range', k
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'The maximum distance k is a Hamming distance between 64-bit fingerprints: 0 to 64.';
+        END IF;
+        IF rel.relkind = 'p' THEN
+            RAISE EXCEPTION 'on_duplicate is not supported on partitioned table %', tbl
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'A row trigger on a partitioned table runs per partition; enable dedup on a plain table.';
+        END IF;
+        SELECT a.attname, a.atttypid, a.atttypmod, i.indnkeyatts INTO pk
+        FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+        WHERE i.indrelid = tbl AND i.indisprimary;
+        IF NOT FOUND OR pk.indnkeyatts <> 1 THEN
+            RAISE EXCEPTION 'table % has no single-column primary key', tbl
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = 'The dedup trigger reports and marks near-duplicates by their primary key.';
+        END IF;
     END IF;
 
     IF text_column IS NOT NULL THEN
@@ -193,8 +249,18 @@ BEGIN
                        prefix || '_b' || i || '_idx', tbl, fingerprint_column, i, fingerprint_column);
     END LOOP;
 
-    INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column)
-    VALUES (simdup_enable.tbl, simdup_enable.text_column, simdup_enable.fingerprint_column);
+    IF on_duplicate IS NOT NULL THEN
+        IF on_duplicate = 'mark' THEN
+            EXECUTE format('ALTER TABLE %s ADD COLUMN dup_of %s', tbl, format_type(pk.atttypid, pk.atttypmod));
+        END IF;
+        EXECUTE format('CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON %s FOR EACH ROW '
+                       'EXECUTE FUNCTION @extschema@.simdup_dedup_trigger(%L, %L, %L, %L, %L)',
+                       tbl, on_duplicate, k, coalesce(text_column, ''), fingerprint_column, pk.attname);
+    END IF;
+
+    INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance)
+    VALUES (simdup_enable.tbl, simdup_enable.text_column, simdup_enable.fingerprint_column,
+            simdup_enable.on_duplicate, k);
 END
 $$;
 
@@ -229,7 +295,7 @@ BEGIN
     IF tbl IS NULL THEN
         RAISE EXCEPTION 'table must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    SELECT s.text_column, s.fingerprint_column, c.relowner INTO cfg
+    SELECT s.text_column, s.fingerprint_column, s.on_duplicate, c.relowner INTO cfg
     FROM @extschema@.simdup_tables s JOIN pg_class c ON c.oid = s.tbl
     WHERE s.tbl = simdup_disable.tbl;
     IF NOT FOUND THEN
@@ -237,6 +303,12 @@ BEGIN
     END IF;
     IF NOT pg_has_role(cfg.relowner, 'USAGE') THEN
         RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF cfg.on_duplicate IS NOT NULL THEN
+        EXECUTE format('DROP TRIGGER IF EXISTS simdup_dedup ON %s', tbl);
+        IF cfg.on_duplicate = 'mark' THEN
+            EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dup_of', tbl);
+        END IF;
     END IF;
     FOR idx IN SELECT b.index FROM @extschema@.simdup_block_indexes(tbl) b LOOP
         EXECUTE format('DROP INDEX %s', idx);

@@ -28,7 +28,7 @@ thread_local! {
 /// Declared with the default cost so that SQL functions taking `simhash(...)` as an argument
 /// are still inlined by the planner (see `simdup_match`); repeated calls are memoized.
 #[pg_extern(immutable, strict, parallel_safe)]
-fn simhash(body: &str) -> Option<i64> {
+pub(crate) fn simhash(body: &str) -> Option<i64> {
     if body.len() <= MEMO_MAX_BYTES {
         if let Some(hit) = LAST.with_borrow(|(text, fp)| (!text.is_empty() && text == body).then_some(*fp)) {
             return hit;

@@ -4,6 +4,7 @@
 
 use pgrx::prelude::*;
 
+mod dedup;
 mod errors;
 mod functions;
 mod gucs;
@@ -40,6 +41,9 @@ extension_sql_file!(
         search::simdup_fingerprint_components,
     ]
 );
+
+// Dedup on insert (issue #4): the trigger function and what simdup_enable needs for it.
+extension_sql_file!("../sql/dedup.sql", name = "dedup", requires = ["search", dedup::simdup_lock_stripes]);
 
 // Comments on every public object, once they all exist.
 extension_sql_file!("../sql/comments.sql", name = "comments", finalize);

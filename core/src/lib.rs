@@ -15,11 +15,13 @@
 //! 5. [`blocks`]: the fingerprint's four 16-bit blocks and their Hamming neighbours, for
 //!    index probes (Manku, Jain, Das Sarma, WWW 2007); [`pairs`] finds all near-duplicate pairs of a set
 //!    and [`components`] groups them.
+//! 6. [`locks`]: the advisory lock stripes of the dedup trigger (k + 1 pieces, pigeonhole).
 
 pub mod blocks;
 pub mod components;
 pub mod features;
 pub mod idf;
+pub mod locks;
 pub mod minhash;
 pub mod normalize;
 pub mod pairs;

@@ -1,3 +1,5 @@
+-- PL/pgSQL line numbers in error CONTEXT lines would tie this output to function bodies.
+\set SHOW_CONTEXT never
 -- simdup_enable / simdup_disable: what they add and remove, quoting, ownership, errors.
 CREATE TABLE docs (id int PRIMARY KEY, body text);
 INSERT INTO docs VALUES

@@ -1,3 +1,5 @@
+-- PL/pgSQL line numbers in error CONTEXT lines would tie this output to function bodies.
+\set SHOW_CONTEXT never
 -- simdup_pairs and simdup_groups against a brute-force self-join, for several k.
 SELECT setseed(0.7);
 CREATE TABLE bt (id int PRIMARY KEY, fp bigint);

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Insert throughput with the dedup trigger (issue #4) against the same table with only the
+# fingerprint (generated column + block indexes, trigger disabled).
+#
+#   bench/dedup_bench.sh
+#
+# Documents: the 7,282 real Chinese news articles of bench/data/zh_news.jsonl (title + body,
+# median ~700 characters, ~3.4 KB of UTF-8 on average; bench/fetch_data.sh downloads them;
+# SIMDUP_BENCH_DATA names another directory holding zh_news.jsonl). Each measurement inserts
+# SIMDUP_BENCH_DOCS (3000) of them, each once, one document per transaction
+# (pgbench, -c clients, the same documents in the same order for both variants), into a table
+#
+#   docs (id bigserial PRIMARY KEY, body text) + simdup_enable('docs', 'body',
+#                                                  on_duplicate => SIMDUP_BENCH_MODE (skip))
+#
+# that already holds E rows, for E in SIMDUP_BENCH_EXISTING ("0 100000"; add 1000000 if you
+# have time): synthetic documents of 20 random sentences of the corpus (distinct from every real
+# article), loaded with the trigger disabled, then VACUUM ANALYZE. Variants: "trigger" (the
+# dedup trigger enabled) and "plain" (ALTER TABLE docs DISABLE TRIGGER simdup_dedup: the
+# fingerprint is still computed, the indexes still maintained). Clients: SIMDUP_BENCH_CLIENTS
+# ("1 8"). SIMDUP_BENCH_REPS (3) repetitions, interleaved (plain, trigger, plain, ...); the
+# inserted rows are deleted and the table vacuumed between runs. Reported: medians of the
+# documents/s and the ratio trigger / plain.
+#
+# skip rather than reject: pgbench stops a client at its first error, and the real corpus has
+# reposts; a rejected insert does the same work as a skipped one. synchronous_commit = off, so
+# that the figures show the CPU cost of the trigger rather than the disk's flush latency.
+#
+# Runs on its own throwaway cluster "<SIMDUP_CLUSTER>-dedupbench" (port SIMDUP_BENCH_PORT,
+# default SIMDUP_REGRESS_PORT) after `cargo pgrx install --release` (SIMDUP_BENCH_NO_INSTALL=1
+# skips it).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+. scripts/setup.sh >/dev/null 2>&1
+DATA="${SIMDUP_BENCH_DATA:-$ROOT/bench/data}"
+EXISTING="${SIMDUP_BENCH_EXISTING:-0 100000}"
+CLIENTS="${SIMDUP_BENCH_CLIENTS:-1 8}"
+DOCS="${SIMDUP_BENCH_DOCS:-3000}"
+REPS="${SIMDUP_BENCH_REPS:-3}"
+MODE="${SIMDUP_BENCH_MODE:-skip}"
+cluster="${SIMDUP_CLUSTER:-regress}-dedupbench"
+port="${SIMDUP_BENCH_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
+[ -f "$DATA/zh_news.jsonl" ] || { echo "no $DATA/zh_news.jsonl: run bench/fetch_data.sh (or set SIMDUP_BENCH_DATA)" >&2; exit 1; }
+
+if [ "${SIMDUP_BENCH_NO_INSTALL:-0}" != 1 ]; then
+  cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
+fi
+PG_EXTRA_OPTS="-c shared_buffers=${SIMDUP_BENCH_SHARED_BUFFERS:-1GB} -c max_wal_size=8GB -c checkpoint_timeout=30min -c synchronous_commit=off" \
+  scripts/cluster.sh start "$cluster" "$port"
+work="$(mktemp -d /tmp/simdup-dedupbench.XXXXXX)"
+trap 'scripts/cluster.sh stop "$cluster"; rm -rf "$work"' EXIT
+sock="/tmp/simdup-$cluster/sock"
+psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$sock" -p "$port" -U postgres -d bench "$@"; }
+"$PG_BIN/psql" -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE bench"
+echo "== simdup dedup insert benchmark: mode $MODE, $DOCS documents a run, $(nproc) cores, $(date -u +%F)"
+
+python3 - "$DATA/zh_news.jsonl" <<'PY' >"$work/zh.tsv"
+import json, sys
+esc = lambda s: s.replace("\\", "\\\\").replace("\t", " ").replace("\n", "\\n").replace("\r", " ")
+for line in open(sys.argv[1], encoding="utf-8"):
+    d = json.loads(line)
+    print(esc((d.get("title") or "") + "\n" + (d.get("body") or "")))
+PY
+psql <<SQL
+CREATE EXTENSION simdup;
+CREATE TABLE raw (body text);
+\copy raw FROM '$work/zh.tsv'
+SELECT setseed(0.5) \g /dev/null
+CREATE TABLE src AS SELECT (row_number() OVER (ORDER BY random()) - 1)::int AS n, body FROM raw;
+ALTER TABLE src ADD PRIMARY KEY (n);
+CREATE TABLE sentences AS
+SELECT row_number() OVER ()::int AS i, s FROM raw, regexp_split_to_table(body, '(?<=[。！？])') s WHERE length(s) > 8;
+ALTER TABLE sentences ADD PRIMARY KEY (i);
+CREATE SEQUENCE ctr MINVALUE 0 START 0;
+CREATE TABLE docs (id bigserial PRIMARY KEY, body text);
+SELECT simdup_enable('docs', 'body', on_duplicate => '$MODE');
+SELECT format('%s documents, %s characters on average; %s sentences for the synthetic rows',
+              count(*), round(avg(length(body))), (SELECT count(*) FROM sentences)) FROM src;
+SQL
+ndocs=$(psql -At -c "SELECT count(*) FROM src")
+[ "$DOCS" -le "$ndocs" ] || { echo "SIMDUP_BENCH_DOCS=$DOCS > $ndocs documents" >&2; exit 1; }
+
+cat >"$work/insert.sql" <<'SQL'
+SELECT nextval('ctr') AS n \gset
+INSERT INTO docs (body) SELECT body FROM src WHERE n = :n;
+SQL
+
+results="$work/results"; : >"$results"
+have=0
+for e in $EXISTING; do
+  if [ "$e" -gt "$have" ]; then
+    echo "-- loading $((e - have)) synthetic existing rows (trigger disabled)"
+    psql <<SQL
+ALTER TABLE docs DISABLE TRIGGER simdup_dedup;
+\timing on
+INSERT INTO docs (body)
+SELECT string_agg(t.s, '' ORDER BY p.j)
+FROM (SELECT g, j, 1 + floor(random() * (SELECT count(*) FROM sentences))::int AS i
+      FROM generate_series(1, $((e - have))) g, generate_series(1, 20) j) p
+JOIN sentences t USING (i) GROUP BY p.g;
+\timing off
+ALTER TABLE docs ENABLE TRIGGER simdup_dedup;
+VACUUM ANALYZE docs;
+SQL
+    have=$e
+  fi
+  base=$(psql -At -c "SELECT coalesce(max(id), 0) FROM docs")
+  for c in $CLIENTS; do
+    per=$((DOCS / c))
+    for rep in $(seq 1 "$REPS"); do
+      for variant in plain trigger; do
+        psql <<SQL
+DELETE FROM docs WHERE id > $base;
+VACUUM ANALYZE docs;
+ALTER SEQUENCE ctr RESTART;
+ALTER TABLE docs $([ "$variant" = trigger ] && echo ENABLE || echo DISABLE) TRIGGER simdup_dedup;
+SQL
+        tps=$("$PG_BIN/pgbench" -n -h "$sock" -p "$port" -U postgres -c "$c" -j "$c" -t "$per" -f "$work/insert.sql" bench 2>&1 \
+              | sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p')
+        stored=$(psql -At -c "SELECT count(*) FROM docs WHERE id > $base")
+        echo "existing=$e clients=$c rep=$rep $variant: $tps docs/s ($stored of $((per * c)) stored)"
+        echo "$e $c $variant $tps" >>"$results"
+      done
+    done
+  done
+done
+psql -c "ALTER TABLE docs ENABLE TRIGGER simdup_dedup"
+
+echo
+echo "== medians of $REPS (documents/s; one document per transaction; mode $MODE)"
+psql <<SQL
+CREATE TEMP TABLE r (existing int, clients int, variant text, tps float8);
+\copy r FROM '$results' WITH (DELIMITER ' ')
+SELECT existing, clients,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'plain')) AS "plain docs/s",
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'trigger')) AS "trigger docs/s",
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'trigger')
+            / percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'plain'))::numeric, 2) AS "trigger / plain"
+FROM r GROUP BY existing, clients ORDER BY existing, clients;
+SQL

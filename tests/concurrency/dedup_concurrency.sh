@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# Concurrency test of the dedup trigger (issue #4): near-duplicates written at the same time by
+# different transactions must never both land.
+#
+#   tests/concurrency/dedup_concurrency.sh        (scripts/test.sh concurrency runs it)
+#
+# On a throwaway cluster "<SIMDUP_CLUSTER>-conc" (port SIMDUP_CONCURRENCY_PORT, default
+# SIMDUP_REGRESS_PORT, default 54329), with the installed simdup (run `cargo pgrx install`
+# first; scripts/test.sh does):
+#
+# 1. Two deterministic two-session cases: a writer waits for a concurrent writer of a
+#    near-duplicate and then gets 23505; a REPEATABLE READ transaction whose snapshot predates
+#    a committed near-duplicate still sees it (the trigger looks up with a fresh snapshot).
+# 2. Three rounds (reject, skip, mark; k = 10) of SIMDUP_CONC_CLIENTS (16) concurrent psql
+#    clients, each inserting, one autocommit INSERT at a time, an overlapping random subset of
+#    a pool of ~600 documents: the 15 fixture paragraphs of core/tests/fixtures (10 Chinese,
+#    5 English news paragraphs of ~500 characters) and variants edited in SQL (sentences
+#    dropped, source tags and editor lines added, characters changed, truncated). Half of the
+#    clients go through the pool family by family, so the same near-duplicates are written at
+#    the same moment. The pool must contain pairs within k = 10 whose four 16-bit blocks all
+#    differ (found by the block search only through a neighbouring block value).
+#    Afterwards:
+#      reject, skip: no two stored rows within distance 10 (simdup_pairs, and a brute-force
+#        self-join), and no document lost: every document any client tried has a stored row
+#        within distance 10 (itself or the near-duplicate that kept it out);
+#      mark: every attempted insert is stored; the rows without dup_of are pairwise more than
+#        10 apart; every dup_of names a row within distance 10;
+#      all rounds: no client saw any error but 23505 (reject) — no deadlock (40P01), no
+#        serialization failure, nothing else.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+. scripts/setup.sh >/dev/null 2>&1
+CLIENTS="${SIMDUP_CONC_CLIENTS:-16}"
+SHARE="${SIMDUP_CONC_SHARE:-0.4}"   # fraction of the pool each client inserts
+K=10
+cluster="${SIMDUP_CLUSTER:-regress}-conc"
+port="${SIMDUP_CONCURRENCY_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
+work="$(mktemp -d /tmp/simdup-conc.XXXXXX)"
+chmod 755 "$work"
+
+PG_EXTRA_OPTS="-c max_connections=$((CLIENTS + 20)) -c deadlock_timeout=200ms" \
+  scripts/cluster.sh start "$cluster" "$port"
+trap 'scripts/cluster.sh stop "$cluster"; rm -rf "$work"' EXIT
+sock="/tmp/simdup-$cluster/sock"
+psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$sock" -p "$port" -U postgres -d conc "$@"; }
+"$PG_BIN/psql" -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE conc"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+step() { printf '== %s\n' "$*" >&2; }
+
+# ---------------------------------------------------------------------------------------------
+step "pool: fixture paragraphs and edited variants"
+{
+  echo "CREATE EXTENSION simdup;"
+  echo "CREATE TABLE base (family int, name text, body text);"
+  fam=0
+  for f in core/tests/fixtures/zh/??.txt core/tests/fixtures/en/??.txt; do
+    fam=$((fam + 1))
+    for g in "$f" "${f%.txt}.edited.txt"; do
+      printf 'INSERT INTO base VALUES (%d, %s, $fixture$%s$fixture$);\n' "$fam" "'${g#core/tests/fixtures/}'" "$(cat "$g")"
+    done
+  done
+} | psql
+psql <<'SQL'
+\o /dev/null
+SELECT setseed(0.4);
+\o
+CREATE FUNCTION sentences(t text) RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
+  SELECT array_agg(m[1] ORDER BY n) FROM regexp_matches(t, '[^。！？.!?]+[。！？.!?]*\s*', 'g') WITH ORDINALITY AS x(m, n)
+$$;
+CREATE FUNCTION without(s text[], VARIADIC drop int[]) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT string_agg(s[i], '' ORDER BY i) FROM generate_subscripts(s, 1) i WHERE i <> ALL (drop)
+$$;
+-- Every 'step'-th character from 'start' replaced (typos, OCR errors).
+CREATE FUNCTION typos(t text, start int, step int, c text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT string_agg(CASE WHEN i >= start AND (i - start) % step = 0 THEN c ELSE substr(t, i, 1) END, '' ORDER BY i)
+  FROM generate_series(1, length(t)) i
+$$;
+CREATE TABLE variants (family int, kind text, body text);
+INSERT INTO variants SELECT family, 'fixture:' || name, body FROM base;
+WITH o AS (SELECT family, body, sentences(body) AS s FROM base WHERE name NOT LIKE '%edited%')
+INSERT INTO variants
+SELECT family, 'drop sentence ' || i, without(s, i) FROM o, generate_series(1, cardinality(s)) i
+UNION ALL
+SELECT family, 'drop sentences ' || i || ',' || i + 3, without(s, i, i + 3) FROM o, generate_series(1, cardinality(s) - 3) i
+UNION ALL
+SELECT family, 'tag ' || t, t || body FROM o, unnest(ARRAY['【本报讯】', '新华社北京电 ', 'Reuters - ', '（来源：中国新闻网）']) t
+UNION ALL
+SELECT family, 'footer ' || t, body || t FROM o, unnest(ARRAY['（责任编辑：王伟）', ' (Editing by John Smith)', '本文来源：人民网，转载请注明出处。']) t
+UNION ALL
+SELECT family, 'typos ' || st, typos(body, st, st * 7, CASE WHEN body ~ '[一-龥]' THEN '的' ELSE 'x' END) FROM o, generate_series(5, 11, 3) st
+UNION ALL
+SELECT family, 'truncated ' || p, left(body, length(body) * p / 100) FROM o, unnest(ARRAY[80, 90, 95]) p
+UNION ALL
+SELECT family, 'drop first + tag', '【快讯】' || without(s, 1) FROM o
+UNION ALL
+SELECT family, 'drop last + footer', without(s, cardinality(s)) || '（完）' FROM o;
+CREATE TABLE pool AS
+SELECT row_number() OVER (ORDER BY family, md5(body))::int AS id, family, kind, body, simhash(body) AS fp
+FROM (SELECT DISTINCT ON (body) * FROM variants ORDER BY body, kind) v;
+ALTER TABLE pool ADD PRIMARY KEY (id);
+SQL
+psql -At <<SQL
+SELECT format('pool: %s documents in %s families; %s pairs within k = $K, %s of them with no equal 16-bit block (found only through a neighbouring block value), %s of different families', count(*), count(DISTINCT family),
+  (SELECT count(*) FROM pool a JOIN pool b ON a.id < b.id AND hamming(a.fp, b.fp) <= $K),
+  (SELECT count(*) FROM pool a JOIN pool b ON a.id < b.id AND hamming(a.fp, b.fp) <= $K
+     AND NOT EXISTS (SELECT FROM generate_series(0, 3) i WHERE simhash_block(a.fp, i) = simhash_block(b.fp, i))),
+  (SELECT count(*) FROM pool a JOIN pool b ON a.id < b.id AND a.family <> b.family AND hamming(a.fp, b.fp) <= $K))
+FROM pool;
+SQL
+nb=$(psql -At -c "SELECT count(*) FROM pool a JOIN pool b ON a.id < b.id AND hamming(a.fp, b.fp) <= $K
+     AND NOT EXISTS (SELECT FROM generate_series(0, 3) i WHERE simhash_block(a.fp, i) = simhash_block(b.fp, i))")
+[ "$nb" -gt 0 ] || fail "the pool has no near-duplicate pair without an equal block"
+[ "$(psql -At -c 'SELECT count(*) FROM pool WHERE fp IS NULL')" = 0 ] || fail "featureless pool document"
+
+# Per-client insert lists: a random share of the pool each; odd clients in random order, even
+# clients family by family (random order within a family), so that the same family is written
+# by several clients at the same moment.
+psql -At -F ' ' <<SQL | sed '/^$/d' >"$work/plan"
+SELECT setseed(0.7);
+SELECT c, id FROM (
+  SELECT c, id, family, random() AS r FROM generate_series(1, $CLIENTS) c, pool WHERE random() < $SHARE
+) x ORDER BY c, CASE WHEN c % 2 = 0 THEN family ELSE 0 END, r;
+SQL
+for c in $(seq 1 "$CLIENTS"); do
+  { echo '\set VERBOSITY sqlstate'
+    echo 'SELECT pg_advisory_lock_shared(42);'   # start barrier
+    awk -v c="$c" '$1 == c { print "INSERT INTO docs (body) SELECT body FROM pool WHERE id = " $2 ";" }' "$work/plan"
+  } >"$work/client$c.sql"
+done
+echo "clients: $CLIENTS, $(wc -l <"$work/plan") inserts a round" >&2
+
+# ---------------------------------------------------------------------------------------------
+step "two sessions: a writer waits for a concurrent near-duplicate, then gets 23505"
+psql >/dev/null <<SQL
+CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL);
+SELECT simdup_enable('docs', 'body', on_duplicate => 'reject', max_distance => $K);
+SQL
+a_id=$(psql -At -c "SELECT id FROM pool WHERE kind = 'fixture:zh/01.txt'")
+b_id=$(psql -At -c "SELECT id FROM pool WHERE kind = 'fixture:zh/01.edited.txt'")
+psql -c "BEGIN; INSERT INTO docs (body) SELECT body FROM pool WHERE id = $a_id; SELECT pg_sleep(2); COMMIT;" >/dev/null &
+holder=$!
+sleep 0.7
+t0=$(date +%s.%N)
+out=$("$PG_BIN/psql" -X -q -h "$sock" -p "$port" -U postgres -d conc -v VERBOSITY=sqlstate \
+      -c "INSERT INTO docs (body) SELECT body FROM pool WHERE id = $b_id" 2>&1 || true)
+t1=$(date +%s.%N)
+wait "$holder"
+waited=$(echo "$t1 - $t0" | bc)
+echo "second writer: '$out' after ${waited}s" >&2
+[[ "$out" == *23505* ]] || fail "expected 23505 for the concurrent near-duplicate, got: $out"
+(( $(echo "$waited > 0.8" | bc) )) || fail "the second writer did not wait for the first"
+
+step "two sessions: REPEATABLE READ sees a near-duplicate committed after its snapshot"
+psql -c "TRUNCATE docs"
+out=$("$PG_BIN/psql" -X -q -At -h "$sock" -p "$port" -U postgres -d conc -v VERBOSITY=sqlstate 2>&1 <<SQL || true
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT count(*) FROM docs;
+\! "$PG_BIN/psql" -X -q -h "$sock" -p "$port" -U postgres -d conc -c "INSERT INTO docs (body) SELECT body FROM pool WHERE id = $a_id"
+SELECT 'snapshot still sees ' || count(*) || ' rows' FROM docs;
+INSERT INTO docs (body) SELECT body FROM pool WHERE id = $b_id;
+COMMIT;
+SQL
+)
+echo "$out" | tr '\n' ' ' >&2; echo >&2
+[[ "$out" == *"snapshot still sees 0 rows"* && "$out" == *23505* ]] || fail "REPEATABLE READ writer missed the committed near-duplicate"
+psql -c "DROP TABLE docs"
+
+# ---------------------------------------------------------------------------------------------
+run_round() { # MODE
+  local mode=$1
+  step "round '$mode': $CLIENTS concurrent clients, k = $K"
+  psql >/dev/null <<SQL
+CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL);
+SELECT simdup_enable('docs', 'body', on_duplicate => '$mode', max_distance => $K);
+SQL
+  # The barrier: clients wait for this session's advisory lock, then start together.
+  psql -c "SELECT pg_advisory_lock(42), pg_sleep(2)" >/dev/null &
+  local gate=$!
+  sleep 0.5
+  local pids=() t0 t1
+  t0=$(date +%s.%N)
+  for c in $(seq 1 "$CLIENTS"); do
+    "$PG_BIN/psql" -X -q -h "$sock" -p "$port" -U postgres -d conc -f "$work/client$c.sql" \
+      >"$work/out$c" 2>"$work/err$c" &
+    pids+=($!)
+  done
+  wait "$gate"
+  for p in "${pids[@]}"; do wait "$p" || true; done
+  t1=$(date +%s.%N)
+  local inserts errors
+  inserts=$(wc -l <"$work/plan")
+  cat "$work"/err* | grep -o 'ERROR:  [0-9A-Z]\{5\}' | sort | uniq -c | sed 's/^/    /' >&2 || true
+  errors=$(cat "$work"/err* | grep -c 'ERROR' || true)
+  local others
+  others=$(cat "$work"/err* | grep -v 'ERROR:  23505' | grep -c . || true)
+  [ "$others" = 0 ] || { grep -hv 'ERROR:  23505' "$work"/err* | sort | uniq -c | head >&2; fail "clients saw errors other than 23505"; }
+  if [ "$mode" != reject ] && [ "$errors" != 0 ]; then fail "mode $mode raised $errors errors"; fi
+  psql -At -F ' ' <<SQL >&2
+SELECT format('%s inserts in %s s (%s/s): %s rows stored, %s rejected', $inserts, round(($t1 - $t0)::numeric, 1),
+              round($inserts / ($t1 - $t0)::numeric), count(*), $errors) FROM docs;
+SQL
+  if [ "$mode" = reject ]; then
+    [ "$(psql -At -c "SELECT count(*) + $errors FROM docs")" = "$inserts" ] \
+      || fail "round reject: stored rows + rejected inserts <> inserts"
+  fi
+  # Every attempted document, with its fingerprint.
+  psql -c "CREATE TEMP TABLE x (c int, id int)" -c "\copy x FROM '$work/plan' WITH (DELIMITER ' ')" \
+       -c "CREATE TABLE attempted AS SELECT DISTINCT p.id, p.fp FROM x JOIN pool p USING (id)"
+  local bad
+  if [ "$mode" = mark ]; then
+    bad=$(psql -At <<SQL
+SELECT concat_ws(' ',
+  NULLIF((SELECT count(*) FROM docs) - $inserts, 0) || ' rows missing or extra',
+  NULLIF((SELECT count(*) FROM docs a JOIN docs b ON a.id < b.id AND hamming(a.simhash, b.simhash) <= $K
+          WHERE a.dup_of IS NULL AND b.dup_of IS NULL), 0) || ' unmarked pairs within k',
+  NULLIF((SELECT count(*) FROM docs d LEFT JOIN docs o ON o.id = d.dup_of
+          WHERE d.dup_of IS NOT NULL AND (o.id IS NULL OR hamming(d.simhash, o.simhash) > $K)), 0) || ' bad dup_of',
+  NULLIF((SELECT count(*) FROM docs WHERE simhash IS DISTINCT FROM simhash(body)), 0) || ' wrong fingerprints');
+SQL
+)
+    psql -At -c "SELECT format('    %s originals, %s marked', count(*) FILTER (WHERE dup_of IS NULL), count(dup_of)) FROM docs" >&2
+  else
+    bad=$(psql -At <<SQL
+SELECT concat_ws(' ',
+  NULLIF((SELECT count(*) FROM simdup_pairs('docs', $K)), 0) || ' stored pairs within k (simdup_pairs)',
+  NULLIF((SELECT count(*) FROM docs a JOIN docs b ON a.id < b.id AND hamming(a.simhash, b.simhash) <= $K), 0)
+    || ' stored pairs within k (self-join)',
+  NULLIF((SELECT count(*) FROM attempted p
+          WHERE NOT EXISTS (SELECT FROM docs d WHERE hamming(d.simhash, p.fp) <= $K)), 0) || ' documents lost',
+  NULLIF((SELECT count(*) FROM docs WHERE simhash IS DISTINCT FROM simhash(body)), 0) || ' wrong fingerprints');
+SQL
+)
+  fi
+  [ -z "$bad" ] || fail "round $mode: $bad"
+  psql -c "DROP TABLE docs, attempted"
+  echo "    ok" >&2
+}
+
+run_round reject
+run_round skip
+run_round mark
+step "concurrency: all checks passed"
