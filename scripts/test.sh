@@ -40,6 +40,8 @@ for part in "${parts[@]}"; do
       cat "$out/regression.diffs" >&2 || true
       exit 1
     fi
+    step "schema: the installed schema is the one recorded for this version"
+    scripts/schema_check.sh "/tmp/simdup-$cluster/sock" "$port"
     scripts/cluster.sh stop "$cluster"; trap - EXIT
     ;;
   concurrency)

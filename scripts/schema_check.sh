@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The installed SQL schema of simdup must not change without a new version:
+#   scripts/schema_check.sh HOST PORT [--write]
+# Describes every object of the extension as PostgreSQL sees it (function definitions,
+# operators, table columns, triggers) in a canonical order and compares the description with
+# sql/schema/<version>.txt, the schema of the current version (Cargo.toml). A difference means
+# the schema changed: bump the version in Cargo.toml, add the upgrade script
+# sql/simdup--<old>--<new>.sql, and record the new schema with --write. A version without a
+# recorded schema fails too, unless an upgrade script from the previous recorded version exists
+# (then --write records it).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+host="$1"; port="$2"; mode="${3:-check}"
+version=$(python3 -c 'import tomllib,sys; print(tomllib.load(open(sys.argv[1],"rb"))["package"]["version"])' "$root/Cargo.toml")
+want="$root/sql/schema/$version.txt"
+got=$(mktemp)
+psql -X -q -At -v ON_ERROR_STOP=1 -h "$host" -p "$port" -U postgres -d postgres >"$got" <<'SQL'
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS simdup_schema_check;
+CREATE DATABASE simdup_schema_check;
+\c simdup_schema_check
+CREATE EXTENSION simdup;
+SELECT format(E'== %s\n%s', pg_describe_object(d.classid, d.objid, 0),
+  CASE d.classid
+    WHEN 'pg_proc'::regclass THEN
+      CASE WHEN p.prokind = 'f' OR p.prokind = 'p' THEN pg_get_functiondef(d.objid) ELSE p.prokind::text END
+    WHEN 'pg_operator'::regclass THEN
+      (SELECT format('%s(%s, %s) -> %s via %s commutator %s', oprname, oprleft::regtype, oprright::regtype,
+                     oprresult::regtype, oprcode, oprcom::regoperator)
+       FROM pg_operator WHERE oid = d.objid)
+    WHEN 'pg_class'::regclass THEN
+      (SELECT string_agg(format('%s %s%s%s', a.attname, format_type(a.atttypid, a.atttypmod),
+                                CASE WHEN a.attnotnull THEN ' not null' ELSE '' END,
+                                coalesce(' default ' || pg_get_expr(ad.adbin, ad.adrelid), '')), E'\n' ORDER BY a.attnum)
+       FROM pg_attribute a LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+       WHERE a.attrelid = d.objid AND a.attnum > 0 AND NOT a.attisdropped)
+      || coalesce(E'\n' || (SELECT string_agg(pg_get_indexdef(indexrelid), E'\n' ORDER BY pg_get_indexdef(indexrelid))
+                            FROM pg_index WHERE indrelid = d.objid), '')
+      || coalesce(E'\n' || (SELECT string_agg(pg_get_triggerdef(oid), E'\n' ORDER BY tgname)
+                            FROM pg_trigger WHERE tgrelid = d.objid AND NOT tgisinternal), '')
+    WHEN 'pg_event_trigger'::regclass THEN
+      (SELECT format('on %s execute %s tags %s', evtevent, evtfoid::regproc, evttags) FROM pg_event_trigger WHERE oid = d.objid)
+    ELSE ''
+  END)
+FROM pg_depend d
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simdup'
+LEFT JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
+WHERE d.deptype = 'e'
+ORDER BY pg_describe_object(d.classid, d.objid, 0);
+\c postgres
+DROP DATABASE simdup_schema_check;
+SQL
+if [ "$mode" = --write ]; then
+  cp "$got" "$want"; rm -f "$got"; echo "schema of $version recorded in sql/schema/$version.txt" >&2; exit 0
+fi
+if [ ! -f "$want" ]; then
+  prev=$(ls "$root/sql/schema" 2>/dev/null | sed 's/\.txt$//' | sort -V | tail -1)
+  echo "schema check: version $version has no recorded schema (sql/schema/$version.txt)." >&2
+  if [ -n "$prev" ] && [ ! -f "$root/sql/simdup--$prev--$version.sql" ]; then
+    echo "  and there is no upgrade script sql/simdup--$prev--$version.sql from $prev." >&2
+  fi
+  echo "  Write the upgrade script, then record the schema: scripts/schema_check.sh HOST PORT --write" >&2
+  rm -f "$got"; exit 1
+fi
+if ! diff -u "$want" "$got" >&2; then
+  echo "schema check: the installed schema differs from sql/schema/$version.txt (above)." >&2
+  echo "  A schema change needs a new version in Cargo.toml and sql/simdup--$version--<new>.sql." >&2
+  rm -f "$got"; exit 1
+fi
+rm -f "$got"; echo "schema check: the schema of $version is unchanged" >&2
