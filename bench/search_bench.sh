@@ -11,7 +11,8 @@
 #     both single-process (max_parallel_workers_per_gather = 0), warm cache, planning included;
 #     the two answers are compared for every query (exactness at scale);
 #   - table and index sizes;
-#   - simdup_pairs / simdup_groups on the whole table (k from SIMDUP_BENCH_PAIR_K, default 3);
+#   - simdup_fingerprint_pairs / simdup_pairs / simdup_groups on the whole table (k from
+#     SIMDUP_BENCH_PAIR_K, default "3 6");
 #   - skew: SIMDUP_BENCH_SKEW (default 10000) identical fingerprints added to N/10 random ones.
 #
 # The table has a plain bigint column: random fingerprints are bulk-loaded directly (the
@@ -31,7 +32,7 @@ cd "$ROOT"
 DATA="${SIMDUP_BENCH_DATA:-$ROOT/bench/data}"
 NQ="${SIMDUP_BENCH_QUERIES:-200}"
 NSEQ="${SIMDUP_BENCH_SEQ_QUERIES:-15}"
-PAIR_K="${SIMDUP_BENCH_PAIR_K:-3}"
+PAIR_K="${SIMDUP_BENCH_PAIR_K:-3 6}"
 SKEW="${SIMDUP_BENCH_SKEW:-10000}"
 cluster="${SIMDUP_CLUSTER:-regress}-bench"
 port="${SIMDUP_BENCH_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
@@ -150,6 +151,8 @@ for k in $PAIR_K; do
 db <<SQL
 SET work_mem = '${SIMDUP_BENCH_WORK_MEM:-256MB}';
 \timing on
+\echo simdup_fingerprint_pairs(bench, $k): distinct fingerprints, in-memory block join
+SELECT count(*) AS fingerprint_pairs FROM simdup_fingerprint_pairs('bench', $k);
 \echo simdup_pairs(bench, $k):
 SELECT count(*) AS pairs, count(*) FILTER (WHERE distance = 0) AS identical FROM simdup_pairs('bench', $k);
 \echo simdup_groups(bench, $k):

@@ -144,6 +144,9 @@ BEGIN
     IF NOT pg_has_role(rel.relowner, 'USAGE') THEN
         RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
     END IF;
+    -- Forget tables that are gone without an event trigger firing (temporary tables at the end
+    -- of their session), so that a reused OID is not mistaken for an enabled table.
+    DELETE FROM @extschema@.simdup_tables s WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = s.tbl);
     IF EXISTS (SELECT FROM @extschema@.simdup_tables s WHERE s.tbl = simdup_enable.tbl) THEN
         RAISE EXCEPTION 'table % is already enabled for simdup', tbl
             USING ERRCODE = 'duplicate_object', HINT = 'Call simdup_disable first to change its columns.';

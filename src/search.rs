@@ -54,13 +54,26 @@ fn simdup_max_distance() -> i32 {
 const BATCH: i64 = 50_000;
 
 /// Schema of the extension, quoted for SQL.
+///
+/// Read-only SPI only (`select`, not `Spi::get_one`, which marks the transaction as writing and
+/// assigns it a transaction ID): these functions run inside parallel queries ("cannot assign
+/// XIDs during a parallel operation") and on hot standbys.
 fn extension_schema() -> String {
-    let schema = Spi::get_one::<String>(
-        "SELECT n.nspname::text FROM pg_catalog.pg_extension e \
-         JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'simdup'",
-    )
-    .expect("SPI failed")
-    .expect("extension simdup is not installed");
+    let schema: String = Spi::connect(|client| {
+        client
+            .select(
+                "SELECT n.nspname::text FROM pg_catalog.pg_extension e \
+                 JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace \
+                 WHERE e.extname = 'simdup'",
+                Some(1),
+                &[],
+            )
+            .expect("SPI failed")
+            .first()
+            .get_one()
+            .expect("SPI failed")
+            .expect("extension simdup is not installed")
+    });
     quote_identifier(schema)
 }
 

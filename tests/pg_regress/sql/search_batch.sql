@@ -109,6 +109,21 @@ SELECT simdup_enable('skew', NULL, 'fp');
 SELECT count(*), min(distance), max(distance) FROM simdup_pairs('skew', 3);
 SELECT count(*), count(DISTINCT group_id) FROM simdup_groups('skew', 3);
 
+-- Inside parallel queries: the queries run by simdup_pairs / simdup_groups get parallel plans
+-- here, so their leader is in parallel mode, where nothing may assign a transaction ID (the
+-- Rust side uses read-only SPI only).
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT x.id, y.id FROM skew x JOIN skew y ON x.fp = y.fp AND x.id < y.id;
+SELECT count(*) FROM simdup_pairs('skew', 3);
+SELECT count(*), count(DISTINCT group_id) FROM simdup_groups('bt', 3);
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
 -- The default k is simdup.max_distance.
 SET simdup.max_distance = 0;
 SELECT count(*) FROM simdup_pairs('bt') WHERE distance > 0;
