@@ -14,7 +14,7 @@ COMMENT ON OPERATOR <~> (bigint, bigint) IS
 
 -- Near-duplicate search on B-tree indexes of the four 16-bit blocks (sql/search.sql).
 COMMENT ON FUNCTION simdup_match(bigint, bigint, integer) IS
-  'simdup: true when hamming(fp, q) <= k; an inlinable SQL function whose four block conditions use the block indexes of simdup_enable (exact for any k 0..64). Pass q as a column, constant, bigint parameter or simhash(''literal''); for simhash($1) compute it once in a MATERIALIZED CTE';
+  'simdup: true when hamming(fp, q) <= k; an inlinable SQL function whose four block conditions use the block indexes of simdup_enable (exact for any k 0..64). Pass q as a column, constant, bigint parameter, simhash(''literal'') or simhash($1)';
 COMMENT ON FUNCTION simdup_probe(bigint, integer, integer) IS
   'simdup: every value (0..65535) of block i of q within Hamming radius floor(k/4): the index probes that find all fingerprints within distance k';
 COMMENT ON FUNCTION simdup_max_distance() IS
