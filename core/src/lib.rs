@@ -14,6 +14,9 @@
 //!    where the weighted sum of the tokens' bit i (as ±weight) is positive.
 //! 5. [`blocks`]: the fingerprint's four 16-bit blocks and their Hamming neighbours, for
 //!    index probes (Manku, Jain, Das Sarma, WWW 2007); [`components`] groups near-duplicates.
+//!
+//! [`scheme`] holds alternative weightings selectable by name (title-aware, Zhang & He 2020);
+//! the default scheme is format 1 itself.
 
 pub mod blocks;
 pub mod components;
@@ -21,10 +24,12 @@ pub mod features;
 pub mod idf;
 pub mod minhash;
 pub mod normalize;
+pub mod scheme;
 pub mod simhash;
 
 pub use blocks::hamming;
 pub use features::{Feature, Params, TfMode};
+pub use scheme::{simhash_scheme, Options, Scheme};
 pub use simhash::{simhash, simhash_with, FORMAT_VERSION};
 
 /// A callback run between chunks of a long input, so that a caller (PostgreSQL) can cancel a
