@@ -9,8 +9,8 @@ and scores_python.tsv (bench/quality_py.py); bench/quality.sh runs all of them.
 Definitions (also in docs/quality.md)
   positive     an edited copy (label 1): every edit kind except merge50
   negatives    "hard": the subject and one of the documents of its language and length bucket
-               sharing the most content words with it; "random": the subject and another random
-               subject of its bucket. Genuine reposts (char-5-shingle Jaccard > 0.5) are never
+               sharing the most content words with it; "random": every pair of subjects of a
+               bucket (or a sample, --random R). Genuine reposts (char-5-shingle Jaccard > 0.5) are never
                negatives. merge50 (half of A + half of B, label 0) is reported on its own.
   predicted    SimHash methods: Hamming distance <= k. Set methods (Jaccard, MinHash): estimated
                Jaccard >= t.
@@ -265,6 +265,10 @@ def main():
 
     # -------------------------------------------------------------- headline
     w(f"## Headline: every method at k = {K} (SimHash) or t = {T} (Jaccard), and at its best threshold")
+    w("")
+    w("\"best F1\" maximizes F1 on the balanced set, which cannot see false-positive rates below ~1e-4: "
+      "it picks thresholds far looser than a corpus can afford. For thresholds compare recall at equal "
+      "all-pairs FPR (section \"Recall at equal corpus-scale false-positive rate\").")
     w("")
     for lg in LANGS:
         rows = []

@@ -392,10 +392,8 @@ pub fn terms(text: &str, tok: &Tokenizer, keep_tokens: bool, interrupt: Interrup
                         chars.pop();
                     }
                     chars.push(c);
-                } else if c.is_whitespace() {
-                    if chars.last().is_some_and(|&p| p != ' ' && !is_cjk(p)) {
-                        chars.push(' ');
-                    }
+                } else if c.is_whitespace() && chars.last().is_some_and(|&p| p != ' ' && !is_cjk(p)) {
+                    chars.push(' ');
                 }
             }
             if chars.last() == Some(&' ') {
