@@ -11,13 +11,14 @@
 # Usage: bench/quality.sh [--per-bucket N] [--hard H] [--random R] [--seed S]
 #   defaults 200 / 4 / 0 (= all pairs of subjects) / 1 (about 5 minutes on 2 busy cores);
 #   --per-bucket 30 for a quick look.
-# Output directory: bench/data/quality/ (QUALITY_DIR=... to change). CARGO_TARGET_DIR is honoured.
+# Output: bench/data/quality/ and the report (QUALITY_DIR=..., QUALITY_REPORT=... to change);
+# CARGO_TARGET_DIR is honoured.
 set -euo pipefail
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$BENCH_DIR/.." && pwd)"
 DIR="${QUALITY_DIR:-$BENCH_DIR/data/quality}"
-REPORT="$BENCH_DIR/data/results/quality.md"
+REPORT="${QUALITY_REPORT:-$BENCH_DIR/data/results/quality.md}"
 step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
 
 step "corpora and Python venv"
