@@ -3,14 +3,15 @@
 #   1. the pure core: unit, property, golden-vector and known-answer tests (cargo test);
 #   2. in-database #[pg_test]s (cargo pgrx test, cluster run by the postgres user);
 #   3. the SQL API's pg_regress suite (tests/pg_regress) against a throwaway cluster;
-#   4. the dedup trigger under 16 concurrent clients (tests/concurrency/dedup_concurrency.sh).
-# Usage: scripts/test.sh [core|pg|regress|concurrency]...   (default: all four)
+#   4. the dedup trigger under 16 concurrent clients (tests/concurrency/dedup_concurrency.sh);
+#   5. hardening: pg_dump/pg_restore and kill -9 crash recovery (tests/hardening/dump_and_crash.sh).
+# Usage: scripts/test.sh [core|pg|regress|concurrency|hardening]...   (default: all five)
 # SIMDUP_CLUSTER / SIMDUP_REGRESS_PORT name the throwaway cluster (default regress / 54329);
 # the concurrency part uses SIMDUP_CONCURRENCY_PORT (default: the regress port).
 set -euo pipefail
 . "$(dirname "$0")/setup.sh"
 cd "$SIMDUP_ROOT"
-parts=("$@"); ((${#parts[@]})) || parts=(core pg regress concurrency)
+parts=("$@"); ((${#parts[@]})) || parts=(core pg regress concurrency hardening)
 step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
 
 for part in "${parts[@]}"; do
@@ -49,7 +50,12 @@ for part in "${parts[@]}"; do
     cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
     tests/concurrency/dedup_concurrency.sh
     ;;
-  *) echo "unknown part: $part (core|pg|regress|concurrency)" >&2; exit 2 ;;
+  hardening)
+    step "hardening: cargo pgrx install --release, then tests/hardening/dump_and_crash.sh"
+    cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
+    tests/hardening/dump_and_crash.sh
+    ;;
+  *) echo "unknown part: $part (core|pg|regress|concurrency|hardening)" >&2; exit 2 ;;
   esac
 done
 step "all tests passed"

@@ -3,6 +3,12 @@ COMMENT ON FUNCTION simhash(text) IS
   'simdup: 64-bit SimHash fingerprint of a Chinese/English text (NFKC + lower case, jieba segmentation, sublinear TF x IDF weights, xxh3-64); NULL for text without words';
 COMMENT ON FUNCTION simhash_features(text) IS
   'simdup: the weighted features behind simhash(text), one row per distinct token: token, weight, hash, count, idf';
+COMMENT ON FUNCTION simhash(text, text) IS
+  'simdup: SimHash of a document with a title: format 1 of title || E''\n'' || body (the title-aware choice measured best, docs/quality.md); a NULL or empty title gives simhash(body), a NULL body NULL';
+COMMENT ON FUNCTION simhash(text, text, text) IS
+  'simdup: SimHash of body (and title, may be NULL) under a named scheme: default (format 1, title fingerprinted with the body), title (body words also in the title x5), improved (Zhang & He 2020: part of speech, word length, cue words x5, title words x5); unknown scheme 22023, NULL scheme 22004';
+COMMENT ON FUNCTION simhash_features(text, text, text) IS
+  'simdup: the weighted features behind simhash(body, title, scheme), one row per distinct token: token, weight, hash, count, idf';
 COMMENT ON FUNCTION simhash_block(bigint, integer) IS
   'simdup: 16-bit block i (0 = most significant, 0..3) of a fingerprint, as 0..65535';
 COMMENT ON FUNCTION simdup_fingerprint_version() IS

@@ -4,8 +4,9 @@ use std::cell::RefCell;
 
 use pgrx::prelude::*;
 
-use crate::errors::invalid_parameter;
-use simdup_core::features::{features, Params};
+use crate::errors::{invalid_parameter, null_not_allowed};
+use simdup_core::features::{features, Feature, Params};
+use simdup_core::scheme::{features_with, Scheme};
 use simdup_core::simhash::fingerprint;
 
 /// Lets statement_timeout and cancel interrupt a long computation (checked between chunks).
@@ -61,6 +62,71 @@ fn simhash_features(
     ),
 > {
     let feats = features(body, &Params::default(), true, &mut interrupt);
+    TableIterator::new(feats.into_iter().map(|f| {
+        (f.token, f.weight, f.hash as i64, f.count.min(i32::MAX as u32) as i32, f64::from(f.idf))
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Titles and schemes (issue #5, docs/quality.md)
+// ---------------------------------------------------------------------------------------------
+
+const SCHEME_HINT: &str = "Known schemes: default (format 1; a title is fingerprinted together with the body), \
+     title (body words that also occur in the title weigh 5 times as much), improved (Zhang & He 2020: \
+     part of speech, word length, cue words and title words). See docs/quality.md.";
+
+/// The scheme named `scheme`: 22004 for NULL, 22023 for an unknown name.
+fn scheme_arg(scheme: Option<&str>) -> Scheme {
+    let Some(name) = scheme else {
+        null_not_allowed("simhash scheme must not be NULL", SCHEME_HINT);
+    };
+    name.parse().unwrap_or_else(|e: simdup_core::scheme::UnknownScheme| invalid_parameter(e.to_string(), SCHEME_HINT))
+}
+
+fn scheme_features(body: &str, title: Option<&str>, scheme: Scheme, keep_tokens: bool) -> Vec<Feature> {
+    features_with(body, title, &scheme.options(), keep_tokens, &mut interrupt)
+}
+
+/// SimHash of a document with a title: format 1 of `title || E'\n' || body`, the title-aware
+/// choice measured best (docs/quality.md). A NULL or empty title gives `simhash(body)`; a NULL
+/// body gives NULL. Not STRICT, so that a NULL title does not null the fingerprint.
+#[pg_extern(immutable, parallel_safe, name = "simhash")]
+fn simhash_title(body: Option<&str>, title: Option<&str>) -> Option<i64> {
+    let body = body?;
+    fingerprint(&scheme_features(body, title, Scheme::Default, false)).map(|fp| fp as i64)
+}
+
+/// SimHash of a document with a title under a named scheme (`default`, `title`, `improved`).
+/// A NULL body gives NULL, a NULL title means no title; a NULL scheme raises 22004, an unknown
+/// one 22023.
+#[pg_extern(immutable, parallel_safe, name = "simhash")]
+fn simhash_title_scheme(body: Option<&str>, title: Option<&str>, scheme: Option<&str>) -> Option<i64> {
+    let scheme = scheme_arg(scheme);
+    let body = body?;
+    fingerprint(&scheme_features(body, title, scheme, false)).map(|fp| fp as i64)
+}
+
+/// What went into `simhash(body, title, scheme)`: one row per distinct token.
+#[pg_extern(immutable, parallel_safe, cost = 1000, name = "simhash_features")]
+fn simhash_features_scheme(
+    body: Option<&str>,
+    title: Option<&str>,
+    scheme: Option<&str>,
+) -> TableIterator<
+    'static,
+    (
+        name!(token, String),
+        name!(weight, f64),
+        name!(hash, i64),
+        name!(count, i32),
+        name!(idf, f64),
+    ),
+> {
+    let scheme = scheme_arg(scheme);
+    let feats = match body {
+        Some(body) => scheme_features(body, title, scheme, true),
+        None => Vec::new(),
+    };
     TableIterator::new(feats.into_iter().map(|f| {
         (f.token, f.weight, f.hash as i64, f.count.min(i32::MAX as u32) as i32, f64::from(f.idf))
     }))

@@ -16,6 +16,9 @@
 //!    index probes (Manku, Jain, Das Sarma, WWW 2007); [`pairs`] finds all near-duplicate pairs of a set
 //!    and [`components`] groups them.
 //! 6. [`locks`]: the advisory lock stripes of the dedup trigger (k + 1 pieces, pigeonhole).
+//!
+//! [`scheme`] holds alternative weightings selectable by name (title-aware, Zhang & He 2020);
+//! the default scheme is format 1 itself.
 
 pub mod blocks;
 pub mod components;
@@ -25,10 +28,12 @@ pub mod locks;
 pub mod minhash;
 pub mod normalize;
 pub mod pairs;
+pub mod scheme;
 pub mod simhash;
 
 pub use blocks::hamming;
 pub use features::{Feature, Params, TfMode};
+pub use scheme::{simhash_scheme, Options, Scheme};
 pub use simhash::{simhash, simhash_with, FORMAT_VERSION};
 
 /// A callback run between chunks of a long input, so that a caller (PostgreSQL) can cancel a

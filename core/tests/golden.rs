@@ -94,3 +94,48 @@ fn one_word_is_its_hash() {
     // A text of one feature has that feature's hash as its fingerprint.
     assert_eq!(simhash("数据库"), Some(simdup_core::features::feature_hash("数据库")));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Schemes (simdup_core::scheme, SQL simhash(body, title, scheme)): as much a storage format as
+// format 1. The default scheme with a title is format 1 of title + "\n" + body.
+
+const ZH_BODY: &str = "南京市长江大桥于1968年建成通车，是长江上第一座由中国自行设计建造的双层铁路公路两用桥。综上所述，它是一座重要的桥梁。";
+const EN_BODY: &str = "The quick brown fox jumps over the lazy dog near the river bank. However, the dog did not wake up.";
+const MIXED_BODY: &str = "Rust 语言的 PostgreSQL 扩展 simdup 用 SimHash 查找近似重复文档。";
+
+const SCHEMES: &[(&str, Option<&str>, &str, u64)] = &[
+    (ZH_BODY, Some("南京长江大桥通车"), "default", 0x2cae_5af2_42a5_2c63),
+    (ZH_BODY, Some("南京长江大桥通车"), "title", 0x3c9e_19f3_0ced_2c4b),
+    (ZH_BODY, Some("南京长江大桥通车"), "improved", 0x349e_1873_0cad_2c63),
+    (EN_BODY, Some("Quick fox, lazy dog"), "default", 0xae2d_945d_39b7_340b),
+    (EN_BODY, Some("Quick fox, lazy dog"), "title", 0xaa2d_8d5c_a7f3_348f),
+    (EN_BODY, Some("Quick fox, lazy dog"), "improved", 0x24e5_945c_21b7_740e),
+    (MIXED_BODY, None, "default", GOLD_MIXED),
+    (MIXED_BODY, None, "title", GOLD_MIXED),
+    (MIXED_BODY, None, "improved", 0xd120_9a2f_5fe6_da9e),
+    ("数据库", Some("数据库"), "improved", GOLD_ONE_WORD),
+];
+
+#[test]
+fn schemes() {
+    use simdup_core::scheme::{simhash_scheme, Scheme};
+    let mut bad = Vec::new();
+    for (body, title, scheme, want) in SCHEMES {
+        let s: Scheme = scheme.parse().unwrap();
+        let got = simhash_scheme(body, *title, s, &mut simdup_core::no_interrupt).unwrap();
+        if got != *want {
+            bad.push(format!("{scheme} {title:?} {body:?}: got {got:#018x}, want {want:#018x}"));
+        }
+    }
+    assert!(bad.is_empty(), "scheme fingerprints changed:\n{}", bad.join("\n"));
+    // The default scheme is format 1: of the body alone, or of title + "\n" + body.
+    for (body, title, _, _) in SCHEMES {
+        let d = simhash_scheme(body, *title, Scheme::Default, &mut simdup_core::no_interrupt);
+        let want = match title {
+            Some(t) => simhash(&format!("{t}\n{body}")),
+            None => simhash(body),
+        };
+        assert_eq!(d, want);
+        assert_eq!(simhash_scheme(body, None, Scheme::Default, &mut simdup_core::no_interrupt), simhash(body));
+    }
+}

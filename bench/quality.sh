@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The near-duplicate quality benchmark, everything in one go (docs/quality.md):
+#   1. corpora (bench/fetch_data.sh) and the Python baselines' venv (bench/setup_venv.sh);
+#   2. labelled pairs from real news, exported once: quality_pairs export -> texts.jsonl, pairs.jsonl;
+#   3. simdup's schemes and variants score them (quality_pairs score -> scores_simdup.tsv), and
+#      count false positives among all pairs of each length bucket's corpus pool (quality_pairs
+#      pool -> pool_fpr.tsv);
+#   4. the Python recipes score the same pairs (jieba + simhash, datasketch MinHash ->
+#      scores_python.tsv);
+#   5. bench/quality_report.py writes bench/data/results/quality.md.
+# Usage: bench/quality.sh [--per-bucket N] [--hard H] [--random R] [--seed S]
+#   defaults 200 / 4 / 0 (= all pairs of subjects) / 1 (about 5 minutes on 2 busy cores);
+#   --per-bucket 30 for a quick look.
+# Output: bench/data/quality/ and the report (QUALITY_DIR=..., QUALITY_REPORT=... to change);
+# CARGO_TARGET_DIR is honoured.
+set -euo pipefail
+
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$BENCH_DIR/.." && pwd)"
+DIR="${QUALITY_DIR:-$BENCH_DIR/data/quality}"
+REPORT="${QUALITY_REPORT:-$BENCH_DIR/data/results/quality.md}"
+step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
+
+step "corpora and Python venv"
+"$BENCH_DIR/fetch_data.sh" >/dev/null
+"$BENCH_DIR/setup_venv.sh" >/dev/null
+
+cd "$ROOT"
+step "export pairs"
+cargo run -q --release -p simdup-core --example quality_pairs -- export \
+  --zh "$BENCH_DIR/data/zh_news.jsonl" --en "$BENCH_DIR/data/en_news.jsonl" --out "$DIR" "$@"
+
+step "score: simdup"
+cargo run -q --release -p simdup-core --example quality_pairs -- score --dir "$DIR"
+
+step "all pairs of the corpus pools: simdup"
+seed=1; args=("$@"); for ((i = 0; i < ${#args[@]}; i++)); do [[ "${args[i]}" == --seed ]] && seed="${args[i+1]}"; done
+cargo run -q --release -p simdup-core --example quality_pairs -- pool \
+  --zh "$BENCH_DIR/data/zh_news.jsonl" --en "$BENCH_DIR/data/en_news.jsonl" --out "$DIR" --seed "$seed"
+
+step "score: Python recipes"
+"$BENCH_DIR/.venv/bin/python" "$BENCH_DIR/quality_py.py" "$DIR"
+
+step "report"
+"$BENCH_DIR/.venv/bin/python" "$BENCH_DIR/quality_report.py" "$DIR" --out "$REPORT"
+echo "$REPORT"
