@@ -19,8 +19,8 @@
 # dedup trigger enabled) and "plain" (ALTER TABLE docs DISABLE TRIGGER simdup_dedup: the
 # fingerprint is still computed, the indexes still maintained). Clients: SIMDUP_BENCH_CLIENTS
 # ("1 8"). SIMDUP_BENCH_REPS (3) repetitions, interleaved (plain, trigger, plain, ...); the
-# inserted rows are deleted and the table vacuumed between runs. Reported: medians of the
-# documents/s and the ratio trigger / plain.
+# inserted rows are deleted after each run and the table vacuumed before the next. Reported:
+# medians of the documents/s and the ratio trigger / plain.
 #
 # skip rather than reject: pgbench stops a client at its first error, and the real corpus has
 # reposts; a rejected insert does the same work as a skipped one. synchronous_commit = off, so
@@ -111,7 +111,6 @@ SQL
     for rep in $(seq 1 "$REPS"); do
       for variant in plain trigger; do
         psql <<SQL
-DELETE FROM docs WHERE id > $base;
 VACUUM ANALYZE docs;
 ALTER SEQUENCE ctr RESTART;
 ALTER TABLE docs $([ "$variant" = trigger ] && echo ENABLE || echo DISABLE) TRIGGER simdup_dedup;
@@ -119,6 +118,7 @@ SQL
         tps=$("$PG_BIN/pgbench" -n -h "$sock" -p "$port" -U postgres -c "$c" -j "$c" -t "$per" -f "$work/insert.sql" bench 2>&1 \
               | sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p')
         stored=$(psql -At -c "SELECT count(*) FROM docs WHERE id > $base")
+        psql -c "DELETE FROM docs WHERE id > $base"
         echo "existing=$e clients=$c rep=$rep $variant: $tps docs/s ($stored of $((per * c)) stored)"
         echo "$e $c $variant $tps" >>"$results"
       done

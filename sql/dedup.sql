@@ -17,6 +17,12 @@
 --   reject: raises unique_violation (23505), DETAIL Key (id)=(…) is at Hamming distance d;
 --   skip:   drops the row (the INSERT's or COPY's row count does not include it);
 --   mark:   stores the row with dup_of = that key (NULL when there is none).
+--
+-- SET search_path: the lookup's names are schema-qualified anyway. SET enable_seqscan: the
+-- lookup's generic plan, made once per table and session (often while the table is empty and
+-- has no statistics), must keep using the block indexes as the table grows.
 CREATE FUNCTION simdup_dedup_trigger() RETURNS trigger
 LANGUAGE c
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
 AS 'MODULE_PATHNAME', 'simdup_dedup_trigger';

@@ -15,7 +15,7 @@
 //! 2. take the row's advisory lock stripes (below), in ascending order;
 //! 3. look up the earliest existing near-duplicate (smallest primary key) through the block
 //!    indexes (`simdup_match`'s block conditions as index-only scans, see [`lookup_query`]; a
-//!    prepared plan per table and backend), as the table owner and with a fresh snapshot
+//!    generic plan per table and backend), as the table owner and with a fresh snapshot
 //!    (below), excluding the row being updated;
 //! 4. reject (SQLSTATE 23505), skip (return NULL) or mark (`NEW.dup_of := key`).
 //!
@@ -63,7 +63,14 @@
 //! (SELECT on the table or the key column and no row-level security), as for unique indexes.
 //!
 //! search_path: every name in the lookup is schema-qualified (the extension's schema, taken
-//! from this function's own pg_proc row; `pg_catalog` for the tid operator).
+//! from this function's own pg_proc row; `pg_catalog` for the operators), and the function is
+//! declared with `SET search_path = pg_catalog, pg_temp` (sql/dedup.sql).
+//!
+//! Plans: the lookup is prepared once per table and backend as a generic plan, often while the
+//! table is still empty or small and has no statistics; a sequential scan chosen then would
+//! stay while the table grows (a COPY into a new table would become quadratic). So the function
+//! is also declared with `SET enable_seqscan = off`, which holds while the lookup is planned
+//! (and re-planned after DDL or ANALYZE) and run; nothing else runs inside the trigger.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
