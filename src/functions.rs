@@ -61,10 +61,14 @@ fn simhash_features(
         name!(idf, f64),
     ),
 > {
-    let feats = features(body, &Params::default(), true, &mut interrupt);
-    TableIterator::new(feats.into_iter().map(|f| {
+    TableIterator::new(feature_rows(features(body, &Params::default(), true, &mut interrupt)))
+}
+
+/// The rows of `simhash_features`: token, weight, hash, count, idf.
+fn feature_rows(feats: Vec<Feature>) -> impl Iterator<Item = (String, f64, i64, i32, f64)> {
+    feats.into_iter().map(|f| {
         (f.token, f.weight, f.hash as i64, f.count.min(i32::MAX as u32) as i32, f64::from(f.idf))
-    }))
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -127,9 +131,7 @@ fn simhash_features_scheme(
         Some(body) => scheme_features(body, title, scheme, true),
         None => Vec::new(),
     };
-    TableIterator::new(feats.into_iter().map(|f| {
-        (f.token, f.weight, f.hash as i64, f.count.min(i32::MAX as u32) as i32, f64::from(f.idf))
-    }))
+    TableIterator::new(feature_rows(feats))
 }
 
 /// 16-bit block `i` of a fingerprint (0 = most significant), as 0..65535.
