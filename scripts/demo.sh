@@ -46,6 +46,7 @@ FROM news;
 
 \echo
 \echo '== near-duplicate groups (largest first): connected components at the default distance'
+\echo '   (the corpus itself holds reposted stories, and scraped pages whose bodies are one template)'
 WITH g AS (SELECT key, group_id FROM simdup_groups('news')),
      sized AS (SELECT group_id, count(*) AS size FROM g GROUP BY group_id HAVING count(*) > 1)
 SELECT count(*) AS groups, sum(size) AS documents_in_groups, max(size) AS largest FROM sized;
