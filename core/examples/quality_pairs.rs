@@ -71,29 +71,6 @@ fn ftime(t: Instant) -> String {
 // ---------------------------------------------------------------------------------------------
 // Data.
 
-#[derive(Deserialize)]
-struct Doc {
-    id: String,
-    #[serde(default)]
-    title: Option<String>,
-    body: Option<String>,
-}
-
-fn load_docs(path: &str) -> Vec<(String, String, String)> {
-    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut out = Vec::new();
-    for line in BufReader::new(f).lines() {
-        let line = line.unwrap();
-        if line.trim().is_empty() {
-            continue;
-        }
-        let d: Doc = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{path}: {e}"));
-        if let Some(body) = d.body {
-            out.push((d.id, d.title.unwrap_or_default().trim().to_string(), body.trim().to_string()));
-        }
-    }
-    out
-}
 
 /// A prefix of `body` with lo ≤ characters < hi, cut at the sentence end (else clause end, else
 /// word end for English) closest to `target`.
@@ -343,10 +320,10 @@ fn export(a: &ExportArgs) {
     let mut n_pairs: HashMap<(String, String), usize> = HashMap::new();
     let mut langs: Vec<(Lang, &str, Vec<(String, String, String)>)> = Vec::new();
     if let Some(p) = &a.zh {
-        langs.push((Lang::Zh, "zh", load_docs(p)));
+        langs.push((Lang::Zh, "zh", load_with_ids(p)));
     }
     if let Some(p) = &a.en {
-        langs.push((Lang::En, "en", load_docs(p)));
+        langs.push((Lang::En, "en", load_with_ids(p)));
     }
     // Typos in Chinese replace a character by one drawn from the corpus's own characters.
     let mut cjk: Vec<char> = Vec::new();
@@ -697,10 +674,10 @@ fn pool_fpr(a: &ExportArgs) {
     ];
     let mut langs: Vec<(Lang, &str, Vec<(String, String, String)>)> = Vec::new();
     if let Some(p) = &a.zh {
-        langs.push((Lang::Zh, "zh", load_docs(p)));
+        langs.push((Lang::Zh, "zh", load_with_ids(p)));
     }
     if let Some(p) = &a.en {
-        langs.push((Lang::En, "en", load_docs(p)));
+        langs.push((Lang::En, "en", load_with_ids(p)));
     }
     for (lang, lname, docs) in &langs {
         for (b, pool) in pools(*lang, docs, a.seed).iter().enumerate() {

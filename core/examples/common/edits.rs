@@ -361,11 +361,15 @@ pub fn truncate(text: &str, frac: f64) -> String {
 #[derive(Deserialize)]
 pub struct RawDoc {
     #[serde(default)]
+    id: String,
+    #[serde(default)]
     title: Option<String>,
     body: Option<String>,
 }
 
-pub fn load(path: &str) -> Vec<(String, String)> {
+/// The documents of a corpus file ({"id", "title", "body"} per line) as (id, title, body),
+/// trimmed; lines without a body are skipped.
+pub fn load_with_ids(path: &str) -> Vec<(String, String, String)> {
     let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut out = Vec::new();
     for line in BufReader::new(f).lines() {
@@ -375,10 +379,15 @@ pub fn load(path: &str) -> Vec<(String, String)> {
         }
         let d: RawDoc = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{path}: {e}"));
         if let Some(body) = d.body {
-            out.push((d.title.unwrap_or_default().trim().to_string(), body.trim().to_string()));
+            out.push((d.id, d.title.unwrap_or_default().trim().to_string(), body.trim().to_string()));
         }
     }
     out
+}
+
+/// The documents of a corpus file as (title, body).
+pub fn load(path: &str) -> Vec<(String, String)> {
+    load_with_ids(path).into_iter().map(|(_, t, b)| (t, b)).collect()
 }
 
 /// The first ~`target` characters of `body`, cut at the sentence end closest to `target`
