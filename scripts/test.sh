@@ -13,6 +13,12 @@ set -euo pipefail
 cd "$SIMDUP_ROOT"
 parts=("$@"); ((${#parts[@]})) || parts=(core pg regress concurrency hardening)
 step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
+installed=0
+install_release() { # build and install the release extension once per run, for the parts that need it
+  [ "$installed" = 1 ] && return
+  cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
+  installed=1
+}
 
 for part in "${parts[@]}"; do
   case "$part" in
@@ -28,7 +34,7 @@ for part in "${parts[@]}"; do
     ;;
   regress)
     step "regress: cargo pgrx install --release, then pg_regress"
-    cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
+    install_release
     port=${SIMDUP_REGRESS_PORT:-54329}; cluster=${SIMDUP_CLUSTER:-regress}
     trap 'scripts/cluster.sh stop "$cluster"' EXIT
     scripts/cluster.sh start "$cluster" "$port"
@@ -47,12 +53,12 @@ for part in "${parts[@]}"; do
     ;;
   concurrency)
     step "concurrency: cargo pgrx install --release, then tests/concurrency/dedup_concurrency.sh"
-    cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
+    install_release
     tests/concurrency/dedup_concurrency.sh
     ;;
   hardening)
     step "hardening: cargo pgrx install --release, then tests/hardening/dump_and_crash.sh"
-    cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
+    install_release
     tests/hardening/dump_and_crash.sh
     ;;
   *) echo "unknown part: $part (core|pg|regress|concurrency|hardening)" >&2; exit 2 ;;
