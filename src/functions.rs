@@ -7,7 +7,6 @@ use pgrx::prelude::*;
 use crate::errors::{invalid_parameter, null_not_allowed};
 use simdup_core::features::{features, Feature, Params};
 use simdup_core::scheme::{features_with, Scheme};
-use simdup_core::simhash::fingerprint;
 
 /// Lets statement_timeout and cancel interrupt a long computation (checked between chunks).
 fn interrupt() {
@@ -35,8 +34,7 @@ pub(crate) fn simhash(body: &str) -> Option<i64> {
             return hit;
         }
     }
-    let feats = features(body, &Params::default(), false, &mut interrupt);
-    let fp = fingerprint(&feats).map(|fp| fp as i64);
+    let fp = simdup_core::simhash_with(body, &Params::default(), &mut interrupt).map(|fp| fp as i64);
     if body.len() <= MEMO_MAX_BYTES {
         LAST.with_borrow_mut(|(text, last)| {
             text.clear();
@@ -97,7 +95,7 @@ fn scheme_features(body: &str, title: Option<&str>, scheme: Scheme, keep_tokens:
 #[pg_extern(immutable, parallel_safe, name = "simhash")]
 fn simhash_title(body: Option<&str>, title: Option<&str>) -> Option<i64> {
     let body = body?;
-    fingerprint(&scheme_features(body, title, Scheme::Default, false)).map(|fp| fp as i64)
+    simdup_core::simhash_scheme(body, title, Scheme::Default, &mut interrupt).map(|fp| fp as i64)
 }
 
 /// SimHash of a document with a title under a named scheme (`default`, `title`, `improved`).
@@ -107,7 +105,7 @@ fn simhash_title(body: Option<&str>, title: Option<&str>) -> Option<i64> {
 fn simhash_title_scheme(body: Option<&str>, title: Option<&str>, scheme: Option<&str>) -> Option<i64> {
     let scheme = scheme_arg(scheme);
     let body = body?;
-    fingerprint(&scheme_features(body, title, scheme, false)).map(|fp| fp as i64)
+    simdup_core::simhash_scheme(body, title, scheme, &mut interrupt).map(|fp| fp as i64)
 }
 
 /// What went into `simhash(body, title, scheme)`: one row per distinct token.

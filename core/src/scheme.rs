@@ -31,7 +31,7 @@ use unicode_normalization::UnicodeNormalization;
 use crate::features::{feature_hash, features, is_feature_token, jieba, Feature, Params, TfMode, CHUNK_BYTES};
 use crate::idf::{self, HashKeyed};
 use crate::normalize::{chunks, normalize_into};
-use crate::simhash::fingerprint;
+use crate::simhash::{fingerprint, simhash_with};
 use crate::Interrupt;
 
 /// Weight factor of a body word that also occurs in the title ([`Scheme::Title`],
@@ -506,6 +506,13 @@ pub fn features_with(
 
 /// SimHash of `body` (with `title`) under `opts`.
 pub fn simhash_with_options(body: &str, title: Option<&str>, opts: &Options, interrupt: Interrupt<'_>) -> Option<u64> {
+    if opts.is_format_1() {
+        // The allocation-free path of format 1 (the same value).
+        return match title.filter(|t| !t.is_empty()) {
+            Some(t) if opts.title_text => simhash_with(&title_and_body(t, body), &Params::default(), interrupt),
+            _ => simhash_with(body, &Params::default(), interrupt),
+        };
+    }
     fingerprint(&features_with(body, title, opts, false, interrupt))
 }
 
