@@ -4,17 +4,20 @@
 #   bench/backend_memory.sh [CONNECTIONS]     (default 20)
 # Memory is read from /proc/PID/smaps_rollup of each backend after it computed one simhash:
 # Private_Clean + Private_Dirty (memory only this backend holds) and Pss (its share of all).
+# Cluster "mem" ("$SIMDUP_CLUSTER-mem" if SIMDUP_CLUSTER is set) on port SIMDUP_BENCH_PORT
+# (54332); SIMDUP_BENCH_NO_INSTALL=1 skips `cargo pgrx install`.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/setup.sh" >/dev/null 2>&1
 cd "$SIMDUP_ROOT"
 conns=${1:-20}
 port=${SIMDUP_BENCH_PORT:-54332}
+cluster=${SIMDUP_CLUSTER:+$SIMDUP_CLUSTER-}mem
 [ "${SIMDUP_BENCH_NO_INSTALL:-0}" = 1 ] || cargo pgrx install --release --pg-config "$PG_CONFIG" >/dev/null
-trap 'scripts/cluster.sh stop mem >/dev/null 2>&1' EXIT
-psql=(psql -X -q -At -h /tmp/simdup-mem/sock -p "$port" -U postgres -d postgres)
+trap 'scripts/cluster.sh stop "$cluster" >/dev/null 2>&1' EXIT
+psql=(psql -X -q -At -h "/tmp/simdup-$cluster/sock" -p "$port" -U postgres -d postgres)
 
 measure() { # $1 = label, $2 = extra server options
-  PG_EXTRA_OPTS="$2" scripts/cluster.sh start mem "$port" 2>/dev/null
+  PG_EXTRA_OPTS="$2" scripts/cluster.sh start "$cluster" "$port" 2>/dev/null
   "${psql[@]}" -c "CREATE EXTENSION simdup" >/dev/null
   # First call in a new connection, 5 connections, median.
   local firsts=()
@@ -49,7 +52,7 @@ for pid in pids:
 print(f"| {label} | {len(pids)} | {first:.1f} | {statistics.median(priv):.1f} | {statistics.median(pss):.1f} |")
 PY
   wait
-  scripts/cluster.sh stop mem >/dev/null 2>&1
+  scripts/cluster.sh stop "$cluster" >/dev/null 2>&1
 }
 
 echo "| setting | backends | first simhash() in a new connection, ms (median of 5) | private memory per backend, MB (median) | PSS per backend, MB (median) |"

