@@ -133,28 +133,32 @@ def from_marker(lines, marker):
 # Each returns (summary rows [benchmark, simdup, baseline, ratio], detail markdown).
 
 def throughput(log, lines, logs):
+    """The first table: MB/s medians, and ratios to raw jieba-rs as medians of the rounds'
+    ratios (its third column); the per-round table follows it in the details."""
     rows = md_rows(lines)
     if len(rows) < 3:
         raise ValueError("no throughput table")
-    mbs = {}
+    first = []
     for r in rows[2:]:
-        c = md_cells(r)
-        mbs[c[0]] = float(c[1])
-    get = lambda key: next((v for k, v in mbs.items() if key in k), None)
-    jieba, core, sql = get("raw jieba-rs"), get("simdup core"), get("SELECT count(simhash")
-    py = get("Python recipe")
-    title = md_cells(rows[0])[0]  # "what (zh_news.jsonl, 7282 docs, 24.8 MB, median of 5)"
+        if r.startswith("| round") or r.startswith("| ---"):
+            break
+        first.append(md_cells(r))
+    mbs = {c[0]: (float(c[1]), float(c[2])) for c in first}
+    get = lambda key: next((v for k, v in mbs.items() if key in k), (None, None))
+    (jieba, _), (core, core_r), (sql, sql_r) = get("raw jieba-rs"), get("simdup core"), get("SELECT count(simhash")
+    py, _ = get("Python recipe")
+    title = md_cells(rows[0])[0]  # "what (zh_news.jsonl, 7282 docs, 24.8 MB, median of 5 rounds)"
     what = title[title.find("(") + 1:title.rfind(")")] if "(" in title else ""
     out = [
         [f"SimHash throughput, `SELECT count(simhash(body))`, 1 backend, MB/s ({what})", num(sql),
-         f"{num(jieba)} (raw jieba-rs segmentation)", times(sql / jieba) if sql and jieba else "—"],
+         f"{num(jieba)} (raw jieba-rs segmentation)", times(sql_r) if sql_r else "—"],
         ["SimHash throughput, simdup core fingerprint (Rust), MB/s", num(core),
-         f"{num(jieba)} (raw jieba-rs segmentation)", times(core / jieba) if core and jieba else "—"],
+         f"{num(jieba)} (raw jieba-rs segmentation)", times(core_r) if core_r else "—"],
     ]
     if py:
         out.append(["SimHash throughput, SQL vs the Python recipe (jieba + PyPI simhash), MB/s", num(sql),
                     f"{num(py)} (Python recipe)", times(sql / py, "faster")])
-    return out, "\n".join(rows)
+    return out, "\n".join(l for l in lines if l.startswith("|") or not l.strip())
 
 
 def stages(log, lines, logs):
@@ -312,6 +316,12 @@ def main():
     for line in (a.logs / "status.tsv").read_text().splitlines():
         name, rc, secs, cmd = line.split("\t", 3)
         parts.append((name, int(rc), int(secs), cmd))
+    # Parts run again later (bench/run_all.sh PART...) keep their place in the report.
+    order = ["setup", "throughput", "stages", "search_20k", "search_1M", "search_10M", "dedup", "minhash", "memory"]
+    parts.sort(key=lambda p: order.index(p[0]) if p[0] in order else len(order))
+    reruns_file = a.logs / "reruns"
+    reruns = reruns_file.read_text().split("\n") if reruns_file.exists() else []
+    reruns = [r for r in reruns if r.strip()]
     logrel = lambda name: os.path.relpath(a.logs / f"{name}.log", a.out.parent)
 
     summary, details, failures = [], [], []
@@ -355,9 +365,11 @@ def main():
            "runs every benchmark one after another on throwaway clusters, writes this file; "
            + ("a few minutes" if quick else "about an hour or more on 2 cores") + ").", "",
            "| | |", "| --- | --- |",
-           f"| date | {a.started or 'unknown'}; total wall time {fmt_time(a.total)} |",
+           f"| date | {a.started or 'unknown'}; total wall time {fmt_time(a.total)}"
+           + (" (sum of the parts' times)" if reruns else "") + " |",
            f"| machine | {machine()} |",
            f"| load average | {a.load or '?'} at the start, {loadavg} at the end |",
+           *[f"| parts run again | {r} (`bench/run_all.sh{' --quick' if quick else ''} PART...`) |" for r in reruns],
            f"| PostgreSQL | {pg or 'unknown'} |",
            f"| Rust | {sh('rustc', '--version') or 'unknown'} |",
            f"| commit | {commit()} |", "",

