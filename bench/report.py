@@ -291,14 +291,13 @@ def machine():
             f"{osr.get('PRETTY_NAME', platform.system())}, Linux {platform.release()}")
 
 
-def commit():
-    head = sh("git", "rev-parse", "--short=12", "HEAD")
-    dirty = [re.sub(r"^\s*\S+\s+", "", l) for l in sh("git", "status", "--porcelain", "--untracked-files=no").splitlines()]
-    subject = sh("git", "log", "-1", "--format=%s")
-    s = f"`{head}` ({subject})"
-    if dirty:
-        s += f" **plus uncommitted changes to {len(dirty)} tracked file{'s' if len(dirty) > 1 else ''}**: " + \
-             ", ".join(f"`{l}`" for l in dirty[:8]) + (" …" if len(dirty) > 8 else "")
+def commit(rev):
+    """A part's commit as recorded when it ran ("abc123" or "abc123+dirty"), with its subject."""
+    head = rev.split("+")[0]
+    subject = sh("git", "log", "-1", "--format=%s", head) if head != "unknown" else ""
+    s = f"`{head}`" + (f" ({subject})" if subject else "")
+    if rev.endswith("+dirty"):
+        s += " **plus uncommitted changes to tracked files**"
     return s
 
 
@@ -310,6 +309,7 @@ def main():
     ap.add_argument("--started", default="")
     ap.add_argument("--load", default="")
     ap.add_argument("--total", type=int, default=0)
+    ap.add_argument("--load-end", default="", help="load average at the end (default: now)")
     a = ap.parse_args()
 
     parts = []
@@ -355,7 +355,7 @@ def main():
     pg = sh(os.environ.get("PG_CONFIG", "pg_config"), "--version")
     sources = ROOT / "bench/data/SOURCES.md"
     src_rows = md_rows(sources.read_text().splitlines()) if sources.exists() else []
-    loadavg = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    loadavg = a.load_end or " ".join(f"{x:.2f}" for x in os.getloadavg())
 
     md = [f"# simdup benchmarks{' — QUICK MODE (small sizes: tests the runner, not figures to quote)' if quick else ''}", ""]
     if quick:
@@ -372,8 +372,8 @@ def main():
            *[f"| parts run again | {r} (`bench/run_all.sh{' --quick' if quick else ''} PART...`) |" for r in reruns],
            f"| PostgreSQL | {pg or 'unknown'} |",
            f"| Rust | {sh('rustc', '--version') or 'unknown'} |",
-           f"| commit | {commit()}"
-           + (" — the parts were measured at other commits too, see Parts" if len({p[3] for p in parts}) > 1 else "") + " |", "",
+           f"| commit | {'; '.join(commit(r) for r in dict.fromkeys(p[3] for p in parts))}"
+           + (" — parts at different commits: see Parts" if len({p[3] for p in parts}) > 1 else "") + " |", "",
            "Data (`bench/fetch_data.sh`, from PyPI; checked against the sha256 below):", ""]
     md += src_rows or ["bench/data/SOURCES.md is missing"]
     md += ["", "## Summary", "",

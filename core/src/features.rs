@@ -307,13 +307,10 @@ pub fn with_weighted<R>(text: &str, params: &Params, interrupt: Interrupt<'_>, f
     let run = |s: &mut Scratch| {
         let Scratch { norm, tally, pairs } = s;
         tally.reset(expected_distinct(text.len()));
-        let table = idf::table();
         for_each_token(text, params, norm, interrupt, |_, hash| {
-            if tally.add(hash) {
-                // Start the IDF lookup's cache miss now: segmentation goes on meanwhile.
-                table.prefetch(hash);
-            }
+            tally.add(hash);
         });
+        let table = idf::table();
         let unknown = table.median() * params.unknown_idf;
         pairs.clear();
         tally.for_each_idf(table, unknown, |_, hash, count, idf| {

@@ -22,6 +22,7 @@
 //! adopted (NFKC off, lower case off, a stopword list, HMM on, character n-grams): see
 //! docs/quality.md for what each changes.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
@@ -476,6 +477,15 @@ pub fn title_and_body(title: &str, body: &str) -> String {
     s
 }
 
+/// The text fingerprinted: `title + "\n" + body` when the options put the (non-empty) title
+/// into the text, else the body.
+fn text_of<'a>(body: &'a str, title: Option<&str>, opts: &Options) -> Cow<'a, str> {
+    match title {
+        Some(t) if opts.title_text => Cow::Owned(title_and_body(t, body)),
+        _ => Cow::Borrowed(body),
+    }
+}
+
 /// The weighted features of `body` with `title` (`None` or empty: no title) under `opts`, in
 /// order of first occurrence. Format 1 options take exactly the path of [`features`].
 pub fn features_with(
@@ -486,32 +496,23 @@ pub fn features_with(
     interrupt: Interrupt<'_>,
 ) -> Vec<Feature> {
     let title = title.filter(|t| !t.is_empty());
-    let joined;
-    let text = match title {
-        Some(t) if opts.title_text => {
-            joined = title_and_body(t, body);
-            joined.as_str()
-        }
-        _ => body,
-    };
+    let text = text_of(body, title, opts);
     if opts.is_format_1() {
-        return features(text, &Params::default(), keep_tokens, interrupt);
+        return features(&text, &Params::default(), keep_tokens, interrupt);
     }
     let titles = match title {
         Some(t) if opts.title_weights() => title_set(t, &opts.tokenizer, interrupt),
         _ => HashSet::new(),
     };
-    weigh(terms(text, &opts.tokenizer, keep_tokens, interrupt), &titles, &opts.weighting)
+    weigh(terms(&text, &opts.tokenizer, keep_tokens, interrupt), &titles, &opts.weighting)
 }
 
 /// SimHash of `body` (with `title`) under `opts`.
 pub fn simhash_with_options(body: &str, title: Option<&str>, opts: &Options, interrupt: Interrupt<'_>) -> Option<u64> {
     if opts.is_format_1() {
         // The allocation-free path of format 1 (the same value).
-        return match title.filter(|t| !t.is_empty()) {
-            Some(t) if opts.title_text => simhash_with(&title_and_body(t, body), &Params::default(), interrupt),
-            _ => simhash_with(body, &Params::default(), interrupt),
-        };
+        let text = text_of(body, title.filter(|t| !t.is_empty()), opts);
+        return simhash_with(&text, &Params::default(), interrupt);
     }
     fingerprint(&features_with(body, title, opts, false, interrupt))
 }
