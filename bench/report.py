@@ -347,7 +347,7 @@ def main():
                 rows = [[title, f"no result parsed ({type(e).__name__}: {e}; see [log]({logrel(name)}))", "", ""]]
         summary += rows
         details.append(f"### {title}\n\n`{cmd}` ({fmt_time(secs)}"
-                       + ("" if rc == 0 else f", **failed with exit status {rc}**") + f"; [raw log]({logrel(name)}))\n\n"
+                       + ("" if rc == 0 else f", **failed with exit status {rc}**") + f"; raw log `{logrel(name)}`, kept locally, not in git)\n\n"
                        + (detail or "no output: see the raw log"))
 
     quick = a.mode == "quick"
