@@ -38,14 +38,21 @@ pub fn feature_hash(token: &str) -> u64 {
 
 /// Whether a token carries meaning: it has at least one letter or digit (any script).
 /// Tokens of only punctuation, whitespace, symbols or emoji are dropped.
-#[inline]
+#[inline(always)]
 pub fn is_feature_token(token: &str) -> bool {
-    // Fast path: a token starting with an ASCII letter/digit or a CJK ideograph is a word.
+    // Fast path, inlined into every token loop: a token starting with an ASCII letter/digit
+    // or a CJK ideograph is a word.
     match token.chars().next() {
         None => false,
         Some(c) if c.is_ascii_alphanumeric() || ('\u{4e00}'..='\u{9fff}').contains(&c) => true,
-        Some(_) => token.chars().any(is_alphanumeric),
+        Some(_) => has_alphanumeric(token),
     }
+}
+
+/// The slow path of [`is_feature_token`] (punctuation, other scripts), kept out of line.
+#[inline(never)]
+fn has_alphanumeric(token: &str) -> bool {
+    token.chars().any(is_alphanumeric)
 }
 
 /// `char::is_alphanumeric`, from a bitmap for the Basic Multilingual Plane (8 KiB, built once
