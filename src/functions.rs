@@ -85,10 +85,6 @@ fn scheme_arg(scheme: Option<&str>) -> Scheme {
     name.parse().unwrap_or_else(|e: simdup_core::scheme::UnknownScheme| invalid_parameter(e.to_string(), SCHEME_HINT))
 }
 
-fn scheme_features(body: &str, title: Option<&str>, scheme: Scheme, keep_tokens: bool) -> Vec<Feature> {
-    features_with(body, title, &scheme.options(), keep_tokens, &mut interrupt)
-}
-
 /// SimHash of a document with a title: format 1 of `title || E'\n' || body`, the title-aware
 /// choice measured best (docs/quality.md). A NULL or empty title gives `simhash(body)`; a NULL
 /// body gives NULL. Not STRICT, so that a NULL title does not null the fingerprint.
@@ -126,7 +122,7 @@ fn simhash_features_scheme(
 > {
     let scheme = scheme_arg(scheme);
     let feats = match body {
-        Some(body) => scheme_features(body, title, scheme, true),
+        Some(body) => features_with(body, title, &scheme.options(), true, &mut interrupt),
         None => Vec::new(),
     };
     TableIterator::new(feature_rows(feats))
