@@ -19,8 +19,8 @@
 --   mark:   stores the row with dup_of = that key (NULL when there is none).
 --
 -- SET search_path: the lookup's names are schema-qualified anyway. SET enable_seqscan: the
--- lookup's generic plan, made once per table and session (often while the table is empty and
--- has no statistics), must keep using the block indexes as the table grows.
+-- lookup's generic plan, made per table and session (often while the table is empty) and made
+-- again each time the table has doubled (src/dedup.rs), must use the block indexes.
 CREATE FUNCTION simdup_dedup_trigger() RETURNS trigger
 LANGUAGE c
 SET search_path = pg_catalog, pg_temp

@@ -67,10 +67,17 @@
 //! declared with `SET search_path = pg_catalog, pg_temp` (sql/dedup.sql).
 //!
 //! Plans: the lookup is prepared once per table and backend as a generic plan, often while the
-//! table is still empty or small and has no statistics; a sequential scan chosen then would
-//! stay while the table grows (a COPY into a new table would become quadratic). So the function
-//! is also declared with `SET enable_seqscan = off`, which holds while the lookup is planned
-//! (and re-planned after DDL or ANALYZE) and run; nothing else runs inside the trigger.
+//! table is still empty or small; a plan that reads the whole table (or a whole index) is the
+//! cheapest there, and would stay while the table grows: every insert would read every row, a
+//! COPY into a new table would become quadratic. Two guards. The function is declared with
+//! `SET enable_seqscan = off`, which holds while the lookup is planned and run (nothing else
+//! runs inside the trigger). That does not stop a full *index* scan with the block conditions
+//! as a filter, which the planner picks for a table of a few pages (measured: 2,937 heap
+//! fetches per branch and 2.6 ms an insert at 2,937 rows, growing with every row, until
+//! autovacuum's ANALYZE invalidated the plan). So the plan also remembers the table's size in
+//! blocks when it was made, and is made again once the table has doubled (and grown by at least
+//! [`REPLAN_MIN_GROWTH`] blocks): O(log n) plans while a table grows, each for the size at hand;
+//! besides, the plan cache re-plans after DDL and ANALYZE.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -197,10 +204,27 @@ unsafe fn bigint_value(tuple: pg_sys::HeapTuple, tupdesc: pg_sys::TupleDesc, att
     i64::from_datum(datum, isnull)
 }
 
+/// A prepared lookup (SPI_keepplan) and the size of its table, in blocks, when it was planned.
+#[derive(Clone, Copy)]
+struct Prepared {
+    plan: usize,
+    blocks: u32,
+}
+
 thread_local! {
-    /// Prepared lookups (SPI_keepplan), by query text: one per table, columns and k, per backend.
-    /// The plan cache re-plans them after DDL or ANALYZE; a renamed table gets a new text.
-    static PLANS: RefCell<HashMap<String, usize>> = RefCell::new(HashMap::new());
+    /// Prepared lookups by query text: one per table, columns and k, per backend. The plan
+    /// cache re-plans them after DDL or ANALYZE; [`prepared`] after the table has doubled; a
+    /// renamed table gets a new text.
+    static PLANS: RefCell<HashMap<String, Prepared>> = RefCell::new(HashMap::new());
+}
+
+/// Growth, in blocks, below which a lookup is not planned again (see the module comment).
+const REPLAN_MIN_GROWTH: u32 = 8;
+
+/// Whether a lookup planned when its table had `planned` blocks is to be planned again now
+/// that it has `now`: once it has doubled and grown by [`REPLAN_MIN_GROWTH`] blocks or more.
+fn needs_replan(planned: u32, now: u32) -> bool {
+    now > planned.saturating_mul(2).max(planned.saturating_add(REPLAN_MIN_GROWTH - 1))
 }
 
 /// The lookup: the near-duplicate with the smallest key, and its distance.
@@ -238,9 +262,16 @@ pub(crate) fn lookup_query(ext: &str, table: &str, fp_column: &str, key_column: 
     )
 }
 
-unsafe fn prepared(query: &str) -> pg_sys::SPIPlanPtr {
+/// The prepared lookup `query` on `rel`, planned now if it was not yet or if the table has
+/// doubled since ([`needs_replan`]).
+unsafe fn prepared(query: &str, rel: pg_sys::Relation) -> pg_sys::SPIPlanPtr {
+    let blocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
     if let Some(p) = PLANS.with_borrow(|m| m.get(query).copied()) {
-        return p as pg_sys::SPIPlanPtr;
+        if !needs_replan(p.blocks, blocks) {
+            return p.plan as pg_sys::SPIPlanPtr;
+        }
+        PLANS.with_borrow_mut(|m| m.remove(query));
+        pg_sys::SPI_freeplan(p.plan as pg_sys::SPIPlanPtr);
     }
     let cquery = CString::new(query).expect("query contains NUL");
     let mut argtypes = [pg_sys::INT8OID, pg_sys::TIDOID];
@@ -259,7 +290,7 @@ unsafe fn prepared(query: &str) -> pg_sys::SPIPlanPtr {
     if pg_sys::SPI_keepplan(plan) != 0 {
         error!("simdup: could not keep the near-duplicate lookup plan");
     }
-    PLANS.with_borrow_mut(|m| m.insert(query.to_owned(), plan as usize));
+    PLANS.with_borrow_mut(|m| m.insert(query.to_owned(), Prepared { plan: plan as usize, blocks }));
     plan
 }
 
@@ -318,7 +349,7 @@ unsafe fn check(
     if pg_sys::SPI_connect() != pg_sys::SPI_OK_CONNECT as c_int {
         error!("simdup: SPI_connect failed");
     }
-    let plan = prepared(&query);
+    let plan = prepared(&query, rel);
     let mut tid = exclude;
     let mut values = [fp.into_datum().unwrap(), pg_sys::Datum::from(&mut tid as *mut pg_sys::ItemPointerData)];
     let nulls = [b' ' as c_char, b' ' as c_char];
