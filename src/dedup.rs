@@ -204,11 +204,13 @@ unsafe fn bigint_value(tuple: pg_sys::HeapTuple, tupdesc: pg_sys::TupleDesc, att
     i64::from_datum(datum, isnull)
 }
 
-/// A prepared lookup (SPI_keepplan) and the size of its table, in blocks, when it was planned.
+/// A prepared lookup (SPI_keepplan), the size of its table, in blocks, when it was planned,
+/// and when it was last used (a count of lookups in this backend).
 #[derive(Clone, Copy)]
 struct Prepared {
     plan: usize,
     blocks: u32,
+    used: u64,
 }
 
 thread_local! {
@@ -216,7 +218,15 @@ thread_local! {
     /// cache re-plans them after DDL or ANALYZE; [`prepared`] after the table has doubled; a
     /// renamed table gets a new text.
     static PLANS: RefCell<HashMap<String, Prepared>> = RefCell::new(HashMap::new());
+    /// Lookups so far in this backend: the clock of [`Prepared::used`].
+    static LOOKUPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
+
+/// Lookup plans a backend keeps at most. One plan holds about 130 KB of the backend's memory
+/// (measured in `pg_backend_memory_contexts`) and stays after its table is dropped, so a
+/// long-lived backend that writes into many tables (one per tenant, per day, tests) would
+/// otherwise grow without bound; the least recently used plan goes first.
+const MAX_PLANS: usize = 64;
 
 /// Growth, in blocks, below which a lookup is not planned again (see the module comment).
 const REPLAN_MIN_GROWTH: u32 = 8;
@@ -266,12 +276,35 @@ pub(crate) fn lookup_query(ext: &str, table: &str, fp_column: &str, key_column: 
 /// doubled since ([`needs_replan`]).
 unsafe fn prepared(query: &str, rel: pg_sys::Relation) -> pg_sys::SPIPlanPtr {
     let blocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
-    if let Some(p) = PLANS.with_borrow(|m| m.get(query).copied()) {
+    let now = LOOKUPS.get() + 1;
+    LOOKUPS.set(now);
+    // No plan of simdup's is running while a lookup is being prepared (a lookup only calls
+    // simdup's immutable functions, which run no SQL), so any of them may be freed here.
+    let stale = PLANS.with_borrow_mut(|m| {
+        let p = m.get_mut(query)?;
         if !needs_replan(p.blocks, blocks) {
-            return p.plan as pg_sys::SPIPlanPtr;
+            p.used = now;
+            return Some(Ok(p.plan));
         }
-        PLANS.with_borrow_mut(|m| m.remove(query));
-        pg_sys::SPI_freeplan(p.plan as pg_sys::SPIPlanPtr);
+        m.remove(query).map(|p| Err(p.plan))
+    });
+    match stale {
+        Some(Ok(plan)) => return plan as pg_sys::SPIPlanPtr,
+        Some(Err(plan)) => {
+            pg_sys::SPI_freeplan(plan as pg_sys::SPIPlanPtr);
+        }
+        None => {
+            let oldest = PLANS.with_borrow_mut(|m| {
+                if m.len() < MAX_PLANS {
+                    return None;
+                }
+                let key = m.iter().min_by_key(|(_, p)| p.used).map(|(k, _)| k.clone())?;
+                m.remove(&key).map(|p| p.plan)
+            });
+            if let Some(plan) = oldest {
+                pg_sys::SPI_freeplan(plan as pg_sys::SPIPlanPtr);
+            }
+        }
     }
     let cquery = CString::new(query).expect("query contains NUL");
     let mut argtypes = [pg_sys::INT8OID, pg_sys::TIDOID];
@@ -290,7 +323,7 @@ unsafe fn prepared(query: &str, rel: pg_sys::Relation) -> pg_sys::SPIPlanPtr {
     if pg_sys::SPI_keepplan(plan) != 0 {
         error!("simdup: could not keep the near-duplicate lookup plan");
     }
-    PLANS.with_borrow_mut(|m| m.insert(query.to_owned(), Prepared { plan: plan as usize, blocks }));
+    PLANS.with_borrow_mut(|m| m.insert(query.to_owned(), Prepared { plan: plan as usize, blocks, used: now }));
     plan
 }
 

@@ -200,6 +200,32 @@ mod tests {
         assert!(read < 600_000, "the lookups read {read} block index entries for 3,000 rows");
     }
 
+    /// A backend keeps at most 64 lookup plans (~130 KB each, kept after their table is
+    /// dropped), the most recently used: inserting into 66 tables leaves 64, the last one's
+    /// among them and the first one's not.
+    #[pg_test]
+    fn dedup_keeps_at_most_64_lookup_plans() {
+        Spi::run(
+            "DO $$ BEGIN FOR i IN 1..66 LOOP
+               EXECUTE format('CREATE TABLE dp%s (id int PRIMARY KEY, body text)', i);
+               PERFORM simdup_enable(format('dp%s', i)::regclass, 'body', on_duplicate => 'skip');
+               EXECUTE format('INSERT INTO dp%s VALUES (1, %L)', i, '今天天气很好，我们去公园散步。' || i);
+             END LOOP; END $$;",
+        )
+        .unwrap();
+        let kept = |filter: &str| {
+            Spi::get_one::<i64>(&format!(
+                "SELECT count(*) FROM pg_backend_memory_contexts
+                 WHERE name = 'CachedPlanSource' AND ident LIKE 'WITH f AS MATERIALIZED%' {filter}"
+            ))
+            .unwrap()
+            .unwrap()
+        };
+        assert_eq!(kept(""), 64);
+        assert_eq!(kept("AND ident LIKE '%public.dp66 %'"), 1);
+        assert_eq!(kept("AND ident LIKE '%public.dp1 %'"), 0);
+    }
+
     /// The trigger holds exactly the advisory locks simdup_lock_stripes names, keyed
     /// (table OID, stripe) as pg_advisory_xact_lock(int4, int4) does, exclusively.
     #[pg_test]
