@@ -74,12 +74,13 @@
 //! runs inside the trigger). That does not stop a full *index* scan with the block conditions
 //! as a filter, which the planner picks for a table it knows to be empty (ANALYZE or VACUUM of
 //! an empty table; measured: 2,937 heap fetches per branch and 2.6 ms an insert at 2,937 rows,
-//! growing with every row, until autovacuum's ANALYZE invalidated the plan). So the plan also remembers the table's size in
-//! blocks when it was made, and is made again once the table has doubled (and grown by at least
-//! [`REPLAN_MIN_GROWTH`] blocks): O(log n) plans while a table grows, each for the size at hand;
-//! besides, the plan cache re-plans after DDL and ANALYZE.
+//! growing with every row, until autovacuum's ANALYZE invalidated the plan). So the plan also
+//! remembers the table's size in blocks when it was made, and is made again once the table has
+//! doubled (and grown by at least [`REPLAN_MIN_GROWTH`] blocks): O(log n) plans while a table
+//! grows, each for the size at hand; besides, the plan cache re-plans after DDL and ANALYZE.
+//! A backend keeps at most [`MAX_PLANS`] plans, the most recently used.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, CStr, CString};
 
@@ -219,7 +220,26 @@ thread_local! {
     /// renamed table gets a new text.
     static PLANS: RefCell<HashMap<String, Prepared>> = RefCell::new(HashMap::new());
     /// Lookups so far in this backend: the clock of [`Prepared::used`].
-    static LOOKUPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static LOOKUPS: Cell<u64> = const { Cell::new(0) };
+    /// Lookups running now in this backend (more than one only if SQL run by a lookup — say a
+    /// user-defined comparison of the key type — inserts into a dedup-enabled table).
+    static RUNNING: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Counts a running lookup for as long as it lives (also when an error unwinds through it).
+struct Running;
+
+impl Running {
+    fn start() -> Running {
+        RUNNING.set(RUNNING.get() + 1);
+        Running
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.set(RUNNING.get() - 1);
+    }
 }
 
 /// Lookup plans a backend keeps at most. One plan holds about 130 KB of the backend's memory
@@ -278,33 +298,30 @@ unsafe fn prepared(query: &str, rel: pg_sys::Relation) -> pg_sys::SPIPlanPtr {
     let blocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
     let now = LOOKUPS.get() + 1;
     LOOKUPS.set(now);
-    // No plan of simdup's is running while a lookup is being prepared (a lookup only calls
-    // simdup's immutable functions, which run no SQL), so any of them may be freed here.
-    let stale = PLANS.with_borrow_mut(|m| {
-        let p = m.get_mut(query)?;
-        if !needs_replan(p.blocks, blocks) {
-            p.used = now;
-            return Some(Ok(p.plan));
-        }
-        m.remove(query).map(|p| Err(p.plan))
-    });
-    match stale {
-        Some(Ok(plan)) => return plan as pg_sys::SPIPlanPtr,
-        Some(Err(plan)) => {
-            pg_sys::SPI_freeplan(plan as pg_sys::SPIPlanPtr);
-        }
-        None => {
-            let oldest = PLANS.with_borrow_mut(|m| {
-                if m.len() < MAX_PLANS {
-                    return None;
-                }
-                let key = m.iter().min_by_key(|(_, p)| p.used).map(|(k, _)| k.clone())?;
-                m.remove(&key).map(|p| p.plan)
-            });
-            if let Some(plan) = oldest {
-                pg_sys::SPI_freeplan(plan as pg_sys::SPIPlanPtr);
+    // The kept plan of `query` (Ok), unless its table has doubled since; otherwise the plan to
+    // free first (Err): that stale one, or the least recently used when MAX_PLANS are kept.
+    // Nothing is freed while another lookup runs: it could be running that plan.
+    let nested = RUNNING.get() > 0;
+    let found = PLANS.with_borrow_mut(|m| {
+        if let Some(p) = m.get_mut(query) {
+            if nested || !needs_replan(p.blocks, blocks) {
+                p.used = now;
+                return Ok(p.plan);
             }
+            return Err(m.remove(query).map(|p| p.plan));
         }
+        if nested || m.len() < MAX_PLANS {
+            return Err(None);
+        }
+        let oldest = m.iter().min_by_key(|(_, p)| p.used).map(|(k, _)| k.clone());
+        Err(oldest.and_then(|k| m.remove(&k)).map(|p| p.plan))
+    });
+    match found {
+        Ok(plan) => return plan as pg_sys::SPIPlanPtr,
+        Err(Some(old)) => {
+            pg_sys::SPI_freeplan(old as pg_sys::SPIPlanPtr);
+        }
+        Err(None) => {}
     }
     let cquery = CString::new(query).expect("query contains NUL");
     let mut argtypes = [pg_sys::INT8OID, pg_sys::TIDOID];
@@ -388,6 +405,7 @@ unsafe fn check(
     let nulls = [b' ' as c_char, b' ' as c_char];
     // CommandCounterIncrement + a copy of the latest snapshot with the current command id:
     // committed rows of every transaction, and this transaction's own rows so far.
+    let running = Running::start();
     let rc = pg_sys::SPI_execute_snapshot(
         plan,
         values.as_mut_ptr(),
@@ -398,6 +416,7 @@ unsafe fn check(
         false,
         1,
     );
+    drop(running);
     if rc != pg_sys::SPI_OK_SELECT as c_int {
         error!("simdup: near-duplicate lookup failed (SPI result {rc})");
     }
