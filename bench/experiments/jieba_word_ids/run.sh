@@ -21,7 +21,8 @@
 #   free   with word ids and SIMDUP_FREE_LOOKUPS=1: a word with an id costs no memory access at
 #          all (hash = id x constant, IDF 1): wrong fingerprints, a bound on what any lookup
 #          scheme keyed by word ids could give.
-# Prints the median ratio simhash / raw jieba-rs of each.
+# Prints the median ratio simhash / raw jieba-rs of each. Needs the git history back to $BASE
+# (not a shallow clone) and the corpus of bench/fetch_data.sh (fetched if missing).
 set -euo pipefail
 BASE=c1f45fa
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
