@@ -298,30 +298,33 @@ unsafe fn prepared(query: &str, rel: pg_sys::Relation) -> pg_sys::SPIPlanPtr {
     let blocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
     let now = LOOKUPS.get() + 1;
     LOOKUPS.set(now);
-    // The kept plan of `query` (Ok), unless its table has doubled since; otherwise the plan to
-    // free first (Err): that stale one, or the least recently used when MAX_PLANS are kept.
-    // Nothing is freed while another lookup runs: it could be running that plan.
+    // The kept plan of `query` (Ok), unless its table has doubled since; otherwise the plans to
+    // free first (Err): that stale one, and the least recently used ones beyond MAX_PLANS − 1
+    // (more than one only after nested lookups went past the bound). Nothing is freed while
+    // another lookup runs: it could be running that plan.
     let nested = RUNNING.get() > 0;
     let found = PLANS.with_borrow_mut(|m| {
+        let mut free = Vec::new();
         if let Some(p) = m.get_mut(query) {
             if nested || !needs_replan(p.blocks, blocks) {
                 p.used = now;
                 return Ok(p.plan);
             }
-            return Err(m.remove(query).map(|p| p.plan));
+            free.extend(m.remove(query).map(|p| p.plan));
         }
-        if nested || m.len() < MAX_PLANS {
-            return Err(None);
+        while !nested && m.len() >= MAX_PLANS {
+            let oldest = m.iter().min_by_key(|(_, p)| p.used).map(|(k, _)| k.clone());
+            free.extend(oldest.and_then(|k| m.remove(&k)).map(|p| p.plan));
         }
-        let oldest = m.iter().min_by_key(|(_, p)| p.used).map(|(k, _)| k.clone());
-        Err(oldest.and_then(|k| m.remove(&k)).map(|p| p.plan))
+        Err(free)
     });
     match found {
         Ok(plan) => return plan as pg_sys::SPIPlanPtr,
-        Err(Some(old)) => {
-            pg_sys::SPI_freeplan(old as pg_sys::SPIPlanPtr);
+        Err(free) => {
+            for old in free {
+                pg_sys::SPI_freeplan(old as pg_sys::SPIPlanPtr);
+            }
         }
-        Err(None) => {}
     }
     let cquery = CString::new(query).expect("query contains NUL");
     let mut argtypes = [pg_sys::INT8OID, pg_sys::TIDOID];
