@@ -1,28 +1,16 @@
--- simdup: dedup on insert (issue #4). simdup_enable(tbl, text_column, on_duplicate => ...) in
--- sql/search.sql installs, for a table with a single-column primary key:
+-- simdup: the dedup trigger function (src/dedup/). simdup_enable(tbl, text_column,
+-- on_duplicate => ...) (sql/enable.sql) installs it, for a table with a single-column primary
+-- key, as
 --
 --   ALTER TABLE docs ADD COLUMN dup_of <type of the primary key>;          -- 'mark' only
 --   CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON docs FOR EACH ROW
 --       EXECUTE FUNCTION simdup_dedup_trigger('reject', '10', 'body', 'simhash', 'id');
 --
 -- (arguments: on_duplicate, max_distance, text column ('' when an existing bigint fingerprint
--- column was adopted), fingerprint column, primary key column), and records on_duplicate and
--- max_distance in simdup_tables. simdup_disable drops the trigger (and dup_of).
---
--- The trigger (src/dedup.rs, where the argument for its correctness under concurrency is
--- written down) computes simhash(NEW.text_column) itself, takes k + 1 transaction-scoped
--- advisory locks (pg_advisory_xact_lock(table OID, stripe), stripes from
--- simdup_lock_stripes(fp, k)), then looks up the near-duplicate with the smallest primary key
--- through the block indexes (simdup_match) and
---   reject: raises unique_violation (23505), DETAIL Key (id)=(…) is at Hamming distance d;
---   skip:   drops the row (the INSERT's or COPY's row count does not include it);
---   mark:   stores the row with dup_of = that key (NULL when there is none).
---
--- SET search_path: the lookup's names are schema-qualified anyway. SET enable_seqscan: the
--- lookup's generic plan, made per table and session (often while the table is empty) and made
--- again each time the table has doubled (src/dedup.rs), must use the block indexes.
+-- column was adopted), fingerprint column, primary key column: src/dedup/config.rs writes and
+-- reads them). It runs no SQL: it reads the block indexes and the heap directly.
 CREATE FUNCTION simdup_dedup_trigger() RETURNS trigger
 LANGUAGE c
-SET search_path = pg_catalog, pg_temp
-SET enable_seqscan = off
 AS 'MODULE_PATHNAME', 'simdup_dedup_trigger';
+COMMENT ON FUNCTION simdup_dedup_trigger() IS
+  'simdup: the dedup trigger function installed by simdup_enable(..., on_duplicate => ...) as BEFORE INSERT OR UPDATE FOR EACH ROW, arguments (on_duplicate, max_distance, text_column or '''', fingerprint_column, key_column): computes simhash of the new text, takes the row''s advisory lock stripes, finds the near-duplicate with the smallest key through the block indexes, then rejects (23505, constraint simdup_dedup), skips or marks (dup_of) the row';

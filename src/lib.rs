@@ -1,12 +1,15 @@
 //! simdup: near-duplicate detection for Chinese and English text inside PostgreSQL.
 //!
-//! This crate is the thin SQL layer over `simdup-core`: one module per concern.
+//! This crate is the thin SQL layer over `simdup-core`, one module per concern; the README's
+//! "Architecture" section maps every file.
 
 use pgrx::prelude::*;
 
+mod args;
+mod batch;
 mod dedup;
 mod errors;
-mod functions;
+mod fingerprint;
 mod gucs;
 mod minhash;
 mod operators;
@@ -19,34 +22,41 @@ pg_module_magic!();
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     gucs::init();
+    search::planner::init();
     // Listed in shared_preload_libraries: load jieba's dictionary and the IDF tables once, in
     // the postmaster, so that every backend shares them copy-on-write and no first call pays
     // for them. Otherwise they load lazily on first use in each backend.
+    // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries.
     if unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
         simdup_core::features::preload();
     }
 }
 
-// Near-duplicate search on B-tree indexes of the four blocks (issue #3): the SQL API.
+// Hand-written SQL, one file per concern, each object's COMMENT beside it.
+extension_sql_file!("../sql/tables.sql", name = "tables");
 extension_sql_file!(
     "../sql/search.sql",
-    name = "search",
+    name = "search_sql",
+    requires = ["tables", operators::hamming, "_simdup_tids", "_simdup_nearest_tids", "hamming_support"]
+);
+extension_sql_file!(
+    "../sql/enable.sql",
+    name = "enable",
     requires = [
-        functions::simhash,
-        functions::simhash_block,
-        operators::hamming,
-        search::simdup_probe,
-        search::simdup_fingerprint_pairs,
-        search::simdup_max_distance,
-        search::simdup_fingerprint_components,
+        "tables",
+        "search_sql",
+        search::_simdup_key,
+        batch::simdup_max_distance,
+        dedup::config::_simdup_dedup_trigger_args,
+        "dedup_sql"
     ]
 );
-
-// Dedup on insert (issue #4): the trigger function and what simdup_enable needs for it.
-extension_sql_file!("../sql/dedup.sql", name = "dedup", requires = ["search", dedup::simdup_lock_stripes]);
-
-// Comments on every public object, once they all exist.
-extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
+extension_sql_file!("../sql/dedup.sql", name = "dedup_sql", requires = ["tables"]);
+extension_sql_file!(
+    "../sql/batch.sql",
+    name = "batch_sql",
+    requires = ["enable", batch::_simdup_fingerprint_pairs, batch::_simdup_fingerprint_components]
+);
 
 #[cfg(any(test, feature = "pg_test"))]
 mod tests;

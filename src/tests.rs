@@ -36,23 +36,22 @@ mod tests {
     }
 
     #[pg_test]
-    fn probe_sizes() {
-        for (k, n) in [(0, 1), (3, 1), (4, 17), (7, 17), (8, 137), (11, 137), (12, 697), (64, 65536)] {
-            let len = Spi::get_one::<i32>(&format!("SELECT cardinality(simdup_probe(-1, 2, {k}))"))
-                .unwrap()
-                .unwrap();
-            assert_eq!(len, n, "k = {k}");
-        }
+    fn layouts_and_k() {
+        let offsets = Spi::get_one::<Vec<i32>>("SELECT _simdup_layout(4)").unwrap().unwrap();
+        assert_eq!(offsets, vec![0, 16, 32, 48]);
+        let offsets = Spi::get_one::<Vec<i32>>("SELECT _simdup_layout(3)").unwrap().unwrap();
+        assert_eq!(offsets, vec![0, 22, 43]);
+        assert_eq!(Spi::get_one::<i32>("SELECT _simdup_check_k(64)").unwrap(), Some(64));
+    }
+
+    #[pg_test(error = "9 blocks is out of range")]
+    fn layout_out_of_range() {
+        Spi::run("SELECT _simdup_layout(9)").unwrap();
     }
 
     #[pg_test(error = "maximum distance 65 is out of range")]
-    fn probe_k_out_of_range() {
-        Spi::run("SELECT simdup_probe(0, 0, 65)").unwrap();
-    }
-
-    #[pg_test(error = "block index 4 is out of range")]
-    fn probe_block_out_of_range() {
-        Spi::run("SELECT simdup_probe(0, 4, 3)").unwrap();
+    fn k_out_of_range() {
+        Spi::run("SELECT _simdup_check_k(65)").unwrap();
     }
 
     #[pg_test]
@@ -66,17 +65,17 @@ mod tests {
         // fa < fb as bigints: (-2, -1) not (-1, -2); identical fingerprints (0, 0) collapsed.
         let got = Spi::get_one::<String>(
             "SELECT string_agg(fa || ',' || fb || ':' || distance, ' ' ORDER BY fa, fb)
-             FROM simdup_fingerprint_pairs('p_t', 2)",
+             FROM _simdup_fingerprint_pairs('p_t', 'fp', 2)",
         )
         .unwrap()
         .unwrap();
         assert_eq!(got, "-2,-1:1 0,1:1 0,3:2 1,3:1");
     }
 
-    #[pg_test(error = "table public.not_enabled is not enabled for simdup")]
-    fn fingerprint_pairs_needs_enable() {
+    #[pg_test(error = "table not_enabled is not enabled for simdup")]
+    fn pairs_need_enable() {
         Spi::run("CREATE TABLE not_enabled (id int PRIMARY KEY, fp bigint)").unwrap();
-        Spi::run("SELECT * FROM simdup_fingerprint_pairs('not_enabled', 3)").unwrap();
+        Spi::run("SELECT * FROM simdup_pairs('not_enabled', 3)").unwrap();
     }
 
     #[pg_test]
@@ -90,7 +89,7 @@ mod tests {
         // 0 - 1 - 3 chain at k = 1; 1000000 and -1 are alone; rows 1 and 5 are identical.
         let got = Spi::get_one::<String>(
             "SELECT string_agg(fp || ':' || component, ' ' ORDER BY fp)
-             FROM simdup_fingerprint_components('c_t', 1)",
+             FROM _simdup_fingerprint_components('c_t', 'fp', 1)",
         )
         .unwrap()
         .unwrap();
@@ -142,91 +141,33 @@ mod tests {
         Spi::run("SELECT * FROM minhash_choose_bands(128, 1)").unwrap();
     }
 
-    /// The dedup trigger's lookup (src/dedup.rs) goes through the four block indexes, never a
-    /// sequential scan, in the generic plan it runs.
+    /// The dedup trigger checks candidates in the index: a new row whose block value is shared
+    /// by 2,000 rows, none of them within k, reads 2,000 index entries and no heap tuple.
     #[pg_test]
-    fn dedup_lookup_uses_the_block_indexes() {
+    fn dedup_checks_candidates_in_the_index() {
         Spi::run(
-            "CREATE TABLE dl (id bigint PRIMARY KEY, body text);
-             SELECT simdup_enable('dl', 'body', on_duplicate => 'skip');
-             ALTER TABLE dl DISABLE TRIGGER simdup_dedup;
-             INSERT INTO dl SELECT g, md5(g::text) || ' ' || md5((-g)::text) FROM generate_series(1, 20000) g;
-             ANALYZE dl;",
+            "CREATE TABLE dh (id int PRIMARY KEY, fp bigint);
+             SELECT simdup_enable('dh', NULL, 'fp', on_duplicate => 'reject', max_distance => 3);
+             ALTER TABLE dh DISABLE TRIGGER simdup_dedup;
+             INSERT INTO dh SELECT g, g::bigint << 20 FROM generate_series(1, 2000) g;
+             ALTER TABLE dh ENABLE TRIGGER simdup_dedup;",
         )
         .unwrap();
-        let query = crate::dedup::lookup_query("public", "public.dl", "simhash", "id", 10);
-        Spi::run(&format!("PREPARE dl_lookup(bigint, tid) AS {query}")).unwrap();
-        Spi::run("SET LOCAL plan_cache_mode = force_generic_plan").unwrap();
-        let plan: Vec<String> = Spi::connect(|c| {
-            c.select("EXPLAIN (COSTS OFF) EXECUTE dl_lookup(12345, '(0,0)')", None, &[])
-                .unwrap()
-                .map(|row| row.get::<String>(1).unwrap().unwrap())
-                .collect()
-        });
-        let plan = plan.join("\n");
-        // (Index-only scans once VACUUM has set the visibility map, which a test transaction
-        // cannot run; bitmap scans of the same indexes before.)
-        for i in 0..4 {
-            assert!(plan.contains(&format!("dl_simhash_b{i}_idx")), "block {i}: {plan}");
-        }
-        assert!(!plan.contains("Seq Scan"), "{plan}");
-        Spi::run("DEALLOCATE dl_lookup").unwrap();
+        let counters = "SELECT sum(pg_stat_get_xact_tuples_returned(b.index))::bigint || ' ' ||
+                               sum(pg_stat_get_xact_tuples_fetched(b.index))::bigint
+                        FROM simdup_block_indexes('dh') b";
+        let before = Spi::get_one::<String>(counters).unwrap().unwrap();
+        // 7 = 0b111: block 0 (the top 16 bits) is 0, as for every row; 3 + popcount(g) > 3 bits
+        // from row g.
+        Spi::run("INSERT INTO dh VALUES (5000, 7)").unwrap();
+        let after = Spi::get_one::<String>(counters).unwrap().unwrap();
+        let parse = |s: &str| -> Vec<i64> { s.split(' ').map(|x| x.parse().unwrap()).collect() };
+        let (b, a) = (parse(&before), parse(&after));
+        assert!(a[0] - b[0] >= 2000, "index entries read: {} -> {}", before, after);
+        assert_eq!(a[1] - b[1], 0, "heap tuples fetched: {} -> {}", before, after);
     }
 
-    /// A lookup planned while the table was empty (and known to be: ANALYZE of an empty table,
-    /// or a table emptied and vacuumed) is planned again as the table grows, instead of keeping
-    /// the plan that reads whole block indexes for every row inserted. Counted in index entries
-    /// the lookups read in this transaction: the kept plan read 17,984,337 for these 3,000 rows
-    /// (about 2 n², quadratic), planned again 179,196 (the first ~8 blocks' worth of rows are
-    /// still checked by whole-index reads, then a few candidates a row).
-    #[pg_test]
-    fn dedup_lookup_is_planned_again_as_the_table_grows() {
-        Spi::run(
-            "CREATE TABLE dg (id int PRIMARY KEY, body text);
-             SELECT simdup_enable('dg', 'body', on_duplicate => 'skip');
-             ANALYZE dg;
-             INSERT INTO dg SELECT n, concat_ws(' ', md5('a' || n), md5('b' || n), md5('c' || n), md5('d' || n), md5('e' || n))
-             FROM generate_series(1, 3000) n;",
-        )
-        .unwrap();
-        let read = Spi::get_one::<i64>(
-            "SELECT sum(pg_stat_get_xact_tuples_returned(format('dg_simhash_b%s_idx', i)::regclass))::bigint
-             FROM generate_series(0, 3) i",
-        )
-        .unwrap()
-        .unwrap();
-        let stored = Spi::get_one::<i64>("SELECT count(*) FROM dg").unwrap().unwrap();
-        assert!(stored >= 2990, "{stored} rows stored");
-        assert!(read < 600_000, "the lookups read {read} block index entries for 3,000 rows");
-    }
-
-    /// A backend keeps at most 64 lookup plans (~130 KB each, kept after their table is
-    /// dropped), the most recently used: inserting into 66 tables leaves 64, the last one's
-    /// among them and the first one's not.
-    #[pg_test]
-    fn dedup_keeps_at_most_64_lookup_plans() {
-        Spi::run(
-            "DO $$ BEGIN FOR i IN 1..66 LOOP
-               EXECUTE format('CREATE TABLE dp%s (id int PRIMARY KEY, body text)', i);
-               PERFORM simdup_enable(format('dp%s', i)::regclass, 'body', on_duplicate => 'skip');
-               EXECUTE format('INSERT INTO dp%s VALUES (1, %L)', i, '今天天气很好，我们去公园散步。' || i);
-             END LOOP; END $$;",
-        )
-        .unwrap();
-        let kept = |filter: &str| {
-            Spi::get_one::<i64>(&format!(
-                "SELECT count(*) FROM pg_backend_memory_contexts
-                 WHERE name = 'CachedPlanSource' AND ident LIKE 'WITH f AS MATERIALIZED%' {filter}"
-            ))
-            .unwrap()
-            .unwrap()
-        };
-        assert_eq!(kept(""), 64);
-        assert_eq!(kept("AND ident LIKE '%public.dp66 %'"), 1);
-        assert_eq!(kept("AND ident LIKE '%public.dp1 %'"), 0);
-    }
-
-    /// The trigger holds exactly the advisory locks simdup_lock_stripes names, keyed
+    /// The trigger holds exactly the advisory locks _simdup_lock_stripes names, keyed
     /// (table OID, stripe) as pg_advisory_xact_lock(int4, int4) does, exclusively.
     #[pg_test]
     fn dedup_trigger_locks_its_stripes() {
@@ -237,7 +178,7 @@ mod tests {
         )
         .unwrap();
         let same = Spi::get_one::<bool>(
-            "SELECT array_agg(l.objid::int ORDER BY l.objid) = (SELECT simdup_lock_stripes(simhash, 8) FROM dk)
+            "SELECT array_agg(l.objid::int ORDER BY l.objid) = (SELECT _simdup_lock_stripes(simhash, 8) FROM dk)
                     AND bool_and(l.mode = 'ExclusiveLock' AND l.objsubid = 2 AND l.granted)
              FROM pg_locks l
              WHERE l.locktype = 'advisory' AND l.classid = 'dk'::regclass::oid AND l.pid = pg_backend_pid()",
@@ -248,7 +189,7 @@ mod tests {
         // (own locks never conflict), and the lock count does not grow.
         let n = Spi::get_one::<i64>(
             "SELECT count(*) FROM (SELECT pg_advisory_xact_lock('dk'::regclass::oid::int, s)
-                                   FROM unnest((SELECT simdup_lock_stripes(simhash, 8) FROM dk)) s) x",
+                                   FROM unnest((SELECT _simdup_lock_stripes(simhash, 8) FROM dk)) s) x",
         )
         .unwrap();
         let held = Spi::get_one::<i64>(

@@ -1,18 +1,19 @@
 //! All pairs of distinct fingerprints within Hamming distance k, without comparing all pairs.
 //!
-//! For each block i, the fingerprints are bucketed by the value of block i (a counting sort
-//! over the 65,536 values); each bucket is joined with itself and with the buckets of the
-//! values within radius ⌊k/4⌋ of its own (the same neighbours a single lookup probes). By
-//! pigeonhole every pair within distance k meets in some block; a pair is kept only from its
-//! [`first_block`], so each comes out once, without a DISTINCT.
+//! For each 16-bit block i of the default layout, the fingerprints are bucketed by the value of
+//! block i (a counting sort over the 65,536 values); each bucket is joined with itself and with
+//! the buckets of the values within the block's threshold tᵢ of its own (the same tight probe
+//! set a single lookup uses, [`Layout::thresholds`]; a block with tᵢ = −1 is skipped). By the
+//! general pigeonhole principle every pair within distance k meets in some block; a pair is kept
+//! only from its [`Layout::first_block`], so each comes out once, without a DISTINCT.
 //!
 //! Work per block: Σ over buckets of |bucket| × |neighbour buckets| candidate checks, i.e.
-//! about n² · N(r) / 2¹⁷ for n uniformly random fingerprints (N(r) = 1, 17, 137, 697 values for
-//! k < 4, 8, 12, 16), plus whatever a crowded block value adds. Identical fingerprints are
+//! about Σᵢ n² · N(tᵢ) / 2¹⁷ for n uniformly random fingerprints (N(t) = 1, 17, 137, 697 values
+//! for t = 0, 1, 2, 3; at k = 10, t = (2, 2, 2, 1)), plus whatever a crowded block value adds. Identical fingerprints are
 //! collapsed first, so many copies of one document cost nothing. Memory: the distinct
 //! fingerprints twice and a 65,537-entry offset table.
 
-use crate::blocks::{block, block_radius, first_block, neighbours, BLOCKS};
+use crate::blocks::{block, neighbours, Layout, BLOCKS};
 
 /// Candidate checks between interrupt callbacks.
 const CHECKS_PER_INTERRUPT: u64 = 1 << 22;
@@ -27,12 +28,17 @@ pub fn near_pairs(mut fps: Vec<u64>, k: u32, interrupt: &mut dyn FnMut()) -> Vec
     if n < 2 {
         return out;
     }
-    // Flip masks of weight 1..=r: the neighbours of value u other than u are u ^ mask.
-    let masks: Vec<u16> = neighbours(0, block_radius(k)).into_iter().filter(|&m| m != 0).collect();
+    let layout = Layout::default_layout();
+    let t = layout.thresholds(k.min(64) as i32);
     let mut offsets = vec![0u32; 65_537];
     let mut sorted = vec![0u64; n];
     let mut checks = 0u64;
     for i in 0..BLOCKS {
+        if t[i] < 0 {
+            continue; // pairs within k always meet in an earlier block
+        }
+        // Flip masks of weight 1..=tᵢ: the neighbours of value u other than u are u ^ mask.
+        let masks: Vec<u16> = neighbours(0, t[i] as u32).into_iter().filter(|&m| m != 0).collect();
         // Counting sort by the value of block i.
         offsets.iter_mut().for_each(|o| *o = 0);
         for &fp in &fps {
@@ -50,7 +56,7 @@ pub fn near_pairs(mut fps: Vec<u64>, k: u32, interrupt: &mut dyn FnMut()) -> Vec
         let bucket = |v: usize| &sorted[offsets[v] as usize..offsets[v + 1] as usize];
 
         let check = |a: u64, b: u64, out: &mut Vec<(u64, u64)>| {
-            if first_block(a, b, k) == Some(i) {
+            if layout.first_block(a, b, k, &t) == Some(i) {
                 out.push(if a < b { (a, b) } else { (b, a) });
             }
         };

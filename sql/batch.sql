@@ -1,0 +1,66 @@
+-- simdup: all near-duplicate pairs and groups of an equipped table.
+--
+-- The distinct fingerprints are read once and joined in memory on the values of each 16-bit
+-- block within the block's threshold (src/batch.rs, simdup_core::pairs: about 16 bytes per
+-- distinct fingerprint, never all pairs); identical fingerprints are collapsed first, so many
+-- copies of one document cost nothing. The pairs of fingerprints are then expanded to rows by
+-- one more scan of the table, hashed on the fingerprints that occur in a pair.
+
+-- ---------------------------------------------------------------------------------------------
+-- Functions
+-- ---------------------------------------------------------------------------------------------
+-- All pairs of rows whose fingerprints are within distance k (identical fingerprints
+-- included), each pair once, as their primary keys (a < b in the key's own order).
+CREATE FUNCTION simdup_pairs(tbl regclass, k integer DEFAULT simdup_max_distance())
+RETURNS TABLE (a text, b text, distance integer)
+LANGUAGE plpgsql STABLE STRICT PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    info record;
+BEGIN
+    PERFORM @extschema@._simdup_check_k(k);
+    SELECT * INTO info FROM @extschema@._simdup_table_info(tbl);
+    RETURN QUERY EXECUTE format(
+        'WITH p AS MATERIALIZED (SELECT * FROM @extschema@._simdup_fingerprint_pairs($1, $3, $2)), '
+        'r AS MATERIALIZED (SELECT x.%1$I AS key, x.%2$I AS fp FROM %3$s x '
+        '                   WHERE x.%2$I IN (SELECT fa FROM p UNION SELECT fb FROM p)) '
+        'SELECT least(x.key, y.key)::text, greatest(x.key, y.key)::text, p.distance '
+        'FROM p JOIN r x ON x.fp = p.fa JOIN r y ON y.fp = p.fb '
+        'UNION ALL '
+        'SELECT x.%1$I::text, y.%1$I::text, 0 '
+        'FROM %3$s x JOIN %3$s y ON x.%2$I = y.%2$I AND x.%1$I < y.%1$I',
+        info.key_column, info.fingerprint_column, tbl)
+    USING tbl, k, info.fingerprint_column::text;
+END
+$$;
+COMMENT ON FUNCTION simdup_pairs(regclass, integer) IS
+  'simdup: all pairs of rows of an enabled table whose fingerprints are within distance k (default simdup.max_distance), identical fingerprints included, each pair once: primary keys a < b as text, and the distance';
+
+-- Connected components of the near-duplicate graph (rows linked when their fingerprints are
+-- within distance k): one row per row of the table that has at least one near-duplicate (rows
+-- without any are left out). group_id numbers the groups 1, 2, ... in the order of their
+-- smallest primary key, so it is deterministic; rows come ordered by group_id, key.
+CREATE FUNCTION simdup_groups(tbl regclass, k integer DEFAULT simdup_max_distance())
+RETURNS TABLE (key text, group_id bigint)
+LANGUAGE plpgsql STABLE STRICT PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    info record;
+BEGIN
+    PERFORM @extschema@._simdup_check_k(k);
+    SELECT * INTO info FROM @extschema@._simdup_table_info(tbl);
+    RETURN QUERY EXECUTE format(
+        'WITH c AS (SELECT fp, component FROM @extschema@._simdup_fingerprint_components($1, $3, $2)), '
+        'r AS (SELECT x.%1$I AS key, coalesce(c.component, x.%2$I) AS comp, c.fp IS NOT NULL AS near, '
+        '             count(*) OVER (PARTITION BY x.%2$I) AS same '
+        '      FROM %3$s x LEFT JOIN c ON c.fp = x.%2$I WHERE x.%2$I IS NOT NULL), '
+        'm AS (SELECT key, min(key) OVER (PARTITION BY comp) AS first FROM r WHERE near OR same > 1) '
+        'SELECT key::text, dense_rank() OVER (ORDER BY first) FROM m ORDER BY 2, m.key',
+        info.key_column, info.fingerprint_column, tbl)
+    USING tbl, k, info.fingerprint_column::text;
+END
+$$;
+COMMENT ON FUNCTION simdup_groups(regclass, integer) IS
+  'simdup: connected components of near-duplicate rows (distance <= k, default simdup.max_distance): one row per row that has at least one near-duplicate, as (primary key as text, group_id); groups numbered 1, 2, ... by their smallest key';

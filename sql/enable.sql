@@ -1,0 +1,295 @@
+-- simdup: equipping a table for search and dedup, and undoing it.
+--
+-- What simdup_enable('docs', 'body') does, as plain DDL (run it yourself to build the indexes
+-- CONCURRENTLY, or to choose index names or a tablespace):
+--
+--   ALTER TABLE docs ADD COLUMN simhash bigint GENERATED ALWAYS AS (simhash(body)) STORED;
+--   CREATE INDEX docs_simhash_k0_idx  ON docs ((_simdup_key(simhash, 0)));
+--   CREATE INDEX docs_simhash_k16_idx ON docs ((_simdup_key(simhash, 16)));
+--   CREATE INDEX docs_simhash_k32_idx ON docs ((_simdup_key(simhash, 32)));
+--   CREATE INDEX docs_simhash_k48_idx ON docs ((_simdup_key(simhash, 48)));
+--   INSERT INTO simdup_tables (tbl, text_column, fingerprint_column)
+--     VALUES ('docs', 'body', 'simhash');   -- only needed by simdup_pairs / simdup_groups
+--
+-- (blocks => m cuts the fingerprint into m blocks instead: _simdup_layout(m) lists their bit
+-- offsets. simdup_enable('docs', NULL, 'fp') adopts an existing bigint column "fp" instead of
+-- adding one.)
+
+-- ---------------------------------------------------------------------------------------------
+-- Private functions
+-- ---------------------------------------------------------------------------------------------
+-- The single-column primary key of a table (NULLs when it has none, or one of several columns):
+-- the one place that reads it, for simdup_enable (dedup reports and marks rows by it) and the
+-- batch functions (they report rows by it).
+CREATE FUNCTION _simdup_primary_key(tbl regclass, OUT key_column name, OUT key_type text)
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod)
+    FROM pg_catalog.pg_index i JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+    WHERE i.indrelid = tbl AND i.indisprimary AND i.indnkeyatts = 1;
+END;
+COMMENT ON FUNCTION _simdup_primary_key(regclass) IS
+  'simdup (internal): the single-column primary key of a table (column and type), NULLs when it has none';
+
+-- Fingerprint column and primary key of an enabled table, for the batch functions; errors say
+-- what is missing.
+CREATE FUNCTION _simdup_table_info(tbl regclass, OUT fingerprint_column name, OUT key_column name)
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    SELECT s.fingerprint_column INTO fingerprint_column
+    FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_table_info.tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not enabled for simdup', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call simdup_enable(table, text_column) first.';
+    END IF;
+    SELECT p.key_column INTO key_column FROM @extschema@._simdup_primary_key(tbl) p;
+    IF key_column IS NULL THEN
+        RAISE EXCEPTION 'table % has no single-column primary key', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Rows are reported by their primary key, which must be a single column.';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION _simdup_table_info(regclass) IS
+  'simdup (internal): fingerprint column and single-column primary key of an enabled table, as used by simdup_pairs and simdup_groups; errors say what is missing';
+
+-- Builds the block indexes of a layout on a fingerprint column.
+CREATE FUNCTION _simdup_create_block_indexes(tbl regclass, fingerprint_column name, blocks integer)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    prefix text;
+    offs integer;
+BEGIN
+    -- Index names <table>_<column>_k<offset>_idx, the prefix clipped to stay within NAMEDATALEN.
+    SELECT c.relname || '_' || fingerprint_column INTO prefix FROM pg_class c WHERE c.oid = tbl;
+    WHILE octet_length(prefix) > 54 LOOP
+        prefix := left(prefix, -1);
+    END LOOP;
+    FOREACH offs IN ARRAY @extschema@._simdup_layout(blocks) LOOP
+        EXECUTE format('CREATE INDEX %I ON %s ((@extschema@._simdup_key(%I, %s)))',
+                       prefix || '_k' || offs || '_idx', tbl, fingerprint_column, offs);
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION _simdup_create_block_indexes(regclass, name, integer) IS
+  'simdup (internal): creates the B-tree indexes (_simdup_key(fp, offset)) of an m-block layout on a fingerprint column';
+
+-- ---------------------------------------------------------------------------------------------
+-- Functions
+-- ---------------------------------------------------------------------------------------------
+-- With on_duplicate ('reject', 'skip' or 'mark'), also installs the dedup trigger of
+-- sql/dedup.sql with k = max_distance (NULL: simdup.max_distance now), recorded in
+-- simdup_tables; the table needs a single-column primary key.
+CREATE FUNCTION simdup_enable(tbl regclass, text_column name, fingerprint_column name DEFAULT 'simhash',
+                              on_duplicate text DEFAULT NULL, max_distance integer DEFAULT NULL,
+                              blocks integer DEFAULT 4)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel record;
+    col record;
+    pk record;
+    k integer;
+    trigger_args text;
+BEGIN
+    IF tbl IS NULL OR fingerprint_column IS NULL OR blocks IS NULL THEN
+        RAISE EXCEPTION 'table, fingerprint column and blocks must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT c.relname, c.relkind, c.relowner INTO rel FROM pg_class c WHERE c.oid = tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', tbl::oid USING ERRCODE = 'undefined_table';
+    END IF;
+    IF rel.relkind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '% is not a table', tbl USING ERRCODE = 'wrong_object_type';
+    END IF;
+    IF NOT pg_has_role(rel.relowner, 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    -- Forget tables that are gone without an event trigger firing (temporary tables at the end
+    -- of their session), so that a reused OID is not mistaken for an enabled table.
+    DELETE FROM @extschema@.simdup_tables s WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = s.tbl);
+    IF EXISTS (SELECT FROM @extschema@.simdup_tables s WHERE s.tbl = simdup_enable.tbl) THEN
+        RAISE EXCEPTION 'table % is already enabled for simdup', tbl
+            USING ERRCODE = 'duplicate_object', HINT = 'Call simdup_disable first to change its columns.';
+    END IF;
+    PERFORM @extschema@._simdup_layout(blocks);  -- 22023 unless 2..8 blocks
+
+    -- Dedup arguments, checked before anything is changed.
+    SELECT p.key_column, p.key_type INTO pk FROM @extschema@._simdup_primary_key(tbl) p;
+    IF on_duplicate IS NULL THEN
+        IF max_distance IS NOT NULL THEN
+            RAISE EXCEPTION 'max_distance is only used with on_duplicate'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Pass on_duplicate => ''reject'', ''skip'' or ''mark'' to install the dedup trigger.';
+        END IF;
+        IF pk.key_column IS NULL THEN
+            RAISE WARNING 'table % has no single-column primary key', tbl
+                USING DETAIL = 'Search works; simdup_pairs and simdup_groups report rows by their primary key and will fail until the table has one.';
+        END IF;
+    ELSE
+        k := coalesce(max_distance, @extschema@.simdup_max_distance());
+        -- 22023 for an unknown mode or k outside 0..64 (src/args.rs).
+        trigger_args := @extschema@._simdup_dedup_trigger_args(on_duplicate, k, coalesce(text_column, ''),
+                                                               fingerprint_column, coalesce(pk.key_column, ''));
+        IF rel.relkind = 'p' THEN
+            RAISE EXCEPTION 'on_duplicate is not supported on partitioned table %', tbl
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'A row trigger on a partitioned table runs per partition; enable dedup on a plain table.';
+        END IF;
+        IF pk.key_column IS NULL THEN
+            RAISE EXCEPTION 'table % has no single-column primary key', tbl
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = 'The dedup trigger reports and marks near-duplicates by their primary key.';
+        END IF;
+    END IF;
+
+    IF text_column IS NOT NULL THEN
+        SELECT t.typcategory, a.atttypid::regtype AS typ INTO col
+        FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+        WHERE a.attrelid = tbl AND a.attname = text_column AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'column "%" of relation % does not exist', text_column, tbl
+                USING ERRCODE = 'undefined_column';
+        END IF;
+        IF col.typcategory <> 'S' THEN
+            RAISE EXCEPTION 'column "%" of relation % is of type %, not a string type', text_column, tbl, col.typ
+                USING ERRCODE = 'datatype_mismatch';
+        END IF;
+        -- Rewrites the table, computing simhash once per row.
+        EXECUTE format('ALTER TABLE %s ADD COLUMN %I bigint GENERATED ALWAYS AS (@extschema@.simhash(%I)) STORED',
+                       tbl, fingerprint_column, text_column);
+    ELSE
+        SELECT a.atttypid::regtype AS typ INTO col
+        FROM pg_attribute a
+        WHERE a.attrelid = tbl AND a.attname = fingerprint_column AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'column "%" of relation % does not exist', fingerprint_column, tbl
+                USING ERRCODE = 'undefined_column',
+                      HINT = 'Without a text column, simdup_enable adopts an existing bigint fingerprint column.';
+        END IF;
+        IF col.typ <> 'bigint'::regtype THEN
+            RAISE EXCEPTION 'column "%" of relation % is of type %, not bigint', fingerprint_column, tbl, col.typ
+                USING ERRCODE = 'datatype_mismatch';
+        END IF;
+    END IF;
+
+    PERFORM @extschema@._simdup_create_block_indexes(tbl, fingerprint_column, blocks);
+
+    IF on_duplicate IS NOT NULL THEN
+        IF on_duplicate = 'mark' THEN
+            EXECUTE format('ALTER TABLE %s ADD COLUMN dup_of %s', tbl, pk.key_type);
+        END IF;
+        EXECUTE format('CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON %s FOR EACH ROW '
+                       'EXECUTE FUNCTION @extschema@.simdup_dedup_trigger(%s)', tbl, trigger_args);
+    END IF;
+
+    INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance)
+    VALUES (simdup_enable.tbl, simdup_enable.text_column, simdup_enable.fingerprint_column,
+            simdup_enable.on_duplicate, k);
+END
+$$;
+COMMENT ON FUNCTION simdup_enable(regclass, name, name, text, integer, integer) IS
+  'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and one B-tree index per block (_simdup_key(fp, offset); blocks => 2..8, default 4), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup (BEFORE INSERT OR UPDATE): a row within max_distance (default: simdup.max_distance at enable time) of an existing row raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest key among its near-duplicates; safe under concurrency (advisory locks); needs a single-column primary key. Requires owning the table';
+
+-- The block indexes of an enabled table, read from the catalog.
+CREATE FUNCTION simdup_block_indexes(tbl regclass)
+RETURNS TABLE (index regclass, block integer, bit_offset integer, bits integer, kind text)
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT b.index::regclass, b.block, b.bit_offset, b.bits, b.kind
+    FROM simdup_tables s
+    JOIN pg_catalog.pg_attribute a ON a.attrelid = s.tbl AND a.attname = s.fingerprint_column AND NOT a.attisdropped,
+    LATERAL _simdup_block_indexes(s.tbl::oid, a.attnum::integer) b
+    WHERE s.tbl = simdup_block_indexes.tbl
+    ORDER BY b.block;
+END;
+COMMENT ON FUNCTION simdup_block_indexes(regclass) IS
+  'simdup: the block indexes of a table enabled with simdup_enable, from the catalog: index, block, the bit offset where the block starts, its width in bits, and kind (key: 0.2.0; block: simhash_block INCLUDE (fp) of 0.1.0, replaced by simdup_reindex)';
+
+-- Replaces the block indexes of an enabled table (those of 0.1.0 included) with the key indexes
+-- of an m-block layout: the new ones are built first, so search and dedup keep working.
+CREATE FUNCTION simdup_reindex(tbl regclass, blocks integer DEFAULT 4) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cfg record;
+    old regclass[];
+    idx regclass;
+BEGIN
+    SELECT s.fingerprint_column, c.relowner INTO cfg
+    FROM @extschema@.simdup_tables s JOIN pg_class c ON c.oid = s.tbl
+    WHERE s.tbl = simdup_reindex.tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not enabled for simdup', tbl USING ERRCODE = 'undefined_object';
+    END IF;
+    IF NOT pg_has_role(cfg.relowner, 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    PERFORM @extschema@._simdup_layout(blocks);  -- 22023 unless 2..8 blocks
+    SELECT array_agg(b.index) INTO old FROM @extschema@.simdup_block_indexes(tbl) b;
+    -- The new names must not collide with the old: drop same-named old ones first only when
+    -- they are key indexes being rebuilt.
+    FOREACH idx IN ARRAY coalesce(old, '{}') LOOP
+        IF EXISTS (SELECT FROM @extschema@.simdup_block_indexes(tbl) b WHERE b.index = idx AND b.kind = 'key') THEN
+            EXECUTE format('DROP INDEX %s', idx);
+            old := array_remove(old, idx);
+        END IF;
+    END LOOP;
+    PERFORM @extschema@._simdup_create_block_indexes(tbl, cfg.fingerprint_column, blocks);
+    FOREACH idx IN ARRAY coalesce(old, '{}') LOOP
+        EXECUTE format('DROP INDEX %s', idx);
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION simdup_reindex(regclass, integer) IS
+  'simdup: rebuilds the block indexes of an enabled table as the key indexes of an m-block layout (default 4 blocks of 16 bits): the one call that moves a table enabled under simdup 0.1.0 to the smaller, faster 0.2.0 indexes. Requires owning the table';
+
+CREATE FUNCTION simdup_disable(tbl regclass) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cfg record;
+    idx regclass;
+BEGIN
+    IF tbl IS NULL THEN
+        RAISE EXCEPTION 'table must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT s.text_column, s.fingerprint_column, s.on_duplicate, c.relowner INTO cfg
+    FROM @extschema@.simdup_tables s JOIN pg_class c ON c.oid = s.tbl
+    WHERE s.tbl = simdup_disable.tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not enabled for simdup', tbl USING ERRCODE = 'undefined_object';
+    END IF;
+    IF NOT pg_has_role(cfg.relowner, 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF cfg.on_duplicate IS NOT NULL THEN
+        EXECUTE format('DROP TRIGGER IF EXISTS simdup_dedup ON %s', tbl);
+        IF cfg.on_duplicate = 'mark' THEN
+            EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dup_of', tbl);
+        END IF;
+    END IF;
+    FOR idx IN SELECT b.index FROM @extschema@.simdup_block_indexes(tbl) b LOOP
+        EXECUTE format('DROP INDEX %s', idx);
+    END LOOP;
+    -- Drop the fingerprint column only if simdup_enable added it (RESTRICT: a view using it
+    -- stops the drop). Indexes you built on it yourself go with it.
+    IF cfg.text_column IS NOT NULL THEN
+        EXECUTE format('ALTER TABLE %s DROP COLUMN %I', tbl, cfg.fingerprint_column);
+    END IF;
+    DELETE FROM @extschema@.simdup_tables s WHERE s.tbl = simdup_disable.tbl;
+END
+$$;
+COMMENT ON FUNCTION simdup_disable(regclass) IS
+  'simdup: removes what simdup_enable added to a table: the dedup trigger and dup_of column (if any), the block indexes, the generated fingerprint column (if simdup_enable added it) and its simdup_tables row. Requires owning the table';

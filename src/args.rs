@@ -1,0 +1,108 @@
+//! Every invariant of simdup's arguments, checked in one place each (as pgvector's `CheckDim`
+//! and `CheckElement`): a bad value raises `invalid_parameter_value` (22023) with a hint.
+
+use std::fmt;
+
+use simdup_core::blocks::{Layout, BLOCKS};
+
+use crate::errors::invalid_parameter;
+
+const K_HINT: &str = "The maximum distance k is a Hamming distance between 64-bit fingerprints: 0 to 64.";
+
+/// A maximum Hamming distance k: 0..=64.
+pub fn max_distance(k: i32) -> u32 {
+    if !(0..=64).contains(&k) {
+        invalid_parameter(format!("maximum distance {k} is out of range"), K_HINT);
+    }
+    k as u32
+}
+
+/// A block of the default layout (`simhash_block`): 0..=3.
+pub fn block_index(i: i32) -> usize {
+    if !(0..BLOCKS as i32).contains(&i) {
+        invalid_parameter(
+            format!("block index {i} is out of range"),
+            "A fingerprint has four 16-bit blocks, numbered 0 to 3.",
+        );
+    }
+    i as usize
+}
+
+/// The number of block indexes of a table (`simdup_enable(..., blocks => m)`): 2..=8 blocks of
+/// nearly equal width.
+pub fn layout(blocks: i32) -> Layout {
+    u32::try_from(blocks).ok().and_then(|m| Layout::even(m).ok()).unwrap_or_else(|| {
+        invalid_parameter(
+            format!("{blocks} blocks is out of range"),
+            "A fingerprint is cut into 2 to 8 blocks, one B-tree index each; 4 (16 bits each) suits \
+             tables up to tens of millions of rows at k <= 12. See the README's layout section.",
+        )
+    })
+}
+
+/// What the dedup trigger does with a near-duplicate row.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Mode {
+    /// Raise unique_violation (23505).
+    Reject,
+    /// Drop the row silently.
+    Skip,
+    /// Store it with `dup_of` set.
+    Mark,
+}
+
+const MODE_HINT: &str =
+    "on_duplicate is 'reject' (error 23505), 'skip' (the row is not stored) or 'mark' (stored with dup_of set).";
+
+impl Mode {
+    const ALL: [Mode; 3] = [Mode::Reject, Mode::Skip, Mode::Mark];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Reject => "reject",
+            Mode::Skip => "skip",
+            Mode::Mark => "mark",
+        }
+    }
+
+    /// The mode named `name`; 22023 for an unknown name.
+    pub fn parse(name: &str) -> Mode {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == name)
+            .unwrap_or_else(|| invalid_parameter(format!("unknown on_duplicate mode \"{name}\""), MODE_HINT))
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+// The same checks for the handwritten SQL (sql/search.sql, sql/enable.sql), so that no
+// invariant is spelled out twice.
+
+/// `k` itself when it is a valid maximum distance (0..64); 22023 otherwise.
+#[pgrx::pg_extern(immutable, strict, parallel_safe)]
+fn _simdup_check_k(k: i32) -> i32 {
+    max_distance(k) as i32
+}
+
+pgrx::extension_sql!(
+    "COMMENT ON FUNCTION _simdup_check_k(integer) IS 'simdup (internal): k when it is a valid maximum Hamming distance (0..64); 22023 otherwise';",
+    name = "comment__simdup_check_k",
+    requires = [_simdup_check_k]
+);
+
+/// The bit offsets at which the blocks of an m-block layout start (one block index each).
+#[pgrx::pg_extern(immutable, strict, parallel_safe)]
+fn _simdup_layout(blocks: i32) -> Vec<i32> {
+    layout(blocks).offsets().iter().map(|&o| o as i32).collect()
+}
+
+pgrx::extension_sql!(
+    "COMMENT ON FUNCTION _simdup_layout(integer) IS 'simdup (internal): the bit offsets at which the blocks of a layout of m nearly equal blocks start (2..8 blocks; 22023 otherwise)';",
+    name = "comment__simdup_layout",
+    requires = [_simdup_layout]
+);

@@ -1,0 +1,123 @@
+//! The Rust half of the batch functions `simdup_pairs` and `simdup_groups` (sql/batch.sql): the
+//! distinct fingerprints of a table, read once, joined in memory on the values of each 16-bit
+//! block within the tight thresholds (`simdup_core::pairs`), and union-find for the groups.
+
+use pgrx::prelude::*;
+use pgrx::spi::quote_identifier;
+use pgrx::PgRelation;
+
+use crate::args;
+use crate::errors::OrRaise;
+use simdup_core::components::Components;
+use simdup_core::pairs::near_pairs;
+
+/// `simdup.max_distance`, the default k of the batch functions. A function (rather than
+/// `current_setting(...)` in a DEFAULT) because it also loads the library, which defines the
+/// parameter: `current_setting('simdup.max_distance')` fails in a session that has not yet used
+/// simdup.
+#[pg_extern(stable, parallel_safe)]
+pub(crate) fn simdup_max_distance() -> i32 {
+    crate::gucs::max_distance()
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION simdup_max_distance() IS 'simdup: the current simdup.max_distance (default k of the batch functions); loads the library, so it works before any other simdup call in a session';",
+    name = "comment_simdup_max_distance",
+    requires = [simdup_max_distance]
+);
+
+/// Rows fetched per cursor batch while reading fingerprints.
+const BATCH: i64 = 50_000;
+
+/// Every non-NULL value of bigint column `fp_column` of `tbl` (duplicates included), read
+/// through a cursor with read-only SPI (these functions run in parallel queries and on hot
+/// standbys, where a transaction ID cannot be assigned).
+fn table_fingerprints(tbl: &PgRelation, fp_column: &str) -> Vec<u64> {
+    let rel = format!(
+        "{}.{}",
+        quote_identifier(tbl.namespace()),
+        quote_identifier(tbl.name())
+    );
+    let fp = quote_identifier(fp_column);
+    let query = format!("SELECT {fp} FROM {rel} WHERE {fp} IS NOT NULL");
+    let mut fps = Vec::new();
+    // pgrx frees fetched tuple tables only when an SPI session ends: one session per batch.
+    let cursor = Spi::connect(|client| client.open_cursor(query.as_str(), &[]).detach_into_name());
+    loop {
+        let n = Spi::connect(|client| {
+            let mut cursor = client.find_cursor(&cursor).or_raise("fingerprint cursor");
+            let rows = cursor.fetch(BATCH).or_raise("reading fingerprints");
+            let n = rows.len();
+            for row in rows {
+                if let Some(v) = row.get::<i64>(1).or_raise("reading a fingerprint") {
+                    fps.push(v as u64);
+                }
+            }
+            if n > 0 {
+                cursor.detach_into_name();
+            } // else dropping it closes it
+            n
+        });
+        if n == 0 {
+            break;
+        }
+        pgrx::check_for_interrupts!();
+    }
+    fps
+}
+
+/// Pairs of distinct fingerprints within distance k, each once, with fa < fb (as bigints).
+fn fingerprint_pairs(tbl: &PgRelation, fp_column: &str, k: i32) -> Vec<(i64, i64)> {
+    let k = args::max_distance(k);
+    let fps = table_fingerprints(tbl, fp_column);
+    near_pairs(fps, k, &mut || {
+        pgrx::check_for_interrupts!();
+    })
+    .into_iter()
+    .map(|(a, b)| {
+        let (a, b) = (a as i64, b as i64);
+        if a < b { (a, b) } else { (b, a) }
+    })
+    .collect()
+}
+
+/// All pairs of distinct values of column `fingerprint_column` of `tbl` within Hamming
+/// distance k, each once (fa < fb), with their distance. Memory: about 16 bytes per distinct
+/// fingerprint, plus the output.
+#[pg_extern(stable, strict, parallel_restricted)]
+pub(crate) fn _simdup_fingerprint_pairs(
+    tbl: PgRelation,
+    fingerprint_column: &str,
+    k: i32,
+) -> TableIterator<'static, (name!(fa, i64), name!(fb, i64), name!(distance, i32))> {
+    let pairs = fingerprint_pairs(&tbl, fingerprint_column, k);
+    TableIterator::new(pairs.into_iter().map(|(a, b)| (a, b, simdup_core::hamming(a as u64, b as u64) as i32)))
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_fingerprint_pairs(regclass, text, integer) IS 'simdup (internal): all pairs of distinct fingerprints (fa < fb) of a table''s fingerprint column within Hamming distance k, each once, with the distance: identical fingerprints collapsed, then an in-memory join on the values of each 16-bit block within its threshold (never all pairs)';",
+    name = "comment__simdup_fingerprint_pairs",
+    requires = [_simdup_fingerprint_pairs]
+);
+
+/// Connected components of the graph "distinct fingerprints within distance k": one row per
+/// fingerprint that has at least one *other* fingerprint within distance k, with the smallest
+/// fingerprint (as a bigint) of its component as the component id.
+#[pg_extern(stable, strict, parallel_restricted)]
+pub(crate) fn _simdup_fingerprint_components(
+    tbl: PgRelation,
+    fingerprint_column: &str,
+    k: i32,
+) -> TableIterator<'static, (name!(fp, i64), name!(component, i64))> {
+    let mut uf = Components::new();
+    for (a, b) in fingerprint_pairs(&tbl, fingerprint_column, k) {
+        uf.union(a, b);
+    }
+    TableIterator::new(uf.labels())
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_fingerprint_components(regclass, text, integer) IS 'simdup (internal): connected components of _simdup_fingerprint_pairs(tbl, fingerprint_column, k): each fingerprint with a near neighbour, and the smallest fingerprint of its component';",
+    name = "comment__simdup_fingerprint_components",
+    requires = [_simdup_fingerprint_components]
+);

@@ -1,0 +1,22 @@
+//! Dedup on insert: the row trigger `simdup_dedup_trigger` that
+//! `simdup_enable(..., on_duplicate => 'reject' | 'skip' | 'mark')` installs as
+//!
+//! ```sql
+//! CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON tbl FOR EACH ROW
+//!     EXECUTE FUNCTION simdup_dedup_trigger(mode, k, text_column, fingerprint_column, key_column);
+//! ```
+//!
+//! * [`config`]: the trigger's arguments, written by `simdup_enable` and parsed here by the
+//!   same [`config::Config`];
+//! * [`tuple`]: reading the new row's text or fingerprint and setting `dup_of`;
+//! * [`lookup`]: the lock stripes and the search for the earliest near-duplicate;
+//! * [`trigger`]: the trigger function, its protocol checks and the reject error.
+//!
+//! Why two concurrent near-duplicates can never both land — the lock stripes, the fresh
+//! snapshot, deadlocks and the bound on locks — is argued in docs/dedup.md ("Under
+//! concurrency"); `lookup` implements it step by step.
+
+pub(crate) mod config;
+mod lookup;
+mod trigger;
+mod tuple;

@@ -1,0 +1,166 @@
+//! The trigger function: protocol checks, then for each new row (or each UPDATE that changes
+//! the text or the adopted fingerprint):
+//!
+//! 1. compute `simhash(NEW.text_column)` (a BEFORE trigger runs before the generated
+//!    fingerprint column is computed; the column then gets the same value from simhash's memo);
+//!    NULL (text without words) is never a duplicate: the row passes unchecked;
+//! 2. [`super::lookup::earliest`]: lock the stripes, find the earliest near-duplicate;
+//! 3. reject (23505, with the schema, table and constraint name `simdup_dedup` that drivers
+//!    read), skip (return NULL) or mark (`NEW.dup_of := key`).
+
+use std::ffi::{c_int, CStr};
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use pgrx::spi::quote_identifier;
+
+use crate::args::Mode;
+use crate::errors::{Code, ConstraintError, Error};
+
+use super::config::{Config, TRIGGER};
+use super::lookup::earliest;
+use super::tuple::{bigint_value, column, relation_name, text_value, with_dup_of};
+
+fn protocol_error(message: &str) -> ! {
+    Error::new(Code::ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED, message)
+        .hint("simdup_dedup_trigger is installed by simdup_enable(tbl, text_column, on_duplicate => ...).")
+        .raise()
+}
+
+/// May the current role see the key of a row of `rel` (as for a unique index's DETAIL)?
+///
+/// # Safety
+/// In a transaction; `relid` an existing table, `key_attnum` one of its columns.
+unsafe fn may_see_key(relid: pg_sys::Oid, key_attnum: c_int) -> bool {
+    // SAFETY: catalog and ACL lookups of an existing table.
+    unsafe {
+        if pg_sys::check_enable_rls(relid, pg_sys::InvalidOid, true)
+            == pg_sys::CheckEnableRlsResult::RLS_ENABLED as c_int
+        {
+            return false;
+        }
+        let user = pg_sys::GetUserId();
+        let select = pg_sys::ACL_SELECT as pg_sys::AclMode;
+        pg_sys::pg_class_aclcheck(relid, user, select) == pg_sys::AclResult::ACLCHECK_OK
+            || pg_sys::pg_attribute_aclcheck(relid, key_attnum as pg_sys::AttrNumber, user, select)
+                == pg_sys::AclResult::ACLCHECK_OK
+    }
+}
+
+/// What the trigger decided: the row to return, or the near-duplicate error to raise.
+enum Outcome {
+    Row(pg_sys::Datum),
+    Duplicate(ConstraintError),
+}
+
+/// The trigger's work, inside pgrx's guard (errors and panics become PostgreSQL errors).
+///
+/// # Safety
+/// Called by [`simdup_dedup_trigger`] with the function manager's `fcinfo`.
+#[pg_guard]
+unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut Option<Outcome>) {
+    // SAFETY: the trigger manager passes TriggerData as the context (checked first); its
+    // relation is open and its tuples valid for the call.
+    unsafe {
+        if !pgrx::trigger_support::called_as_trigger(fcinfo) {
+            protocol_error("simdup_dedup_trigger: not called by the trigger manager");
+        }
+        let td = &*((*fcinfo).context as *const pg_sys::TriggerData);
+        let event = td.tg_event;
+        let op = event & pg_sys::TRIGGER_EVENT_OPMASK;
+        if event & pg_sys::TRIGGER_EVENT_ROW == 0
+            || event & pg_sys::TRIGGER_EVENT_TIMINGMASK != pg_sys::TRIGGER_EVENT_BEFORE
+            || !(op == pg_sys::TRIGGER_EVENT_INSERT || op == pg_sys::TRIGGER_EVENT_UPDATE)
+        {
+            protocol_error("simdup_dedup_trigger must be fired BEFORE INSERT OR UPDATE FOR EACH ROW");
+        }
+        let trigger = &*td.tg_trigger;
+        let args: Vec<String> = (0..trigger.tgnargs as usize)
+            .map(|i| CStr::from_ptr(*trigger.tgargs.add(i)).to_string_lossy().into_owned())
+            .collect();
+        let cfg = Config::parse(&args);
+        let rel = td.tg_relation;
+        let tupdesc = (*rel).rd_att;
+        let is_update = op == pg_sys::TRIGGER_EVENT_UPDATE;
+        let (new, old) = if is_update { (td.tg_newtuple, td.tg_trigtuple) } else { (td.tg_trigtuple, std::ptr::null_mut()) };
+        let unchanged = pg_sys::Datum::from(new);
+        let fp_attnum = column(rel, &cfg.fp_column);
+
+        // The fingerprint of NEW, and whether an UPDATE changed it.
+        let fp = match &cfg.text_column {
+            Some(col) => {
+                let attnum = column(rel, col);
+                let text = text_value(new, tupdesc, attnum);
+                if is_update && text == text_value(old, tupdesc, attnum) {
+                    *outcome = Some(Outcome::Row(unchanged));
+                    return;
+                }
+                text.and_then(|t| crate::fingerprint::simhash(&t))
+            }
+            None => {
+                let fp = bigint_value(new, tupdesc, fp_attnum);
+                if is_update && fp == bigint_value(old, tupdesc, fp_attnum) {
+                    *outcome = Some(Outcome::Row(unchanged));
+                    return;
+                }
+                fp
+            }
+        };
+        let Some(fp) = fp else {
+            // Featureless text: never a duplicate.
+            let row = if cfg.mode == Mode::Mark { pg_sys::Datum::from(with_dup_of(rel, new, None)) } else { unchanged };
+            *outcome = Some(Outcome::Row(row));
+            return;
+        };
+
+        let key_attnum = column(rel, &cfg.key_column);
+        let exclude = is_update.then(|| (*old).t_self);
+        let found = earliest(rel, &cfg, fp, fp_attnum, key_attnum, exclude);
+        *outcome = Some(match (cfg.mode, found) {
+            (Mode::Mark, found) => Outcome::Row(pg_sys::Datum::from(with_dup_of(rel, new, found.map(|f| f.key)))),
+            (_, None) => Outcome::Row(unchanged),
+            (Mode::Skip, Some(_)) => Outcome::Row(pg_sys::Datum::from(0)),
+            (Mode::Reject, Some(f)) => {
+                let detail = if may_see_key((*rel).rd_id, key_attnum) {
+                    format!(
+                        "Key ({})=({}) is at Hamming distance {} (max_distance {}).",
+                        quote_identifier(&cfg.key_column),
+                        f.key_text,
+                        f.distance,
+                        cfg.k
+                    )
+                } else {
+                    format!("An existing row is at Hamming distance {} (max_distance {}).", f.distance, cfg.k)
+                };
+                let message = format!("near-duplicate row violates {TRIGGER} on relation \"{}\"", relation_name(rel));
+                Outcome::Duplicate(Error::new(Code::ERRCODE_UNIQUE_VIOLATION, message).detail(detail).for_constraint(rel, TRIGGER))
+            }
+        });
+    }
+}
+
+/// `RETURNS trigger` function, declared in sql/dedup.sql (pgrx's `#[pg_trigger]` hides the raw
+/// TriggerData this needs: arbitrary key types, the tid of OLD).
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_simdup_dedup_trigger() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// # Safety
+/// Called by the trigger manager.
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub unsafe extern "C-unwind" fn simdup_dedup_trigger(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    let mut outcome = None;
+    // SAFETY: `fire` is guarded: its errors and panics become PostgreSQL errors there.
+    unsafe { fire(fcinfo, &mut outcome) };
+    match outcome {
+        Some(Outcome::Row(datum)) => datum,
+        // SAFETY: this is the outermost Rust frame, nothing in it needs dropping (`outcome` is
+        // moved out; a ConstraintError holds only palloc'd pointers), and the relation is open.
+        Some(Outcome::Duplicate(error)) => unsafe { error.raise() },
+        None => pg_sys::Datum::from(0),
+    }
+}

@@ -1,0 +1,151 @@
+//! Which block indexes a table has, read from the catalog (relcache), never from index names
+//! or `pg_get_indexdef` text.
+//!
+//! A block index is a valid, non-partial B-tree of the integer operator family on one of:
+//!
+//! * `_simdup_key(fp, offset)` (0.2.0): the fingerprint rotated so that the block starting at
+//!   bit `offset` is on top; the set of offsets of a column's key indexes is its [`Layout`];
+//! * `simhash_block(fp, i)` INCLUDE (fp) (0.1.0): the four 16-bit blocks of the default layout.
+//!   Tables enabled under 0.1.0 keep being served by them until `simdup_reindex` replaces them.
+
+use pgrx::pg_sys::{self, AttrNumber, Oid};
+
+use simdup_core::blocks::{Layout, BLOCKS};
+
+/// How one block index is probed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `_simdup_key(fp, offset)`: one bigint key that is the whole (rotated) fingerprint.
+    Key,
+    /// `simhash_block(fp, i) INCLUDE (fp)`: an int4 key, the fingerprint in column 2.
+    Legacy,
+}
+
+/// The block indexes of one fingerprint column: `oids[i]` serves block i of `layout`.
+#[derive(Clone, Debug)]
+pub(crate) struct BlockIndexes {
+    pub kind: Kind,
+    pub layout: Layout,
+    pub oids: Vec<Oid>,
+}
+
+/// The cells of a PostgreSQL `List`.
+///
+/// # Safety
+/// `list` is NIL (null) or a valid `List` that outlives the returned slice.
+pub(crate) unsafe fn cells<'a>(list: *mut pg_sys::List) -> &'a [pg_sys::ListCell] {
+    if list.is_null() {
+        return &[];
+    }
+    // SAFETY: a valid List has `length` initialised cells at `elements`.
+    unsafe { std::slice::from_raw_parts((*list).elements, (*list).length as usize) }
+}
+
+/// Whether function `funcid` is the C function `symbol` of this library (compared by address,
+/// so a function of the same name in another schema never matches).
+pub(crate) fn is_our_function(funcid: Oid, symbol: pg_sys::PGFunction) -> bool {
+    let mut finfo = pg_sys::FmgrInfo::default();
+    // SAFETY: fmgr_info fills `finfo` for any existing function OID; callers pass OIDs taken
+    // from expression trees, which name existing functions.
+    unsafe { pg_sys::fmgr_info(funcid, &mut finfo) };
+    finfo.fn_addr.map(|f| f as usize) == symbol.map(|f| f as usize)
+}
+
+/// What one index is, if it is a block index: (fingerprint column, kind, offset or block).
+///
+/// # Safety
+/// `index` is an open index relation.
+unsafe fn classify(index: pg_sys::Relation) -> Option<(AttrNumber, Kind, u32)> {
+    // SAFETY: an open index relation has rd_rel, rd_index and rd_opfamily set.
+    unsafe {
+        let form = &*(*index).rd_index;
+        if (*(*index).rd_rel).relam != pg_sys::BTREE_AM_OID
+            || !form.indisvalid
+            || !form.indisready
+            || form.indnkeyatts != 1
+            || *(*index).rd_opfamily != pg_sys::INTEGER_BTREE_FAM_OID
+            || !pg_sys::RelationGetIndexPredicate(index).is_null()
+        {
+            return None;
+        }
+        let keys = form.indkey.values.as_slice(form.indnatts as usize);
+        if keys[0] != 0 {
+            return None; // a plain column, not an expression
+        }
+        let exprs = pg_sys::RelationGetIndexExpressions(index);
+        let first = cells(exprs).first()?.ptr_value as *mut pg_sys::Node;
+        if (*first).type_ != pg_sys::NodeTag::T_FuncExpr {
+            return None;
+        }
+        let func = &*(first as *mut pg_sys::FuncExpr);
+        let args = cells(func.args);
+        if args.len() != 2 {
+            return None;
+        }
+        let (var, konst) = (args[0].ptr_value as *mut pg_sys::Node, args[1].ptr_value as *mut pg_sys::Node);
+        if (*var).type_ != pg_sys::NodeTag::T_Var || (*konst).type_ != pg_sys::NodeTag::T_Const {
+            return None;
+        }
+        let (var, konst) = (&*(var as *mut pg_sys::Var), &*(konst as *mut pg_sys::Const));
+        if konst.constisnull || konst.consttype != pg_sys::INT4OID {
+            return None;
+        }
+        let n = konst.constvalue.value() as i32;
+        if form.indnatts == 1 && is_our_function(func.funcid, Some(crate::search::_simdup_key_wrapper)) {
+            return (0..64).contains(&n).then_some((var.varattno, Kind::Key, n as u32));
+        }
+        if form.indnatts == 2
+            && keys[1] == var.varattno
+            && is_our_function(func.funcid, Some(crate::fingerprint::simhash_block_wrapper))
+        {
+            return (0..BLOCKS as i32).contains(&n).then_some((var.varattno, Kind::Legacy, n as u32));
+        }
+        None
+    }
+}
+
+/// The block indexes of column `attnum` of `heap`, if they form a layout: key indexes whose
+/// offsets include 0 and cut the fingerprint into blocks of 8 to 32 bits (preferred), or the
+/// four 0.1.0 block indexes.
+///
+/// # Safety
+/// `heap` is an open table relation.
+pub(crate) unsafe fn block_indexes(heap: pg_sys::Relation, attnum: AttrNumber) -> Option<BlockIndexes> {
+    let mut keys: Vec<(u32, Oid)> = Vec::new();
+    let mut legacy: [Option<Oid>; BLOCKS] = [None; BLOCKS];
+    // SAFETY: RelationGetIndexList returns a fresh list of the OIDs of `heap`'s indexes, which
+    // we open and close under AccessShareLock, as the planner does.
+    unsafe {
+        let list = pg_sys::RelationGetIndexList(heap);
+        for cell in cells(list) {
+            let oid = cell.oid_value;
+            let index = pg_sys::index_open(oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            let what = classify(index);
+            pg_sys::index_close(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            match what {
+                Some((col, Kind::Key, offset)) if col == attnum => {
+                    if !keys.iter().any(|&(o, _)| o == offset) {
+                        keys.push((offset, oid));
+                    }
+                }
+                Some((col, Kind::Legacy, block)) if col == attnum => {
+                    legacy[block as usize].get_or_insert(oid);
+                }
+                _ => {}
+            }
+        }
+        pg_sys::list_free(list);
+    }
+    keys.sort_unstable_by_key(|&(offset, _)| offset);
+    if let Ok(layout) = Layout::new(keys.iter().map(|&(o, _)| o).collect()) {
+        return Some(BlockIndexes { kind: Kind::Key, layout, oids: keys.into_iter().map(|(_, oid)| oid).collect() });
+    }
+    if legacy.iter().all(Option::is_some) {
+        return Some(BlockIndexes {
+            kind: Kind::Legacy,
+            layout: Layout::default_layout(),
+            oids: legacy.into_iter().flatten().collect(),
+        });
+    }
+    None
+}

@@ -1,0 +1,256 @@
+//! Near-duplicate search served by the block indexes.
+//!
+//! * [`indexes`]: which block indexes a table has (catalog, not names);
+//! * [`scan`]: the search itself, through the index access method, heap only for matches;
+//! * [`planner`]: the planner step that serves `hamming(fp, q) <= k` (and `fp <~> q <= k`,
+//!   `< k`, `simdup_match`) with a Tid Scan over [`_simdup_tids`];
+//! * here: the SQL functions `_simdup_key` (the index key), `_simdup_tids` and `simdup_nearest`.
+
+pub(crate) mod indexes;
+pub(crate) mod planner;
+pub(crate) mod scan;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use simdup_core::blocks::key;
+
+use crate::errors::{invalid_parameter, not_in_prerequisite_state};
+
+/// Relative cost of one B-tree descent (a probe) and of one candidate checked from the index,
+/// for choosing per-block thresholds: measured on the 2-core development machine, a descent
+/// through `index_rescan` costs about as much as checking 50 candidates (README, "Layout").
+pub(crate) const DESCENT_COST: f64 = 1.0;
+pub(crate) const CHECK_COST: f64 = 0.02;
+
+/// The B-tree key of the block of `fp` that starts at bit `offset` (0 = most significant): `fp`
+/// rotated left by `offset` with its sign bit flipped, so that the keys of one block value form
+/// one range. Rotation does not change Hamming distance, so the key is the whole fingerprint.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn _simdup_key(fp: i64, offset: i32) -> i64 {
+    if !(0..64).contains(&offset) {
+        invalid_parameter(format!("bit offset {offset} is out of range"), "A block starts at bit 0 to 63.");
+    }
+    key(fp as u64, offset as u32)
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_key(bigint, integer) IS \
+     'simdup (internal): the block-index key of a fingerprint: fp rotated left by offset bits, sign bit flipped (the keys of one block value form one range)';",
+    name = "comment__simdup_key",
+    requires = [_simdup_key]
+);
+
+/// The heap relation `relid`, open under AccessShareLock, with its block indexes on column
+/// `attnum`; 55000 when it has none.
+///
+/// # Safety
+/// Must run in a transaction; the caller closes the relation with `table_close`.
+unsafe fn open_indexed(relid: pg_sys::Oid, attnum: i32) -> (pg_sys::Relation, indexes::BlockIndexes) {
+    // SAFETY: table_open raises an ERROR for a missing or non-table relation.
+    let heap = unsafe { pg_sys::table_open(relid, pg_sys::AccessShareLock as pg_sys::LOCKMODE) };
+    // SAFETY: `heap` is open.
+    let found = unsafe { indexes::block_indexes(heap, attnum as pg_sys::AttrNumber) };
+    let Some(found) = found else {
+        // SAFETY: `heap` is open; get_rel_name only reads the catalog.
+        let name = unsafe { std::ffi::CStr::from_ptr(pg_sys::get_rel_name(relid)) }.to_string_lossy().into_owned();
+        not_in_prerequisite_state(
+            format!("table \"{name}\" has no simdup block indexes on column {attnum}"),
+            "Call simdup_enable(table, text_column) first, or simdup_reindex(table) for a table whose block indexes were dropped.",
+        );
+    };
+    (heap, found)
+}
+
+/// Estimated rows of a relation, for choosing thresholds (never analyzed: 0).
+///
+/// # Safety
+/// `heap` is an open relation.
+pub(crate) unsafe fn estimated_rows(heap: pg_sys::Relation) -> f64 {
+    // SAFETY: an open relation has rd_rel.
+    f64::from(unsafe { (*(*heap).rd_rel).reltuples }).max(0.0)
+}
+
+/// `_simdup_tids(tbl oid, attnum int, q bigint, k int) RETURNS tid[]`: the tids of the rows of
+/// `tbl` visible to the active snapshot whose column `attnum` is within `k` of `q` (the row
+/// versions the snapshot sees, HOT chains followed), found through the block indexes. The
+/// planner step puts it in a Tid Scan's `ctid = ANY (...)`; the scan keeps the original qual
+/// as its filter, so the answer is the qual's whatever this returns.
+fn tids(relid: pg_sys::Oid, attnum: i32, q: i64, k: i32) -> Vec<pg_sys::ItemPointerData> {
+    let mut out = Vec::new();
+    // SAFETY: in a query, so in a transaction with an active snapshot, which outlives the call.
+    unsafe {
+        let (heap, found) = open_indexed(relid, attnum);
+        let snapshot = pg_sys::GetActiveSnapshot();
+        scan::search(heap, &found, q as u64, k, snapshot, estimated_rows(heap), |slot, _| out.push((*slot).tts_tid));
+        pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+    out
+}
+
+/// A `tid[]` of `tids`.
+fn tid_array(tids: &[pg_sys::ItemPointerData]) -> pg_sys::Datum {
+    let mut datums: Vec<pg_sys::Datum> =
+        tids.iter().map(|t| pg_sys::Datum::from(t as *const pg_sys::ItemPointerData)).collect();
+    // SAFETY: construct_array copies the 6-byte tids (typbyval false, alignment 's') into a new
+    // array in the current memory context; `tids` outlives the call.
+    unsafe {
+        pg_sys::construct_array(
+            datums.as_mut_ptr(),
+            datums.len() as i32,
+            pg_sys::TIDOID,
+            std::mem::size_of::<pg_sys::ItemPointerData>() as i32,
+            false,
+            pg_sys::TYPALIGN_SHORT as std::ffi::c_char,
+        )
+        .into()
+    }
+}
+
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo__simdup_tids() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// # Safety
+/// Called by the function manager as a V1 function declared STRICT with arguments
+/// (oid, integer, bigint, integer).
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+#[pg_guard]
+pub unsafe extern "C-unwind" fn _simdup_tids(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    // SAFETY: STRICT, so every argument is present and not NULL, of the declared types.
+    let (relid, attnum, q, k) = unsafe {
+        (
+            pgrx::fcinfo::pg_getarg::<pg_sys::Oid>(fcinfo, 0).unwrap_or_default(),
+            pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 1).unwrap_or_default(),
+            pgrx::fcinfo::pg_getarg::<i64>(fcinfo, 2).unwrap_or_default(),
+            pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 3).unwrap_or_default(),
+        )
+    };
+    tid_array(&tids(relid, attnum, q, k))
+}
+
+extension_sql!(
+    r#"
+CREATE FUNCTION _simdup_tids(tbl oid, attnum integer, q bigint, k integer) RETURNS tid[]
+LANGUAGE c STABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', '_simdup_tids';
+COMMENT ON FUNCTION _simdup_tids(oid, integer, bigint, integer) IS
+  'simdup (internal): tids of the visible rows of tbl whose fingerprint column attnum is within k of q, found through its block indexes; the planner puts it in a Tid Scan for hamming(fp, q) <= k';
+"#,
+    name = "_simdup_tids"
+);
+
+/// `simdup_nearest`'s search: the `n` rows nearest to `q` (ties by tid), with their
+/// fingerprints and distances, nearest first. Exact: it searches radius 0, 2, 4, … until at
+/// least `n` rows are within it (or every row is), so every row nearer than the n-th is found.
+fn nearest(relid: pg_sys::Oid, attnum: i32, q: i64, n: i32) -> Vec<(pg_sys::ItemPointerData, i64, i32)> {
+    if n < 1 {
+        invalid_parameter(format!("n = {n} rows is out of range"), "simdup_nearest returns the n >= 1 nearest rows.");
+    }
+    let n = n as usize;
+    let mut rows: Vec<(i32, u64, pg_sys::ItemPointerData)> = Vec::new();
+    // SAFETY: in a query, so in a transaction with an active snapshot, which outlives the call.
+    unsafe {
+        let (heap, found) = open_indexed(relid, attnum);
+        let snapshot = pg_sys::GetActiveSnapshot();
+        let size = estimated_rows(heap);
+        let mut k = 0;
+        loop {
+            rows.clear();
+            scan::search(heap, &found, q as u64, k, snapshot, size, |slot, fp| {
+                rows.push((simdup_core::hamming(fp, q as u64) as i32, fp, (*slot).tts_tid))
+            });
+            if rows.len() >= n || k >= 64 {
+                break;
+            }
+            k += 2;
+        }
+        pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+    let tid_key = |t: &pg_sys::ItemPointerData| {
+        (u32::from(t.ip_blkid.bi_hi) << 16 | u32::from(t.ip_blkid.bi_lo), t.ip_posid)
+    };
+    rows.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| tid_key(&a.2).cmp(&tid_key(&b.2))));
+    rows.truncate(n);
+    rows.into_iter().map(|(d, fp, tid)| (tid, fp as i64, d)).collect()
+}
+
+/// Raw tid array of [`nearest`], then fingerprints and distances as bigint[] and int[]: the
+/// handwritten `simdup_nearest` SQL function unnests them.
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo__simdup_nearest_tids() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// # Safety
+/// Called by the function manager as a V1 function declared STRICT with arguments
+/// (oid, integer, bigint, integer).
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+#[pg_guard]
+pub unsafe extern "C-unwind" fn _simdup_nearest_tids(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    // SAFETY: STRICT, so every argument is present and not NULL, of the declared types.
+    let (relid, attnum, q, n) = unsafe {
+        (
+            pgrx::fcinfo::pg_getarg::<pg_sys::Oid>(fcinfo, 0).unwrap_or_default(),
+            pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 1).unwrap_or_default(),
+            pgrx::fcinfo::pg_getarg::<i64>(fcinfo, 2).unwrap_or_default(),
+            pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 3).unwrap_or_default(),
+        )
+    };
+    let found: Vec<pg_sys::ItemPointerData> = nearest(relid, attnum, q, n).into_iter().map(|(t, _, _)| t).collect();
+    tid_array(&found)
+}
+
+extension_sql!(
+    r#"
+CREATE FUNCTION _simdup_nearest_tids(tbl oid, attnum integer, q bigint, n integer) RETURNS tid[]
+LANGUAGE c STABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', '_simdup_nearest_tids';
+COMMENT ON FUNCTION _simdup_nearest_tids(oid, integer, bigint, integer) IS
+  'simdup (internal): tids of the n rows of tbl nearest to q (column attnum; ties by tid), found exactly through its block indexes';
+"#,
+    name = "_simdup_nearest_tids"
+);
+
+/// The block indexes of column `attnum` of `tbl`, read from the catalog: each index with the
+/// block it serves, the bit offset where the block starts and its width, and its kind
+/// (`key`: 0.2.0, `block`: 0.1.0).
+#[pg_extern(stable, strict, parallel_safe)]
+fn _simdup_block_indexes(
+    tbl: pg_sys::Oid,
+    attnum: i32,
+) -> TableIterator<'static, (name!(index, pg_sys::Oid), name!(block, i32), name!(bit_offset, i32), name!(bits, i32), name!(kind, String))>
+{
+    // SAFETY: in a transaction; the relation is opened and closed here.
+    let found = unsafe {
+        let heap = pg_sys::table_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let found = indexes::block_indexes(heap, attnum as pg_sys::AttrNumber);
+        pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        found
+    };
+    let rows: Vec<_> = found
+        .map(|f| {
+            let kind = match f.kind {
+                indexes::Kind::Key => "key",
+                indexes::Kind::Legacy => "block",
+            };
+            (0..f.layout.len())
+                .map(|i| (f.oids[i], i as i32, f.layout.offset(i) as i32, f.layout.width(i) as i32, kind.to_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    TableIterator::new(rows)
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_block_indexes(oid, integer) IS 'simdup (internal): the block indexes of a fingerprint column, read from the catalog: index, block, bit offset, width, kind (key: 0.2.0, block: 0.1.0)';",
+    name = "comment__simdup_block_indexes",
+    requires = [_simdup_block_indexes]
+);

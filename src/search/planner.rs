@@ -1,0 +1,330 @@
+//! The planner step that serves the design card's query form with the block indexes.
+//!
+//! For every scan of a table (`set_rel_pathlist_hook`, after the previous hook — Citus and
+//! others install their own), each restriction of the form
+//!
+//! ```sql
+//! hamming(fp, q) <= k      fp <~> q <= k      hamming(fp, q) < k      k >= fp <~> q   ...
+//! ```
+//!
+//! (also what `simdup_match(fp, q, k)` inlines to), where `fp` is a column with simdup block
+//! indexes and `q` and `k` do not depend on the scanned row (constants, parameters of generic
+//! plans, `simhash('text')`, `simhash($1)`), adds one more path: a Tid Scan whose TID condition
+//! is `ctid = ANY (_simdup_tids(tbl, fp's column number, q, k))`. The restriction itself stays
+//! as the scan's filter, so the answer cannot change; the planner picks the path by its cost
+//! (the probes and candidates it will check, [`cost`]), against a sequential scan and the rest.
+//! Tables without block indexes, and other quals, are left exactly as they were.
+//!
+//! The library is loaded, and the hook installed, by the first call of any simdup function,
+//! which for such a query is the planner's own call of `hamming`'s support function while it
+//! simplifies the expressions — before it builds the scan paths, so even a session's first
+//! query is served.
+
+use std::ffi::{c_char, CString};
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use simdup_core::blocks::ball_size;
+
+use super::indexes::{block_indexes, cells, is_our_function, BlockIndexes};
+
+static mut PREVIOUS: pg_sys::set_rel_pathlist_hook_type = None;
+
+/// Installs the hook, after whatever hook was there. Called once from `_PG_init`.
+pub(crate) fn init() {
+    // SAFETY: _PG_init runs once per process, before any planning, single-threaded.
+    unsafe {
+        PREVIOUS = pg_sys::set_rel_pathlist_hook;
+        pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn set_rel_pathlist(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rti: pg_sys::Index,
+    rte: *mut pg_sys::RangeTblEntry,
+) {
+    // SAFETY: the planner passes valid pointers; PREVIOUS is only written by init().
+    unsafe {
+        if let Some(previous) = PREVIOUS {
+            previous(root, rel, rti, rte);
+        }
+        if !crate::gucs::index_search()
+            || (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
+            || (*rte).relkind != pg_sys::RELKIND_RELATION as c_char
+            || (*rte).inh
+        {
+            return;
+        }
+        let mut indexes: Option<(pg_sys::AttrNumber, Option<BlockIndexes>)> = None;
+        for cell in cells((*rel).baserestrictinfo) {
+            let rinfo = cell.ptr_value as *mut pg_sys::RestrictInfo;
+            let Some(m) = match_clause((*rinfo).clause as *mut pg_sys::Node, rti) else { continue };
+            // The table's block indexes on that column (read once per scan and column).
+            if indexes.as_ref().map(|(a, _)| *a) != Some(m.attnum) {
+                let heap = pg_sys::table_open((*rte).relid, pg_sys::NoLock as pg_sys::LOCKMODE);
+                indexes = Some((m.attnum, block_indexes(heap, m.attnum)));
+                pg_sys::table_close(heap, pg_sys::NoLock as pg_sys::LOCKMODE);
+            }
+            let Some((_, Some(found))) = &indexes else { continue };
+            add_tid_path(root, rel, rti, (*rte).relid, &m, found);
+        }
+    }
+}
+
+/// A restriction `hamming(fp, q) <= k` on column `attnum` of the scanned table.
+struct Match {
+    /// The `hamming` function called (its schema holds `_simdup_tids`).
+    hamming: pg_sys::Oid,
+    attnum: pg_sys::AttrNumber,
+    q: *mut pg_sys::Node,
+    /// The inclusive bound k (already k − 1 for `<`).
+    k: *mut pg_sys::Node,
+}
+
+/// The function and arguments of a call of `hamming`, as a function or as `<~>`.
+///
+/// # Safety
+/// `node` is a valid expression node.
+unsafe fn hamming_args(node: *mut pg_sys::Node) -> Option<(pg_sys::Oid, *mut pg_sys::Node, *mut pg_sys::Node)> {
+    // SAFETY: node tags say which struct a node is.
+    unsafe {
+        let (funcid, args) = match (*node).type_ {
+            pg_sys::NodeTag::T_FuncExpr => {
+                let f = node as *mut pg_sys::FuncExpr;
+                ((*f).funcid, (*f).args)
+            }
+            pg_sys::NodeTag::T_OpExpr => {
+                let o = node as *mut pg_sys::OpExpr;
+                pg_sys::set_opfuncid(o);
+                ((*o).opfuncid, (*o).args)
+            }
+            _ => return None,
+        };
+        let args = cells(args);
+        if args.len() != 2 || !is_our_function(funcid, Some(crate::operators::hamming_wrapper)) {
+            return None;
+        }
+        Some((funcid, args[0].ptr_value as *mut pg_sys::Node, args[1].ptr_value as *mut pg_sys::Node))
+    }
+}
+
+/// Whether `node` can be computed once per scan: no column of any table at this query level,
+/// nothing volatile.
+///
+/// # Safety
+/// `node` is a valid expression node.
+unsafe fn once_per_scan(node: *mut pg_sys::Node) -> bool {
+    // SAFETY: both only walk the expression tree.
+    unsafe { !pg_sys::contain_var_clause(node) && !pg_sys::contain_volatile_functions(node) }
+}
+
+/// # Safety
+/// `clause` is a valid expression node of a restriction of range table entry `rti`.
+unsafe fn match_clause(clause: *mut pg_sys::Node, rti: pg_sys::Index) -> Option<Match> {
+    // SAFETY: node tags say which struct a node is; lists are read through `cells`.
+    unsafe {
+        if (*clause).type_ != pg_sys::NodeTag::T_OpExpr {
+            return None;
+        }
+        let op = clause as *mut pg_sys::OpExpr;
+        pg_sys::set_opfuncid(op);
+        let args = cells((*op).args);
+        if args.len() != 2 {
+            return None;
+        }
+        let (left, right) = (args[0].ptr_value as *mut pg_sys::Node, args[1].ptr_value as *mut pg_sys::Node);
+        // (hamming on the left, strict <): h <= k, h < k, k >= h, k > h.
+        let (hamming, k, strict) = match u32::from((*op).opfuncid) {
+            pg_sys::F_INT4LE => (left, right, false),
+            pg_sys::F_INT4LT => (left, right, true),
+            pg_sys::F_INT4GE => (right, left, false),
+            pg_sys::F_INT4GT => (right, left, true),
+            _ => return None,
+        };
+        let (funcid, a, b) = hamming_args(hamming)?;
+        let column = |n: *mut pg_sys::Node| -> Option<pg_sys::AttrNumber> {
+            if (*n).type_ != pg_sys::NodeTag::T_Var {
+                return None;
+            }
+            let v = &*(n as *mut pg_sys::Var);
+            (v.varno as pg_sys::Index == rti && v.varlevelsup == 0 && v.varattno > 0).then_some(v.varattno)
+        };
+        let (attnum, q) = match (column(a), column(b)) {
+            (Some(attnum), _) => (attnum, b),
+            (None, Some(attnum)) => (attnum, a),
+            _ => return None,
+        };
+        if !once_per_scan(q) || !once_per_scan(k) {
+            return None;
+        }
+        let k = if strict { minus_one(k) } else { k };
+        Some(Match { hamming: funcid, attnum, q, k })
+    }
+}
+
+/// `k − 1`, folded when k is a constant.
+///
+/// # Safety
+/// `k` is a valid int4 expression node.
+unsafe fn minus_one(k: *mut pg_sys::Node) -> *mut pg_sys::Node {
+    // SAFETY: node tags say which struct a node is; makeConst/makeFuncExpr palloc new nodes.
+    unsafe {
+        if (*k).type_ == pg_sys::NodeTag::T_Const {
+            let c = &*(k as *mut pg_sys::Const);
+            if !c.constisnull {
+                return int4_const(c.constvalue.value() as i32 - 1);
+            }
+        }
+        let args = pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), k.cast()), int4_const(1).cast());
+        pg_sys::makeFuncExpr(
+            pg_sys::Oid::from(pg_sys::F_INT4MI),
+            pg_sys::INT4OID,
+            args,
+            pg_sys::InvalidOid,
+            pg_sys::InvalidOid,
+            pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
+        ) as *mut pg_sys::Node
+    }
+}
+
+fn int4_const(v: i32) -> *mut pg_sys::Node {
+    // SAFETY: makeConst pallocs a new node; int4 is passed by value.
+    unsafe {
+        pg_sys::makeConst(pg_sys::INT4OID, -1, pg_sys::InvalidOid, 4, pg_sys::Datum::from(v), false, true)
+            as *mut pg_sys::Node
+    }
+}
+
+/// The OID of `_simdup_tids(oid, integer, bigint, integer)` in the schema of `hamming`.
+///
+/// # Safety
+/// In a transaction.
+unsafe fn tids_function(hamming_schema: pg_sys::Oid) -> pg_sys::Oid {
+    // SAFETY: catalog lookups; LookupFuncName with missing_ok returns InvalidOid if absent.
+    unsafe {
+        let schema = pg_sys::get_namespace_name(hamming_schema);
+        let name = CString::new("_simdup_tids").expect("no NUL");
+        let names = pg_sys::lappend(
+            pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeString(schema).cast()),
+            pg_sys::makeString(pg_sys::pstrdup(name.as_ptr())).cast(),
+        );
+        let mut argtypes = [pg_sys::OIDOID, pg_sys::INT4OID, pg_sys::INT8OID, pg_sys::INT4OID];
+        pg_sys::LookupFuncName(names, 4, argtypes.as_mut_ptr(), true)
+    }
+}
+
+/// Planner cost of probing: per probe value a B-tree descent (as btcostestimate prices one:
+/// log2(rows) comparisons and 50 operator costs a level), per candidate an index tuple and a
+/// distance check, per match a random heap page. Returns (startup, total).
+fn cost(found: &BlockIndexes, rows: f64, k: i32) -> (f64, f64) {
+    // SAFETY: reading planner cost parameters (GUCs) of this backend.
+    let (cpu_op, cpu_index, cpu_tuple, random_page) = unsafe {
+        (pg_sys::cpu_operator_cost, pg_sys::cpu_index_tuple_cost, pg_sys::cpu_tuple_cost, pg_sys::random_page_cost)
+    };
+    let rows = rows.max(1.0);
+    let layout = &found.layout;
+    let t = layout.thresholds_for(k.clamp(0, 64), rows, super::DESCENT_COST, super::CHECK_COST);
+    let mut probes = 0.0;
+    let mut candidates = 0.0;
+    for (i, &ti) in t.iter().enumerate() {
+        let n = ball_size(layout.width(i), ti) as f64;
+        probes += n;
+        candidates += n * rows / 2f64.powi(layout.width(i) as i32);
+    }
+    let height = (rows.ln() / 256f64.ln()).ceil().max(1.0);
+    let descent = (rows.log2().ceil() + 50.0 * (height + 1.0)) * cpu_op;
+    let matches = 1.0 + candidates * 0.001;
+    let startup = probes * descent + candidates * (cpu_index + cpu_op) + matches * random_page;
+    (startup, startup + matches * (cpu_tuple + cpu_op))
+}
+
+/// Adds the Tid Scan path for `m` to `rel`.
+///
+/// # Safety
+/// Valid planner structures of the scan of table `relid`, range table entry `rti`.
+unsafe fn add_tid_path(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rti: pg_sys::Index,
+    relid: pg_sys::Oid,
+    m: &Match,
+    found: &BlockIndexes,
+) {
+    // SAFETY: every node is built with PostgreSQL's constructors in the planner's memory
+    // context; the path is handed to add_path, which owns it from then on.
+    unsafe {
+        let tids_fn = tids_function(pg_sys::get_func_namespace(m.hamming));
+        if tids_fn == pg_sys::InvalidOid {
+            return; // an older version of the extension's SQL: nothing to call
+        }
+        let relid_const = pg_sys::makeConst(
+            pg_sys::REGCLASSOID,
+            -1,
+            pg_sys::InvalidOid,
+            4,
+            pg_sys::Datum::from(relid),
+            false,
+            true,
+        );
+        let mut args = pg_sys::lappend(std::ptr::null_mut(), relid_const.cast());
+        args = pg_sys::lappend(args, int4_const(i32::from(m.attnum)).cast());
+        args = pg_sys::lappend(args, pg_sys::copyObjectImpl(m.q.cast()));
+        args = pg_sys::lappend(args, pg_sys::copyObjectImpl(m.k.cast()));
+        let call = pg_sys::makeFuncExpr(
+            tids_fn,
+            pg_sys::TIDARRAYOID,
+            args,
+            pg_sys::InvalidOid,
+            pg_sys::InvalidOid,
+            pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
+        );
+        let ctid = pg_sys::makeVar(
+            rti as _,
+            pg_sys::SelfItemPointerAttributeNumber as pg_sys::AttrNumber,
+            pg_sys::TIDOID,
+            -1,
+            pg_sys::InvalidOid,
+            0,
+        );
+        let saop = pg_sys::palloc0(std::mem::size_of::<pg_sys::ScalarArrayOpExpr>()) as *mut pg_sys::ScalarArrayOpExpr;
+        (*saop).xpr.type_ = pg_sys::NodeTag::T_ScalarArrayOpExpr;
+        (*saop).opno = pg_sys::Oid::from(pg_sys::TIDEqualOperator);
+        (*saop).opfuncid = pg_sys::Oid::from(pg_sys::F_TIDEQ);
+        (*saop).useOr = true;
+        (*saop).inputcollid = pg_sys::InvalidOid;
+        (*saop).args = pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), ctid.cast()), call.cast());
+        (*saop).location = -1;
+        let rinfo = pg_sys::make_restrictinfo(
+            root,
+            saop as *mut pg_sys::Expr,
+            true,
+            false,
+            false,
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+        let path = pg_sys::create_tidscan_path(
+            root,
+            rel,
+            pg_sys::lappend(std::ptr::null_mut(), rinfo.cast()),
+            std::ptr::null_mut(),
+        );
+        let k = match (*m.k).type_ {
+            pg_sys::NodeTag::T_Const if !(*(m.k as *mut pg_sys::Const)).constisnull => {
+                (*(m.k as *mut pg_sys::Const)).constvalue.value() as i32
+            }
+            _ => crate::gucs::max_distance(),
+        };
+        let (startup, total) = cost(found, (*rel).tuples, k);
+        let disable = if pg_sys::enable_tidscan { 0.0 } else { pg_sys::disable_cost };
+        (*path).path.startup_cost = startup + disable;
+        (*path).path.total_cost = total + disable;
+        pg_sys::add_path(rel, path as *mut pg_sys::Path);
+    }
+}
