@@ -105,6 +105,12 @@ fn shingles(body: &str, k: default!(i32, 5)) -> Option<Vec<i64>> {
     (!set.is_empty()).then(|| to_bigints(set))
 }
 
+extension_sql!(
+    "COMMENT ON FUNCTION shingles(text, integer) IS 'simdup: set of xxh3-64 hashes of the character k-shingles (default k = 5) of the normalized text (NFKC, lower case, whitespace runs as one space), sorted as unsigned 64-bit numbers; a text shorter than k characters is one shingle; NULL for empty or whitespace-only text';",
+    name = "comment_shingles",
+    requires = [shingles]
+);
+
 /// The set of hashes of the word `k`-shingles (jieba words, numbers and English words; other
 /// tokens dropped); NULL when the text has no word or number.
 #[pg_extern(immutable, strict, parallel_safe)]
@@ -116,6 +122,12 @@ fn word_shingles(body: &str, k: default!(i32, 3)) -> Option<Vec<i64>> {
     };
     (!set.is_empty()).then(|| to_bigints(set))
 }
+
+extension_sql!(
+    "COMMENT ON FUNCTION word_shingles(text, integer) IS 'simdup: set of hashes of the word k-shingles (default k = 3) of the text: jieba words, numbers and English words, punctuation dropped; NULL for text without words';",
+    name = "comment_word_shingles",
+    requires = [word_shingles]
+);
 
 /// Exact Jaccard similarity of the character `k`-shingle sets of two texts; NULL when either
 /// has no shingles.
@@ -130,6 +142,12 @@ fn jaccard(a: &str, b: &str, k: default!(i32, 5)) -> Option<f64> {
     (!sb.is_empty()).then(|| mh::jaccard(&sa, &sb))
 }
 
+extension_sql!(
+    "COMMENT ON FUNCTION jaccard(text, text, integer) IS 'simdup: exact Jaccard similarity |A∩B|/|A∪B| of the character k-shingle sets (default k = 5) of two texts, 0..1; NULL when either has no shingles';",
+    name = "comment_jaccard",
+    requires = [jaccard]
+);
+
 /// Exact Jaccard similarity of two stored shingle sets (any order, duplicates ignored); NULL
 /// when either is empty.
 #[pg_extern(immutable, strict, parallel_safe, name = "jaccard")]
@@ -138,6 +156,12 @@ fn jaccard_sets(a: Array<'_, i64>, b: Array<'_, i64>) -> Option<f64> {
     let sb = mh::to_set(values(&b, "shingle set"));
     (!sa.is_empty() && !sb.is_empty()).then(|| mh::jaccard(&sa, &sb))
 }
+
+extension_sql!(
+    "COMMENT ON FUNCTION jaccard(bigint[], bigint[]) IS 'simdup: exact Jaccard similarity of two stored shingle sets (from shingles or word_shingles; order and duplicates ignored); NULL when either is empty; NULL elements raise 22004';",
+    name = "comment_jaccard_sets",
+    requires = [jaccard_sets]
+);
 
 // ---------------------------------------------------------------------------------------------
 // Signatures
@@ -182,6 +206,12 @@ fn minhash(body: &str, k: default!(i32, 5), n: default!(i32, 128)) -> Option<Vec
     sig
 }
 
+extension_sql!(
+    "COMMENT ON FUNCTION minhash(text, integer, integer) IS 'simdup: MinHash signature (n values, default 128) of the character k-shingles (default k = 5) of a text; deterministic (fixed seeds, see minhash_format_version); NULL for empty or whitespace-only text. Store it: sig bigint[] GENERATED ALWAYS AS (minhash(body)) STORED';",
+    name = "comment_minhash",
+    requires = [minhash]
+);
+
 fn signature(set: &[u64], n: usize) -> Option<Vec<i64>> {
     if set.is_empty() {
         return None;
@@ -200,6 +230,12 @@ fn minhash_set(shingles: Array<'_, i64>, n: default!(i32, 128)) -> Option<Vec<i6
     signature(&values(&shingles, "shingle set"), n)
 }
 
+extension_sql!(
+    "COMMENT ON FUNCTION minhash(bigint[], integer) IS 'simdup: MinHash signature (n values, default 128) of a stored shingle set, e.g. minhash(word_shingles(body)); NULL for an empty set; NULL elements raise 22004';",
+    name = "comment_minhash_set",
+    requires = [minhash_set]
+);
+
 /// Estimated Jaccard similarity of two signatures: the fraction of positions where they agree.
 /// Signatures of different lengths are an error; two empty ones give NULL.
 #[pg_extern(immutable, strict, parallel_safe)]
@@ -214,6 +250,12 @@ fn minhash_jaccard(a: Array<'_, i64>, b: Array<'_, i64>) -> Option<f64> {
     mh::minhash_jaccard(&a, &b)
 }
 
+extension_sql!(
+    "COMMENT ON FUNCTION minhash_jaccard(bigint[], bigint[]) IS 'simdup: estimated Jaccard similarity of two signatures, the fraction of agreeing positions (standard deviation sqrt(J(1-J)/n), at most 0.044 for n = 128); different lengths raise 22023, NULL elements 22004';",
+    name = "comment_minhash_jaccard",
+    requires = [minhash_jaccard]
+);
+
 /// Version of the MinHash format (normalization, shingle hashes, permutations, band hash)
 /// computed by this build; stored shingle sets, signatures and band indexes made by another
 /// version must be recomputed.
@@ -221,6 +263,12 @@ fn minhash_jaccard(a: Array<'_, i64>, b: Array<'_, i64>) -> Option<f64> {
 fn minhash_format_version() -> i32 {
     mh::MINHASH_FORMAT_VERSION
 }
+
+extension_sql!(
+    "COMMENT ON FUNCTION minhash_format_version() IS 'simdup: version of the MinHash format (normalization, shingle hashes, permutation seeds, band hash) computed by this build; stored shingle sets, signatures and band indexes of another version must be recomputed';",
+    name = "comment_minhash_format_version",
+    requires = [minhash_format_version]
+);
 
 // ---------------------------------------------------------------------------------------------
 // LSH bands
@@ -238,6 +286,12 @@ fn minhash_bands(sig: Array<'_, i64>, bands: i32, rows: i32) -> Vec<i64> {
         Err(e) => invalid_parameter(e.to_string(), BANDS_HINT),
     }
 }
+
+extension_sql!(
+    "COMMENT ON FUNCTION minhash_bands(bigint[], integer, integer) IS 'simdup: LSH band values of a signature: bands hashes of rows consecutive values each (bands*rows <= n). Index with CREATE INDEX ON t USING gin (minhash_bands(sig, 16, 8)) and search with WHERE minhash_bands(sig, 16, 8) && minhash_bands(minhash($1), 16, 8); a pair of similarity J becomes a candidate with probability minhash_s_curve(J, bands, rows). Pick bands and rows with minhash_choose_bands(n, threshold); see docs/minhash.md';",
+    name = "comment_minhash_bands",
+    requires = [minhash_bands]
+);
 
 fn unit_interval(what: &str, v: f64, open: bool) -> f64 {
     let ok = if open { v > 0.0 && v < 1.0 } else { (0.0..=1.0).contains(&v) };
@@ -260,6 +314,12 @@ fn minhash_s_curve(similarity: f64, bands: i32, rows: i32) -> f64 {
     mh::s_curve(j, b, r)
 }
 
+extension_sql!(
+    "COMMENT ON FUNCTION minhash_s_curve(double precision, integer, integer) IS 'simdup: probability 1-(1-J^rows)^bands that two documents of Jaccard similarity J share at least one of bands LSH bands of rows rows';",
+    name = "comment_minhash_s_curve",
+    requires = [minhash_s_curve]
+);
+
 /// Bands × rows for signatures of `n` values and a Jaccard `threshold`: the pair minimizing the
 /// false-positive plus false-negative area under the S-curve, with its approximate threshold
 /// `(1/bands)^(1/rows)` where the curve is steepest.
@@ -276,3 +336,9 @@ fn minhash_choose_bands(
     };
     TableIterator::once((b as i32, r as i32, mh::band_threshold(b, r)))
 }
+
+extension_sql!(
+    "COMMENT ON FUNCTION minhash_choose_bands(integer, double precision) IS 'simdup: bands and rows (bands*rows <= n) for a Jaccard threshold strictly between 0 and 1, minimizing the false-positive plus false-negative area under the S-curve, with the approximate threshold (1/bands)^(1/rows) where the curve is steepest';",
+    name = "comment_minhash_choose_bands",
+    requires = [minhash_choose_bands]
+);

@@ -60,9 +60,13 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
             return;
         }
         let mut indexes: Option<(pg_sys::AttrNumber, Option<BlockIndexes>)> = None;
-        for cell in cells((*rel).baserestrictinfo) {
+        // Restrictions of this scan (q and k known once per scan), then join clauses, whose
+        // q or k come from other tables: those give a parameterized path, run once per outer
+        // row of a nested loop.
+        let clauses = cells((*rel).baserestrictinfo).iter().chain(cells((*rel).joininfo));
+        for cell in clauses {
             let rinfo = cell.ptr_value as *mut pg_sys::RestrictInfo;
-            let Some(m) = match_clause((*rinfo).clause as *mut pg_sys::Node, rti) else { continue };
+            let Some(m) = match_clause(root, (*rinfo).clause as *mut pg_sys::Node, rti) else { continue };
             // The table's block indexes on that column (read once per scan and column).
             if indexes.as_ref().map(|(a, _)| *a) != Some(m.attnum) {
                 let heap = pg_sys::table_open((*rte).relid, pg_sys::NoLock as pg_sys::LOCKMODE);
@@ -83,6 +87,8 @@ struct Match {
     q: *mut pg_sys::Node,
     /// The inclusive bound k (already k − 1 for `<`).
     k: *mut pg_sys::Node,
+    /// The other tables q and k read (NULL: none, a plain restriction).
+    outer: pg_sys::Relids,
 }
 
 /// The function and arguments of a call of `hamming`, as a function or as `<~>`.
@@ -112,19 +118,26 @@ unsafe fn hamming_args(node: *mut pg_sys::Node) -> Option<(pg_sys::Oid, *mut pg_
     }
 }
 
-/// Whether `node` can be computed once per scan: no column of any table at this query level,
-/// nothing volatile.
+/// The tables `node` reads, if it can be computed before scanning table `rti` (none of its
+/// columns, nothing volatile): an empty set means once per scan, others once per outer row.
 ///
 /// # Safety
-/// `node` is a valid expression node.
-unsafe fn once_per_scan(node: *mut pg_sys::Node) -> bool {
-    // SAFETY: both only walk the expression tree.
-    unsafe { !pg_sys::contain_var_clause(node) && !pg_sys::contain_volatile_functions(node) }
+/// `node` is a valid expression node of the query `root` plans.
+unsafe fn outer_tables(root: *mut pg_sys::PlannerInfo, node: *mut pg_sys::Node, rti: pg_sys::Index) -> Option<pg_sys::Relids> {
+    // SAFETY: these only walk the expression tree.
+    unsafe {
+        if pg_sys::contain_volatile_functions(node) {
+            return None;
+        }
+        let varnos = pg_sys::pull_varnos(root, node);
+        (!pg_sys::bms_is_member(rti as i32, varnos)).then_some(varnos)
+    }
 }
 
 /// # Safety
-/// `clause` is a valid expression node of a restriction of range table entry `rti`.
-unsafe fn match_clause(clause: *mut pg_sys::Node, rti: pg_sys::Index) -> Option<Match> {
+/// `clause` is a valid expression node of a restriction or join clause of range table entry
+/// `rti` in the query `root` plans.
+unsafe fn match_clause(root: *mut pg_sys::PlannerInfo, clause: *mut pg_sys::Node, rti: pg_sys::Index) -> Option<Match> {
     // SAFETY: node tags say which struct a node is; lists are read through `cells`.
     unsafe {
         if (*clause).type_ != pg_sys::NodeTag::T_OpExpr {
@@ -158,11 +171,10 @@ unsafe fn match_clause(clause: *mut pg_sys::Node, rti: pg_sys::Index) -> Option<
             (None, Some(attnum)) => (attnum, a),
             _ => return None,
         };
-        if !once_per_scan(q) || !once_per_scan(k) {
-            return None;
-        }
+        let outer = pg_sys::bms_union(outer_tables(root, q, rti)?, outer_tables(root, k, rti)?);
+        let outer = if pg_sys::bms_is_empty(outer) { std::ptr::null_mut() } else { outer };
         let k = if strict { minus_one(k) } else { k };
-        Some(Match { hamming: funcid, attnum, q, k })
+        Some(Match { hamming: funcid, attnum, q, k, outer })
     }
 }
 
@@ -313,7 +325,7 @@ unsafe fn add_tid_path(
             root,
             rel,
             pg_sys::lappend(std::ptr::null_mut(), rinfo.cast()),
-            std::ptr::null_mut(),
+            m.outer,
         );
         let k = match (*m.k).type_ {
             pg_sys::NodeTag::T_Const if !(*(m.k as *mut pg_sys::Const)).constisnull => {

@@ -134,7 +134,7 @@ INSERT INTO strict3 VALUES
 SELECT a.id, b.id, a.simhash <~> b.simhash AS distance FROM strict3 a, strict3 b WHERE a.id < b.id;
 -- k + 1 advisory lock stripes a row (pieces of the fingerprint; see src/dedup.rs), so a
 -- transaction holds at most 640 stripe locks a table at k = 10, however many rows it writes.
-SELECT k, cardinality(simdup_lock_stripes(simhash('PostgreSQL'), k)) AS stripes
+SELECT k, cardinality(_simdup_lock_stripes(simhash('PostgreSQL'), k)) AS stripes
 FROM unnest('{0,3,10,63,64}'::int[]) k;
 BEGIN;
 INSERT INTO feed SELECT 1000 + g, 'Report ' || g || ': ' || (SELECT string_agg(md5(g || '/' || j), ' ') FROM generate_series(1, 12) j)
@@ -202,7 +202,7 @@ SELECT simdup_enable('"Dedup Schema"."News ""Quoted"" 表"', 'Body Text', 'Fp "C
 CREATE SCHEMA hijack;
 CREATE FUNCTION hijack.hamming(bigint, bigint) RETURNS integer LANGUAGE sql AS 'SELECT 0';
 CREATE FUNCTION hijack.simhash(text) RETURNS bigint LANGUAGE sql AS 'SELECT 0::bigint';
-CREATE FUNCTION hijack.simdup_probe(bigint, integer, integer) RETURNS integer[] LANGUAGE sql AS 'SELECT ''{}''::integer[]';
+CREATE FUNCTION hijack._simdup_key(bigint, integer) RETURNS bigint LANGUAGE sql AS 'SELECT 0::bigint';
 CREATE FUNCTION hijack.always(integer, integer) RETURNS boolean LANGUAGE sql AS 'SELECT true';
 CREATE OPERATOR hijack.= (LEFTARG = integer, RIGHTARG = integer, FUNCTION = hijack.always);
 CREATE FUNCTION hijack.never(bigint, bigint) RETURNS boolean LANGUAGE sql AS 'SELECT false';

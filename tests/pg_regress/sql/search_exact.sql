@@ -1,5 +1,8 @@
--- simdup_match through the block indexes finds exactly what a sequential scan with
--- hamming(fp, q) <= k finds, for k = 0..15. Fingerprints: variants of a few bases with bits
+-- The block indexes find exactly what a sequential scan with hamming(fp, q) <= k finds, for
+-- k = 0..16, through simdup_match and the card's own forms (hamming(fp, q) <= k, fp <~> q < k),
+-- for the default layout (four 16-bit blocks), layouts of 3 and 8 blocks, and the 0.1.0 block
+-- indexes (simhash_block(fp, i) INCLUDE (fp)) that tables enabled before 0.2.0 keep.
+-- Fingerprints: variants of a few bases with bits
 -- flipped where it is hardest for the block scheme (spread evenly over the four blocks, at block
 -- boundaries, all in one block) and at random, plus random fingerprints and fingerprints of
 -- edited real text.
@@ -71,40 +74,90 @@ UNION ALL (SELECT 'text', fp FROM ex WHERE kind = 'text' ORDER BY id LIMIT 30)
 UNION ALL SELECT 'outside', pg_temp.flip(fp, '{5,21,37,53,6,22,38,54}') FROM bases;
 ANALYZE queries;
 
--- Through the indexes: each (query, k) runs as a parameterized bitmap scan over the four block
--- indexes (plan below; enable_seqscan = off only guards this plan against a cost change).
+-- Through the indexes: each (query, k) runs as a Tid Scan over _simdup_tids, parameterized by
+-- the outer row (plan below; enable_seqscan = off only guards this plan against a cost change).
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF)
-SELECT q.fp, k, e.id FROM queries q, generate_series(0, 15) k, ex e WHERE simdup_match(e.fp, q.fp, k);
+SELECT q.fp, k, e.id FROM queries q, generate_series(0, 16) k, ex e WHERE simdup_match(e.fp, q.fp, k);
 CREATE TEMP TABLE via_index AS
-SELECT q.fp AS q, k, e.id FROM queries q, generate_series(0, 15) k, ex e WHERE simdup_match(e.fp, q.fp, k);
+SELECT q.fp AS q, k, e.id FROM queries q, generate_series(0, 16) k, ex e WHERE simdup_match(e.fp, q.fp, k);
 RESET enable_seqscan;
 
--- The same by brute force: a sequential scan, no index.
-SET enable_indexscan = off;
-SET enable_bitmapscan = off;
-SET enable_indexonlyscan = off;
+-- The same by brute force: simdup's planner step off, so a sequential scan.
+SET simdup.index_search = off;
 EXPLAIN (COSTS OFF)
-SELECT q.fp, k, e.id FROM queries q, generate_series(0, 15) k, ex e WHERE hamming(e.fp, q.fp) <= k;
+SELECT q.fp, k, e.id FROM queries q, generate_series(0, 16) k, ex e WHERE hamming(e.fp, q.fp) <= k;
 CREATE TEMP TABLE via_seq AS
-SELECT q.fp AS q, k, e.id FROM queries q, generate_series(0, 15) k, ex e WHERE hamming(e.fp, q.fp) <= k;
-RESET enable_indexscan;
-RESET enable_bitmapscan;
-RESET enable_indexonlyscan;
+SELECT q.fp AS q, k, e.id FROM queries q, generate_series(0, 16) k, ex e WHERE hamming(e.fp, q.fp) <= k;
+RESET simdup.index_search;
 
 SELECT count(*) AS mismatches FROM (
   (TABLE via_index EXCEPT ALL TABLE via_seq) UNION ALL (TABLE via_seq EXCEPT ALL TABLE via_index)
 ) x;
+
+-- The card's forms, for any block layout: mismatches against the sequential scan, and whether
+-- the plan used the block indexes.
+CREATE FUNCTION pg_temp.card_mismatches() RETURNS TABLE (form text, tid_scan boolean, mismatches bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  f text;
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  FOREACH f IN ARRAY ARRAY['hamming(e.fp, q.fp) <= k', 'e.fp <~> q.fp < k + 1', 'k >= q.fp <~> e.fp'] LOOP
+    EXECUTE 'CREATE TEMP TABLE via_card AS SELECT q.fp AS q, k, e.id FROM queries q, generate_series(0, 16) k, ex e WHERE ' || f;
+    SELECT count(*) INTO mismatches FROM (
+      (TABLE via_card EXCEPT ALL TABLE via_seq) UNION ALL (TABLE via_seq EXCEPT ALL TABLE via_card)) x;
+    DROP TABLE via_card;
+    form := f;
+    SELECT bool_or(l LIKE '%Tid Scan on ex%') INTO tid_scan
+    FROM pg_temp.explain_lines('SELECT q.fp, k, e.id FROM queries q, generate_series(0, 16) k, ex e WHERE ' || f) l;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+CREATE FUNCTION pg_temp.explain_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  RETURN QUERY EXECUTE 'EXPLAIN (COSTS OFF) ' || q;
+END $$;
+SELECT * FROM pg_temp.card_mismatches();
+
+-- Three blocks (22, 21, 21 bits), then eight of 8 bits.
+SELECT simdup_reindex('ex', 3);
+SELECT block, bit_offset, bits, kind FROM simdup_block_indexes('ex');
+SELECT * FROM pg_temp.card_mismatches();
+SELECT simdup_reindex('ex', 8);
+SELECT count(*) AS blocks, min(bits), max(bits) FROM simdup_block_indexes('ex');
+SELECT * FROM pg_temp.card_mismatches();
+
+-- The block indexes of simdup 0.1.0, as its simdup_enable built them.
+DO $$
+DECLARE idx regclass;
+BEGIN
+  FOR idx IN SELECT index FROM simdup_block_indexes('ex') LOOP
+    EXECUTE format('DROP INDEX %s', idx);
+  END LOOP;
+END $$;
+CREATE INDEX ex_fp_b0_idx ON ex ((simhash_block(fp, 0))) INCLUDE (fp);
+CREATE INDEX ex_fp_b1_idx ON ex ((simhash_block(fp, 1))) INCLUDE (fp);
+CREATE INDEX ex_fp_b2_idx ON ex ((simhash_block(fp, 2))) INCLUDE (fp);
+CREATE INDEX ex_fp_b3_idx ON ex ((simhash_block(fp, 3))) INCLUDE (fp);
+SELECT block, bit_offset, bits, kind FROM simdup_block_indexes('ex');
+SELECT * FROM pg_temp.card_mismatches();
+-- simdup_reindex moves them to the key indexes of 0.2.0.
+SELECT simdup_reindex('ex');
+SELECT index, block, bit_offset, bits, kind FROM simdup_block_indexes('ex');
+SELECT * FROM pg_temp.card_mismatches();
+
 SELECT k, count(*) AS matches FROM via_index GROUP BY k ORDER BY k;
 
 -- The same with literal constants, one statement per (query, k), as an application would send
--- them (constant-folded probes); k up to 15.
+-- them; k up to 16.
 CREATE FUNCTION pg_temp.literal_mismatches() RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   qfp bigint; kk int; n bigint := 0; got int[]; want int[];
 BEGIN
   FOR qfp IN SELECT DISTINCT fp FROM queries LOOP
-    FOR kk IN 0..15 LOOP
+    FOR kk IN 0..16 LOOP
       EXECUTE format('SELECT array_agg(id ORDER BY id) FROM ex WHERE simdup_match(fp, %s, %s)', qfp, kk) INTO got;
       SELECT array_agg(DISTINCT v.id ORDER BY v.id) INTO want FROM via_seq v WHERE v.q = qfp AND v.k = kk;
       IF got IS DISTINCT FROM want THEN n := n + 1; END IF;
@@ -112,7 +165,7 @@ BEGIN
   END LOOP;
   RETURN n;
 END $$;
-SELECT pg_temp.literal_mismatches() AS mismatches, count(DISTINCT fp) * 16 AS statements FROM queries;
+SELECT pg_temp.literal_mismatches() AS mismatches, count(DISTINCT fp) * 17 AS statements FROM queries;
 
 -- Distances exactly at the edge: for every base and order, the variant with d flipped bits is
 -- found at k = d and not at k = d - 1.
