@@ -1,25 +1,21 @@
 #!/usr/bin/env bash
 # The installed SQL schema of simdup must not change without a new version:
-#   scripts/schema_check.sh HOST PORT [--write]
+#   scripts/schema_check.sh HOST PORT [--write | --database DB]
 # Describes every object of the extension as PostgreSQL sees it (function definitions,
 # operators, table columns, triggers) in a canonical order and compares the description with
 # sql/schema/<version>.txt, the schema of the current version (Cargo.toml). A difference means
 # the schema changed: bump the version in Cargo.toml, add the upgrade script
 # sql/simdup--<old>--<new>.sql, and record the new schema with --write. A version without a
 # recorded schema fails too, unless an upgrade script from the previous recorded version exists
-# (then --write records it).
+# (then --write records it). With --database DB, the schema of the extension already in DB is
+# checked instead of a fresh CREATE EXTENSION (the upgrade test: 0.1.0 updated to this version).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-host="$1"; port="$2"; mode="${3:-check}"
+host="$1"; port="$2"; mode="${3:-check}"; db="${4:-}"
 version=$(python3 -c 'import tomllib,sys; print(tomllib.load(open(sys.argv[1],"rb"))["package"]["version"])' "$root/Cargo.toml")
 want="$root/sql/schema/$version.txt"
 got=$(mktemp)
-psql -X -q -At -v ON_ERROR_STOP=1 -h "$host" -p "$port" -U postgres -d postgres >"$got" <<'SQL'
-SET client_min_messages = warning;
-DROP DATABASE IF EXISTS simdup_schema_check;
-CREATE DATABASE simdup_schema_check;
-\c simdup_schema_check
-CREATE EXTENSION simdup;
+describe=$(cat <<'SQL'
 SELECT format(E'== %s\n%s', pg_describe_object(d.classid, d.objid, 0),
   CASE d.classid
     WHEN 'pg_proc'::regclass THEN
@@ -47,9 +43,23 @@ JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simdup'
 LEFT JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
 WHERE d.deptype = 'e'
 ORDER BY pg_describe_object(d.classid, d.objid, 0);
-\c postgres
+SQL
+)
+if [ "$mode" = --database ]; then
+  psql -X -q -At -v ON_ERROR_STOP=1 -h "$host" -p "$port" -U postgres -d "$db" -c "$describe" >"$got"
+  mode=check
+else
+  psql -X -q -At -v ON_ERROR_STOP=1 -h "$host" -p "$port" -U postgres -d postgres >"$got" <<SQL
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS simdup_schema_check;
+CREATE DATABASE simdup_schema_check;
+\\c simdup_schema_check
+CREATE EXTENSION simdup;
+$describe
+\\c postgres
 DROP DATABASE simdup_schema_check;
 SQL
+fi
 if [ "$mode" = --write ]; then
   cp "$got" "$want"; rm -f "$got"; echo "schema of $version recorded in sql/schema/$version.txt" >&2; exit 0
 fi

@@ -1,0 +1,657 @@
+-- simdup 0.1.0 -> 0.2.0 (ALTER EXTENSION simdup UPDATE).
+--
+-- What changes (README, "Upgrade notes"): search through the key indexes (_simdup_key) with
+-- the tight probe set and the planner step for hamming(fp, q) <= k; the dedup trigger without
+-- SPI; internal helpers renamed _simdup_*; simdup_enable(..., blocks), simdup_reindex,
+-- simdup_nearest. The fingerprint format does not change (format 1).
+--
+-- Tables enabled under 0.1.0 keep their block indexes (simhash_block(fp, i) INCLUDE (fp)) and
+-- their dedup trigger, and keep working: search and the trigger read those indexes too. One call
+-- moves a table to the smaller, faster 0.2.0 indexes: SELECT simdup_reindex('tbl');
+
+\echo Use "ALTER EXTENSION simdup UPDATE TO '0.2.0'" to load this file. \quit
+
+-- ---------------------------------------------------------------------------------------------
+-- Registry: the mode and k are checked by simdup_enable (src/args.rs), not spelled out again;
+-- internal trigger functions get private names.
+-- ---------------------------------------------------------------------------------------------
+ALTER TABLE simdup_tables DROP CONSTRAINT IF EXISTS simdup_tables_on_duplicate_check,
+                          DROP CONSTRAINT IF EXISTS simdup_tables_max_distance_check,
+                          DROP CONSTRAINT IF EXISTS simdup_tables_check;
+ALTER FUNCTION simdup_tables_guard() RENAME TO _simdup_tables_guard;
+ALTER FUNCTION simdup_forget_dropped() RENAME TO _simdup_forget_dropped;
+
+COMMENT ON TABLE simdup_tables IS
+  'simdup: tables equipped by simdup_enable (kept by pg_dump): text column (NULL when an existing fingerprint column was adopted), fingerprint column, and the dedup trigger''s on_duplicate and max_distance (NULL without a trigger)';
+
+COMMENT ON FUNCTION _simdup_tables_guard() IS
+  'simdup (internal): trigger letting only the owner of a table add or remove its simdup_tables row';
+
+COMMENT ON FUNCTION _simdup_forget_dropped() IS
+  'simdup (internal): event trigger function removing the simdup_tables row of a dropped table or fingerprint column (and the dedup trigger of a table whose fingerprint column was dropped)';
+
+COMMENT ON EVENT TRIGGER simdup_forget_dropped IS
+  'simdup: forgets equipped tables (simdup_tables rows) when the table or its fingerprint column is dropped';
+
+
+-- ---------------------------------------------------------------------------------------------
+-- Functions whose signature or result changes, or that are gone (after their last user below)
+-- ---------------------------------------------------------------------------------------------
+DROP FUNCTION simdup_enable(regclass, name, name, text, integer);
+DROP FUNCTION simdup_block_indexes(regclass);
+DROP FUNCTION simdup_table_info(regclass);
+
+-- ---------------------------------------------------------------------------------------------
+-- New functions of the Rust layer
+-- ---------------------------------------------------------------------------------------------
+
+CREATE  FUNCTION "_simdup_block_indexes"(
+	"tbl" oid, /* pg_sys :: Oid */
+	"attnum" INT /* i32 */
+) RETURNS TABLE (
+	"index" oid,  /* pg_sys :: Oid */
+	"block" INT,  /* i32 */
+	"bit_offset" INT,  /* i32 */
+	"bits" INT,  /* i32 */
+	"kind" TEXT  /* String */
+)
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_block_indexes_wrapper';
+
+CREATE  FUNCTION "_simdup_check_k"(
+	"k" INT /* i32 */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_check_k_wrapper';
+
+CREATE  FUNCTION "_simdup_dedup_trigger_args"(
+	"on_duplicate" TEXT, /* & str */
+	"max_distance" INT, /* i32 */
+	"text_column" TEXT, /* Option < & str > */
+	"fingerprint_column" TEXT, /* & str */
+	"key_column" TEXT /* & str */
+) RETURNS TEXT /* String */
+IMMUTABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_dedup_trigger_args_wrapper';
+
+CREATE  FUNCTION "_simdup_fingerprint_components"(
+	"tbl" regclass, /* PgRelation */
+	"fingerprint_column" TEXT, /* & str */
+	"k" INT /* i32 */
+) RETURNS TABLE (
+	"fp" bigint,  /* i64 */
+	"component" bigint  /* i64 */
+)
+STRICT STABLE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_fingerprint_components_wrapper';
+
+CREATE  FUNCTION "_simdup_fingerprint_pairs"(
+	"tbl" regclass, /* PgRelation */
+	"fingerprint_column" TEXT, /* & str */
+	"k" INT /* i32 */
+) RETURNS TABLE (
+	"fa" bigint,  /* i64 */
+	"fb" bigint,  /* i64 */
+	"distance" INT  /* i32 */
+)
+STRICT STABLE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_fingerprint_pairs_wrapper';
+
+CREATE  FUNCTION "_simdup_key"(
+	"fp" bigint, /* i64 */
+	"offset" INT /* i32 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_key_wrapper';
+
+CREATE  FUNCTION "_simdup_layout"(
+	"blocks" INT /* i32 */
+) RETURNS INT[] /* Vec < i32 > */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_layout_wrapper';
+
+CREATE  FUNCTION "_simdup_lock_stripes"(
+	"fp" bigint, /* i64 */
+	"k" INT /* i32 */
+) RETURNS INT[] /* Vec < i32 > */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_lock_stripes_wrapper';
+
+CREATE FUNCTION _simdup_tids(tbl oid, attnum integer, q bigint, k integer) RETURNS tid[]
+LANGUAGE c STABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', '_simdup_tids';
+COMMENT ON FUNCTION _simdup_tids(oid, integer, bigint, integer) IS
+  'simdup (internal): tids of the visible rows of tbl whose fingerprint column attnum is within k of q, found through its block indexes; the planner puts it in a Tid Scan for hamming(fp, q) <= k';
+
+CREATE FUNCTION _simdup_nearest_tids(tbl oid, attnum integer, q bigint, n integer) RETURNS tid[]
+LANGUAGE c STABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', '_simdup_nearest_tids';
+COMMENT ON FUNCTION _simdup_nearest_tids(oid, integer, bigint, integer) IS
+  'simdup (internal): tids of the n rows of tbl nearest to q (column attnum; ties by tid), found exactly through its block indexes';
+
+COMMENT ON FUNCTION hamming(bigint, bigint) IS
+  'simdup: number of differing bits between two 64-bit fingerprints (0..64); hamming(fp, q) <= k on a column with simdup block indexes is served by them';
+COMMENT ON OPERATOR <~> (bigint, bigint) IS
+  'simdup: Hamming distance between two 64-bit fingerprints; fp <~> q <= k is served by the block indexes';
+CREATE FUNCTION _simdup_hamming_support(internal) RETURNS internal
+LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', '_simdup_hamming_support';
+COMMENT ON FUNCTION _simdup_hamming_support(internal) IS
+  'simdup (internal): planner support function of hamming: loads the library, and with it the planner step serving hamming(fp, q) <= k, before the scan paths are built';
+ALTER FUNCTION hamming(bigint, bigint) SUPPORT _simdup_hamming_support;
+
+-- ---------------------------------------------------------------------------------------------
+-- Search (sql/search.sql)
+-- ---------------------------------------------------------------------------------------------
+
+-- simdup: near-duplicate search.
+--
+-- The query is the design card's: WHERE hamming(fp, q) <= k (or fp <~> q <= k, < k, or
+-- simdup_match(fp, q, k), which inlines to it). On a column with simdup block indexes, the
+-- planner step of src/search/planner.rs adds a Tid Scan path whose TID condition
+-- ctid = ANY (_simdup_tids(tbl, column, q, k)) finds the rows within k through the indexes
+-- (src/search/scan.rs: key ranges of the block values within each block's threshold, candidates
+-- checked from the index alone, the heap read only for matches); the condition stays as the
+-- scan's filter. The planner takes that path when its cost (probes and candidates) is below a
+-- sequential scan's: on large tables, not on a few thousand rows.
+
+-- ---------------------------------------------------------------------------------------------
+-- Functions
+-- ---------------------------------------------------------------------------------------------
+-- Inlinable: LANGUAGE sql, one expression, IMMUTABLE, not STRICT, no SET clause. A SQL-standard
+-- body (RETURN), so the names inside are bound when the extension is created, whatever the
+-- caller's search_path. _simdup_check_k raises 22023 for k outside 0..64 (folded away for a
+-- constant k).
+CREATE OR REPLACE FUNCTION simdup_match(fp bigint, q bigint, k integer) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN hamming(fp, q) <= _simdup_check_k(k);
+COMMENT ON FUNCTION simdup_match(bigint, bigint, integer) IS
+  'simdup: true when hamming(fp, q) <= k (k in 0..64); inlined to that condition, which the block indexes of simdup_enable serve on large tables';
+
+-- The n rows nearest to q (exact: widening radius; ties by ctid), nearest first. Join on ctid
+-- for the rows themselves:
+--   SELECT d.*, n.distance FROM simdup_nearest('docs', q, 5) n JOIN docs d ON d.ctid = n.ctid;
+CREATE FUNCTION simdup_nearest(tbl regclass, q bigint, n integer, fingerprint_column name DEFAULT 'simhash')
+RETURNS TABLE (ctid tid, fingerprint bigint, distance integer)
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    col smallint;
+BEGIN
+    SELECT a.attnum INTO col FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = fingerprint_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', fingerprint_column, tbl
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT t.ctid, t.%1$I, @extschema@.hamming(t.%1$I, $1) FROM %2$s t '
+        'WHERE t.ctid = ANY (@extschema@._simdup_nearest_tids($3, $4, $1, $2)) ORDER BY 3, 1',
+        fingerprint_column, tbl)
+    USING q, n, tbl::oid, col::integer;
+END
+$$;
+COMMENT ON FUNCTION simdup_nearest(regclass, bigint, integer, name) IS
+  'simdup: the n rows of tbl whose fingerprint column is nearest to q, exactly (the search radius grows until n rows are within it), nearest first, ties by ctid: (ctid, fingerprint, distance)';
+
+DROP FUNCTION simdup_probe(bigint, integer, integer);
+DROP FUNCTION simdup_fingerprint_pairs(regclass, integer);
+DROP FUNCTION simdup_fingerprint_components(regclass, integer);
+DROP FUNCTION simdup_lock_stripes(bigint, integer);
+
+-- ---------------------------------------------------------------------------------------------
+-- Equipping tables (sql/enable.sql)
+-- ---------------------------------------------------------------------------------------------
+
+-- simdup: equipping a table for search and dedup, and undoing it.
+--
+-- What simdup_enable('docs', 'body') does, as plain DDL (run it yourself to build the indexes
+-- CONCURRENTLY, or to choose index names or a tablespace):
+--
+--   ALTER TABLE docs ADD COLUMN simhash bigint GENERATED ALWAYS AS (simhash(body)) STORED;
+--   CREATE INDEX docs_simhash_k0_idx  ON docs ((_simdup_key(simhash, 0)));
+--   CREATE INDEX docs_simhash_k16_idx ON docs ((_simdup_key(simhash, 16)));
+--   CREATE INDEX docs_simhash_k32_idx ON docs ((_simdup_key(simhash, 32)));
+--   CREATE INDEX docs_simhash_k48_idx ON docs ((_simdup_key(simhash, 48)));
+--   INSERT INTO simdup_tables (tbl, text_column, fingerprint_column)
+--     VALUES ('docs', 'body', 'simhash');   -- only needed by simdup_pairs / simdup_groups
+--
+-- (blocks => m cuts the fingerprint into m blocks instead: _simdup_layout(m) lists their bit
+-- offsets. simdup_enable('docs', NULL, 'fp') adopts an existing bigint column "fp" instead of
+-- adding one.)
+
+-- ---------------------------------------------------------------------------------------------
+-- Private functions
+-- ---------------------------------------------------------------------------------------------
+-- The single-column primary key of a table (NULLs when it has none, or one of several columns):
+-- the one place that reads it, for simdup_enable (dedup reports and marks rows by it) and the
+-- batch functions (they report rows by it).
+CREATE FUNCTION _simdup_primary_key(tbl regclass, OUT key_column name, OUT key_type text)
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod)
+    FROM pg_catalog.pg_index i JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+    WHERE i.indrelid = tbl AND i.indisprimary AND i.indnkeyatts = 1;
+END;
+COMMENT ON FUNCTION _simdup_primary_key(regclass) IS
+  'simdup (internal): the single-column primary key of a table (column and type), NULLs when it has none';
+
+-- Fingerprint column and primary key of an enabled table, for the batch functions; errors say
+-- what is missing.
+CREATE FUNCTION _simdup_table_info(tbl regclass, OUT fingerprint_column name, OUT key_column name)
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    SELECT s.fingerprint_column INTO fingerprint_column
+    FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_table_info.tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not enabled for simdup', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call simdup_enable(table, text_column) first.';
+    END IF;
+    SELECT p.key_column INTO key_column FROM @extschema@._simdup_primary_key(tbl) p;
+    IF key_column IS NULL THEN
+        RAISE EXCEPTION 'table % has no single-column primary key', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Rows are reported by their primary key, which must be a single column.';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION _simdup_table_info(regclass) IS
+  'simdup (internal): fingerprint column and single-column primary key of an enabled table, as used by simdup_pairs and simdup_groups; errors say what is missing';
+
+-- Builds the block indexes of a layout on a fingerprint column.
+CREATE FUNCTION _simdup_create_block_indexes(tbl regclass, fingerprint_column name, blocks integer)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    prefix text;
+    offs integer;
+BEGIN
+    -- Index names <table>_<column>_k<offset>_idx, the prefix clipped to stay within NAMEDATALEN.
+    SELECT c.relname || '_' || fingerprint_column INTO prefix FROM pg_class c WHERE c.oid = tbl;
+    WHILE octet_length(prefix) > 54 LOOP
+        prefix := left(prefix, -1);
+    END LOOP;
+    FOREACH offs IN ARRAY @extschema@._simdup_layout(blocks) LOOP
+        EXECUTE format('CREATE INDEX %I ON %s ((@extschema@._simdup_key(%I, %s)))',
+                       prefix || '_k' || offs || '_idx', tbl, fingerprint_column, offs);
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION _simdup_create_block_indexes(regclass, name, integer) IS
+  'simdup (internal): creates the B-tree indexes (_simdup_key(fp, offset)) of an m-block layout on a fingerprint column';
+
+-- ---------------------------------------------------------------------------------------------
+-- Functions
+-- ---------------------------------------------------------------------------------------------
+-- With on_duplicate ('reject', 'skip' or 'mark'), also installs the dedup trigger of
+-- sql/dedup.sql with k = max_distance (NULL: simdup.max_distance now), recorded in
+-- simdup_tables; the table needs a single-column primary key.
+CREATE FUNCTION simdup_enable(tbl regclass, text_column name, fingerprint_column name DEFAULT 'simhash',
+                              on_duplicate text DEFAULT NULL, max_distance integer DEFAULT NULL,
+                              blocks integer DEFAULT 4)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel record;
+    col record;
+    pk record;
+    k integer;
+    trigger_args text;
+BEGIN
+    IF tbl IS NULL OR fingerprint_column IS NULL OR blocks IS NULL THEN
+        RAISE EXCEPTION 'table, fingerprint column and blocks must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT c.relname, c.relkind, c.relowner INTO rel FROM pg_class c WHERE c.oid = tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', tbl::oid USING ERRCODE = 'undefined_table';
+    END IF;
+    IF rel.relkind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '% is not a table', tbl USING ERRCODE = 'wrong_object_type';
+    END IF;
+    IF NOT pg_has_role(rel.relowner, 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    -- Forget tables that are gone without an event trigger firing (temporary tables at the end
+    -- of their session), so that a reused OID is not mistaken for an enabled table.
+    DELETE FROM @extschema@.simdup_tables s WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = s.tbl);
+    IF EXISTS (SELECT FROM @extschema@.simdup_tables s WHERE s.tbl = simdup_enable.tbl) THEN
+        RAISE EXCEPTION 'table % is already enabled for simdup', tbl
+            USING ERRCODE = 'duplicate_object', HINT = 'Call simdup_disable first to change its columns.';
+    END IF;
+    PERFORM @extschema@._simdup_layout(blocks);  -- 22023 unless 2..8 blocks
+
+    -- Dedup arguments, checked before anything is changed.
+    SELECT p.key_column, p.key_type INTO pk FROM @extschema@._simdup_primary_key(tbl) p;
+    IF on_duplicate IS NULL THEN
+        IF max_distance IS NOT NULL THEN
+            RAISE EXCEPTION 'max_distance is only used with on_duplicate'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Pass on_duplicate => ''reject'', ''skip'' or ''mark'' to install the dedup trigger.';
+        END IF;
+        IF pk.key_column IS NULL THEN
+            RAISE WARNING 'table % has no single-column primary key', tbl
+                USING DETAIL = 'Search works; simdup_pairs and simdup_groups report rows by their primary key and will fail until the table has one.';
+        END IF;
+    ELSE
+        k := coalesce(max_distance, @extschema@.simdup_max_distance());
+        -- 22023 for an unknown mode or k outside 0..64 (src/args.rs).
+        trigger_args := @extschema@._simdup_dedup_trigger_args(on_duplicate, k, coalesce(text_column, ''),
+                                                               fingerprint_column, coalesce(pk.key_column, ''));
+        IF rel.relkind = 'p' THEN
+            RAISE EXCEPTION 'on_duplicate is not supported on partitioned table %', tbl
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'A row trigger on a partitioned table runs per partition; enable dedup on a plain table.';
+        END IF;
+        IF pk.key_column IS NULL THEN
+            RAISE EXCEPTION 'table % has no single-column primary key', tbl
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = 'The dedup trigger reports and marks near-duplicates by their primary key.';
+        END IF;
+    END IF;
+
+    IF text_column IS NOT NULL THEN
+        SELECT t.typcategory, a.atttypid::regtype AS typ INTO col
+        FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+        WHERE a.attrelid = tbl AND a.attname = text_column AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'column "%" of relation % does not exist', text_column, tbl
+                USING ERRCODE = 'undefined_column';
+        END IF;
+        IF col.typcategory <> 'S' THEN
+            RAISE EXCEPTION 'column "%" of relation % is of type %, not a string type', text_column, tbl, col.typ
+                USING ERRCODE = 'datatype_mismatch';
+        END IF;
+        -- Rewrites the table, computing simhash once per row.
+        EXECUTE format('ALTER TABLE %s ADD COLUMN %I bigint GENERATED ALWAYS AS (@extschema@.simhash(%I)) STORED',
+                       tbl, fingerprint_column, text_column);
+    ELSE
+        SELECT a.atttypid::regtype AS typ INTO col
+        FROM pg_attribute a
+        WHERE a.attrelid = tbl AND a.attname = fingerprint_column AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'column "%" of relation % does not exist', fingerprint_column, tbl
+                USING ERRCODE = 'undefined_column',
+                      HINT = 'Without a text column, simdup_enable adopts an existing bigint fingerprint column.';
+        END IF;
+        IF col.typ <> 'bigint'::regtype THEN
+            RAISE EXCEPTION 'column "%" of relation % is of type %, not bigint', fingerprint_column, tbl, col.typ
+                USING ERRCODE = 'datatype_mismatch';
+        END IF;
+    END IF;
+
+    PERFORM @extschema@._simdup_create_block_indexes(tbl, fingerprint_column, blocks);
+
+    IF on_duplicate IS NOT NULL THEN
+        IF on_duplicate = 'mark' THEN
+            EXECUTE format('ALTER TABLE %s ADD COLUMN dup_of %s', tbl, pk.key_type);
+        END IF;
+        EXECUTE format('CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON %s FOR EACH ROW '
+                       'EXECUTE FUNCTION @extschema@.simdup_dedup_trigger(%s)', tbl, trigger_args);
+    END IF;
+
+    INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance)
+    VALUES (simdup_enable.tbl, simdup_enable.text_column, simdup_enable.fingerprint_column,
+            simdup_enable.on_duplicate, k);
+END
+$$;
+COMMENT ON FUNCTION simdup_enable(regclass, name, name, text, integer, integer) IS
+  'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and one B-tree index per block (_simdup_key(fp, offset); blocks => 2..8, default 4), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup (BEFORE INSERT OR UPDATE): a row within max_distance (default: simdup.max_distance at enable time) of an existing row raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest key among its near-duplicates; safe under concurrency (advisory locks); needs a single-column primary key. Requires owning the table';
+
+-- The block indexes of an enabled table, read from the catalog.
+CREATE FUNCTION simdup_block_indexes(tbl regclass)
+RETURNS TABLE (index regclass, block integer, bit_offset integer, bits integer, kind text)
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT b.index::regclass, b.block, b.bit_offset, b.bits, b.kind
+    FROM simdup_tables s
+    JOIN pg_catalog.pg_attribute a ON a.attrelid = s.tbl AND a.attname = s.fingerprint_column AND NOT a.attisdropped,
+    LATERAL _simdup_block_indexes(s.tbl::oid, a.attnum::integer) b
+    WHERE s.tbl = simdup_block_indexes.tbl
+    ORDER BY b.block;
+END;
+COMMENT ON FUNCTION simdup_block_indexes(regclass) IS
+  'simdup: the block indexes of a table enabled with simdup_enable, from the catalog: index, block, the bit offset where the block starts, its width in bits, and kind (key: 0.2.0; block: simhash_block INCLUDE (fp) of 0.1.0, replaced by simdup_reindex)';
+
+-- Replaces the block indexes of an enabled table (those of 0.1.0 included) with the key indexes
+-- of an m-block layout: the new ones are built first, so search and dedup keep working.
+CREATE FUNCTION simdup_reindex(tbl regclass, blocks integer DEFAULT 4) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cfg record;
+    old regclass[];
+    idx regclass;
+BEGIN
+    SELECT s.fingerprint_column, c.relowner INTO cfg
+    FROM @extschema@.simdup_tables s JOIN pg_class c ON c.oid = s.tbl
+    WHERE s.tbl = simdup_reindex.tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not enabled for simdup', tbl USING ERRCODE = 'undefined_object';
+    END IF;
+    IF NOT pg_has_role(cfg.relowner, 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    PERFORM @extschema@._simdup_layout(blocks);  -- 22023 unless 2..8 blocks
+    SELECT array_agg(b.index) INTO old FROM @extschema@.simdup_block_indexes(tbl) b;
+    -- The new names must not collide with the old: drop same-named old ones first only when
+    -- they are key indexes being rebuilt.
+    FOREACH idx IN ARRAY coalesce(old, '{}') LOOP
+        IF EXISTS (SELECT FROM @extschema@.simdup_block_indexes(tbl) b WHERE b.index = idx AND b.kind = 'key') THEN
+            EXECUTE format('DROP INDEX %s', idx);
+            old := array_remove(old, idx);
+        END IF;
+    END LOOP;
+    PERFORM @extschema@._simdup_create_block_indexes(tbl, cfg.fingerprint_column, blocks);
+    FOREACH idx IN ARRAY coalesce(old, '{}') LOOP
+        EXECUTE format('DROP INDEX %s', idx);
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION simdup_reindex(regclass, integer) IS
+  'simdup: rebuilds the block indexes of an enabled table as the key indexes of an m-block layout (default 4 blocks of 16 bits): the one call that moves a table enabled under simdup 0.1.0 to the smaller, faster 0.2.0 indexes. Requires owning the table';
+
+CREATE OR REPLACE FUNCTION simdup_disable(tbl regclass) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cfg record;
+    idx regclass;
+BEGIN
+    IF tbl IS NULL THEN
+        RAISE EXCEPTION 'table must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT s.text_column, s.fingerprint_column, s.on_duplicate, c.relowner INTO cfg
+    FROM @extschema@.simdup_tables s JOIN pg_class c ON c.oid = s.tbl
+    WHERE s.tbl = simdup_disable.tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not enabled for simdup', tbl USING ERRCODE = 'undefined_object';
+    END IF;
+    IF NOT pg_has_role(cfg.relowner, 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF cfg.on_duplicate IS NOT NULL THEN
+        EXECUTE format('DROP TRIGGER IF EXISTS simdup_dedup ON %s', tbl);
+        IF cfg.on_duplicate = 'mark' THEN
+            EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dup_of', tbl);
+        END IF;
+    END IF;
+    FOR idx IN SELECT b.index FROM @extschema@.simdup_block_indexes(tbl) b LOOP
+        EXECUTE format('DROP INDEX %s', idx);
+    END LOOP;
+    -- Drop the fingerprint column only if simdup_enable added it (RESTRICT: a view using it
+    -- stops the drop). Indexes you built on it yourself go with it.
+    IF cfg.text_column IS NOT NULL THEN
+        EXECUTE format('ALTER TABLE %s DROP COLUMN %I', tbl, cfg.fingerprint_column);
+    END IF;
+    DELETE FROM @extschema@.simdup_tables s WHERE s.tbl = simdup_disable.tbl;
+END
+$$;
+COMMENT ON FUNCTION simdup_disable(regclass) IS
+  'simdup: removes what simdup_enable added to a table: the dedup trigger and dup_of column (if any), the block indexes, the generated fingerprint column (if simdup_enable added it) and its simdup_tables row. Requires owning the table';
+
+-- ---------------------------------------------------------------------------------------------
+-- Dedup trigger (sql/dedup.sql): it runs no SQL any more, so no SET clauses
+-- ---------------------------------------------------------------------------------------------
+
+-- simdup: the dedup trigger function (src/dedup/). simdup_enable(tbl, text_column,
+-- on_duplicate => ...) (sql/enable.sql) installs it, for a table with a single-column primary
+-- key, as
+--
+--   ALTER TABLE docs ADD COLUMN dup_of <type of the primary key>;          -- 'mark' only
+--   CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON docs FOR EACH ROW
+--       EXECUTE FUNCTION simdup_dedup_trigger('reject', '10', 'body', 'simhash', 'id');
+--
+-- (arguments: on_duplicate, max_distance, text column ('' when an existing bigint fingerprint
+-- column was adopted), fingerprint column, primary key column: src/dedup/config.rs writes and
+-- reads them). It runs no SQL: it reads the block indexes and the heap directly.
+CREATE OR REPLACE FUNCTION simdup_dedup_trigger() RETURNS trigger
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'simdup_dedup_trigger';
+COMMENT ON FUNCTION simdup_dedup_trigger() IS
+  'simdup: the dedup trigger function installed by simdup_enable(..., on_duplicate => ...) as BEFORE INSERT OR UPDATE FOR EACH ROW, arguments (on_duplicate, max_distance, text_column or '''', fingerprint_column, key_column): computes simhash of the new text, takes the row''s advisory lock stripes, finds the near-duplicate with the smallest key through the block indexes, then rejects (23505, constraint simdup_dedup), skips or marks (dup_of) the row';
+
+-- ---------------------------------------------------------------------------------------------
+-- Batch (sql/batch.sql)
+-- ---------------------------------------------------------------------------------------------
+
+-- simdup: all near-duplicate pairs and groups of an equipped table.
+--
+-- The distinct fingerprints are read once and joined in memory on the values of each 16-bit
+-- block within the block's threshold (src/batch.rs, simdup_core::pairs: about 16 bytes per
+-- distinct fingerprint, never all pairs); identical fingerprints are collapsed first, so many
+-- copies of one document cost nothing. The pairs of fingerprints are then expanded to rows by
+-- one more scan of the table, hashed on the fingerprints that occur in a pair.
+
+-- ---------------------------------------------------------------------------------------------
+-- Functions
+-- ---------------------------------------------------------------------------------------------
+-- All pairs of rows whose fingerprints are within distance k (identical fingerprints
+-- included), each pair once, as their primary keys (a < b in the key's own order).
+CREATE OR REPLACE FUNCTION simdup_pairs(tbl regclass, k integer DEFAULT simdup_max_distance())
+RETURNS TABLE (a text, b text, distance integer)
+LANGUAGE plpgsql STABLE STRICT PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    info record;
+BEGIN
+    PERFORM @extschema@._simdup_check_k(k);
+    SELECT * INTO info FROM @extschema@._simdup_table_info(tbl);
+    RETURN QUERY EXECUTE format(
+        'WITH p AS MATERIALIZED (SELECT * FROM @extschema@._simdup_fingerprint_pairs($1, $3, $2)), '
+        'r AS MATERIALIZED (SELECT x.%1$I AS key, x.%2$I AS fp FROM %3$s x '
+        '                   WHERE x.%2$I IN (SELECT fa FROM p UNION SELECT fb FROM p)) '
+        'SELECT least(x.key, y.key)::text, greatest(x.key, y.key)::text, p.distance '
+        'FROM p JOIN r x ON x.fp = p.fa JOIN r y ON y.fp = p.fb '
+        'UNION ALL '
+        'SELECT x.%1$I::text, y.%1$I::text, 0 '
+        'FROM %3$s x JOIN %3$s y ON x.%2$I = y.%2$I AND x.%1$I < y.%1$I',
+        info.key_column, info.fingerprint_column, tbl)
+    USING tbl, k, info.fingerprint_column::text;
+END
+$$;
+COMMENT ON FUNCTION simdup_pairs(regclass, integer) IS
+  'simdup: all pairs of rows of an enabled table whose fingerprints are within distance k (default simdup.max_distance), identical fingerprints included, each pair once: primary keys a < b as text, and the distance';
+
+-- Connected components of the near-duplicate graph (rows linked when their fingerprints are
+-- within distance k): one row per row of the table that has at least one near-duplicate (rows
+-- without any are left out). group_id numbers the groups 1, 2, ... in the order of their
+-- smallest primary key, so it is deterministic; rows come ordered by group_id, key.
+CREATE OR REPLACE FUNCTION simdup_groups(tbl regclass, k integer DEFAULT simdup_max_distance())
+RETURNS TABLE (key text, group_id bigint)
+LANGUAGE plpgsql STABLE STRICT PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    info record;
+BEGIN
+    PERFORM @extschema@._simdup_check_k(k);
+    SELECT * INTO info FROM @extschema@._simdup_table_info(tbl);
+    RETURN QUERY EXECUTE format(
+        'WITH c AS (SELECT fp, component FROM @extschema@._simdup_fingerprint_components($1, $3, $2)), '
+        'r AS (SELECT x.%1$I AS key, coalesce(c.component, x.%2$I) AS comp, c.fp IS NOT NULL AS near, '
+        '             count(*) OVER (PARTITION BY x.%2$I) AS same '
+        '      FROM %3$s x LEFT JOIN c ON c.fp = x.%2$I WHERE x.%2$I IS NOT NULL), '
+        'm AS (SELECT key, min(key) OVER (PARTITION BY comp) AS first FROM r WHERE near OR same > 1) '
+        'SELECT key::text, dense_rank() OVER (ORDER BY first) FROM m ORDER BY 2, m.key',
+        info.key_column, info.fingerprint_column, tbl)
+    USING tbl, k, info.fingerprint_column::text;
+END
+$$;
+COMMENT ON FUNCTION simdup_groups(regclass, integer) IS
+  'simdup: connected components of near-duplicate rows (distance <= k, default simdup.max_distance): one row per row that has at least one near-duplicate, as (primary key as text, group_id); groups numbered 1, 2, ... by their smallest key';
+
+-- ---------------------------------------------------------------------------------------------
+-- Comments of the Rust layer's functions (new and reworded), as a fresh install sets them
+-- ---------------------------------------------------------------------------------------------
+
+COMMENT ON FUNCTION _simdup_block_indexes(oid, integer) IS 'simdup (internal): the block indexes of a fingerprint column, read from the catalog: index, block, bit offset, width, kind (key: 0.2.0, block: 0.1.0)';
+
+COMMENT ON FUNCTION _simdup_check_k(integer) IS 'simdup (internal): k when it is a valid maximum Hamming distance (0..64); 22023 otherwise';
+
+COMMENT ON FUNCTION _simdup_dedup_trigger_args(text, integer, text, text, text) IS 'simdup (internal): checks simdup_enable''s on_duplicate and max_distance and returns the dedup trigger''s argument list';
+
+COMMENT ON FUNCTION _simdup_fingerprint_components(regclass, text, integer) IS 'simdup (internal): connected components of _simdup_fingerprint_pairs(tbl, fingerprint_column, k): each fingerprint with a near neighbour, and the smallest fingerprint of its component';
+
+COMMENT ON FUNCTION _simdup_fingerprint_pairs(regclass, text, integer) IS 'simdup (internal): all pairs of distinct fingerprints (fa < fb) of a table''s fingerprint column within Hamming distance k, each once, with the distance: identical fingerprints collapsed, then an in-memory join on the values of each 16-bit block within its threshold (never all pairs)';
+
+COMMENT ON FUNCTION _simdup_key(bigint, integer) IS 'simdup (internal): the block-index key of a fingerprint: fp rotated left by offset bits, sign bit flipped (the keys of one block value form one range)';
+
+COMMENT ON FUNCTION _simdup_layout(integer) IS 'simdup (internal): the bit offsets at which the blocks of a layout of m nearly equal blocks start (2..8 blocks; 22023 otherwise)';
+
+COMMENT ON FUNCTION _simdup_lock_stripes(bigint, integer) IS 'simdup (internal): the advisory lock stripes (0..4095) the dedup trigger locks exclusively, as pg_advisory_xact_lock(table OID, stripe), for fingerprint fp at maximum distance k: one per piece of the fingerprint cut into k + 1 pieces (near-duplicates share a piece, so a stripe), ascending';
+
+COMMENT ON FUNCTION jaccard(text, text, integer) IS 'simdup: exact Jaccard similarity |A∩B|/|A∪B| of the character k-shingle sets (default k = 5) of two texts, 0..1; NULL when either has no shingles';
+
+COMMENT ON FUNCTION jaccard(bigint[], bigint[]) IS 'simdup: exact Jaccard similarity of two stored shingle sets (from shingles or word_shingles; order and duplicates ignored); NULL when either is empty; NULL elements raise 22004';
+
+COMMENT ON FUNCTION minhash(text, integer, integer) IS 'simdup: MinHash signature (n values, default 128) of the character k-shingles (default k = 5) of a text; deterministic (fixed seeds, see minhash_format_version); NULL for empty or whitespace-only text. Store it: sig bigint[] GENERATED ALWAYS AS (minhash(body)) STORED';
+
+COMMENT ON FUNCTION minhash(bigint[], integer) IS 'simdup: MinHash signature (n values, default 128) of a stored shingle set, e.g. minhash(word_shingles(body)); NULL for an empty set; NULL elements raise 22004';
+
+COMMENT ON FUNCTION minhash_choose_bands(integer, double precision) IS 'simdup: bands and rows (bands*rows <= n) for a Jaccard threshold strictly between 0 and 1, minimizing the false-positive plus false-negative area under the S-curve, with the approximate threshold (1/bands)^(1/rows) where the curve is steepest';
+
+COMMENT ON FUNCTION minhash_format_version() IS 'simdup: version of the MinHash format (normalization, shingle hashes, permutation seeds, band hash) computed by this build; stored shingle sets, signatures and band indexes of another version must be recomputed';
+
+COMMENT ON FUNCTION minhash_jaccard(bigint[], bigint[]) IS 'simdup: estimated Jaccard similarity of two signatures, the fraction of agreeing positions (standard deviation sqrt(J(1-J)/n), at most 0.044 for n = 128); different lengths raise 22023, NULL elements 22004';
+
+COMMENT ON FUNCTION minhash_s_curve(double precision, integer, integer) IS 'simdup: probability 1-(1-J^rows)^bands that two documents of Jaccard similarity J share at least one of bands LSH bands of rows rows';
+
+COMMENT ON FUNCTION shingles(text, integer) IS 'simdup: set of xxh3-64 hashes of the character k-shingles (default k = 5) of the normalized text (NFKC, lower case, whitespace runs as one space), sorted as unsigned 64-bit numbers; a text shorter than k characters is one shingle; NULL for empty or whitespace-only text';
+
+COMMENT ON FUNCTION simdup_fingerprint_version() IS 'simdup: version of the fingerprint format computed by this build';
+
+COMMENT ON FUNCTION simdup_max_distance() IS 'simdup: the current simdup.max_distance (default k of the batch functions); loads the library, so it works before any other simdup call in a session';
+
+COMMENT ON FUNCTION simhash(text) IS 'simdup: 64-bit SimHash fingerprint of a Chinese/English text (NFKC + lower case, jieba segmentation, sublinear TF x IDF weights, xxh3-64); NULL for text without words';
+
+COMMENT ON FUNCTION simhash(text, text) IS 'simdup: SimHash of a document with a title: format 1 of title || E''\n'' || body (the title-aware choice measured best, docs/quality.md); a NULL or empty title gives simhash(body), a NULL body NULL';
+
+COMMENT ON FUNCTION simhash(text, text, text) IS 'simdup: SimHash of body (and title, may be NULL) under a named scheme: default (format 1, title fingerprinted with the body), title (body words also in the title x5), improved (Zhang & He 2020: part of speech, word length, cue words x5, title words x5); unknown scheme 22023, NULL scheme 22004';
+
+COMMENT ON FUNCTION simhash_block(bigint, integer) IS 'simdup: 16-bit block i (0 = most significant, 0..3) of a fingerprint, as 0..65535 (the key of the block indexes of simdup 0.1.0)';
+
+COMMENT ON FUNCTION simhash_features(text) IS 'simdup: the weighted features behind simhash(text), one row per distinct token: token, weight, hash, count, idf';
+
+COMMENT ON FUNCTION simhash_features(text, text, text) IS 'simdup: the weighted features behind simhash(body, title, scheme), one row per distinct token: token, weight, hash, count, idf';
+
+COMMENT ON FUNCTION word_shingles(text, integer) IS 'simdup: set of hashes of the word k-shingles (default k = 3) of the text: jieba words, numbers and English words, punctuation dropped; NULL for text without words';

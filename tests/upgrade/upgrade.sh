@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The 0.1.0 -> 0.2.0 upgrade, as a user does it, on a running server:
+#   1. build simdup 0.1.0 from its commit and install it; a cluster with tables enabled under
+#      0.1.0 (search, and dedup in reject and mark mode) and rows in them;
+#   2. install this build while the server runs and a backend is busy in a simdup call
+#      (scripts/install.sh renames files into place): the busy backend finishes, nothing crashes;
+#   3. ALTER EXTENSION simdup UPDATE: the schema equals a fresh 0.2.0 install's
+#      (sql/schema/0.2.0.txt); the 0.1.0 tables still search exactly, dedup, and pair; then
+#      simdup_reindex moves them to the 0.2.0 indexes and everything still holds.
+# Usage: tests/upgrade/upgrade.sh [--debug]   (the build of this tree to install: debug or release)
+# SIMDUP_UPGRADE_PORT (default 54331). Leaves this tree's build installed.
+set -euo pipefail
+. "$(dirname "$0")/../../scripts/setup.sh" >/dev/null
+cd "$SIMDUP_ROOT"
+OLD_COMMIT=6335b0abf524b2cc72885cb4e2374262b339d2be   # main when 0.1.0 was released
+port=${SIMDUP_UPGRADE_PORT:-54331}
+mode=(); [ "${1:-}" = --debug ] && mode=(--debug)
+sock=/tmp/simdup-upgrade/sock
+fail() { echo "upgrade test: FAILED: $*" >&2; exit 1; }
+step() { printf '\033[1mupgrade:\033[0m %s\n' "$*" >&2; }
+q() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$sock" -p "$port" -U postgres -d upgrade "$@"; }
+
+old=$(mktemp -d); trap 'rm -rf "$old"; scripts/cluster.sh stop upgrade' EXIT
+step "build and install simdup 0.1.0 (commit ${OLD_COMMIT:0:7})"
+git -C "$SIMDUP_ROOT" archive "$OLD_COMMIT" | tar -x -C "$old"
+# A target directory of its own, kept between runs (cargo would mix up the two trees' simdup-core,
+# which have the same name, version and relative path).
+CARGO_TARGET_DIR="$SIMDUP_ROOT/target/v0.1.0" scripts/install.sh --source "$old" --debug --pg-config "$PG_CONFIG"
+
+scripts/cluster.sh start upgrade "$port"
+psql -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE upgrade"
+q <<'SQL'
+CREATE EXTENSION simdup;
+-- Search: random fingerprints and a cluster of near-duplicates of row 1.
+CREATE TABLE fps (id int PRIMARY KEY, fp bigint);
+INSERT INTO fps SELECT g, hashint8extended(g, 7) FROM generate_series(1, 20000) g;
+INSERT INTO fps SELECT 100000 + g, (SELECT fp FROM fps WHERE id = 1) # (1::bigint << (g % 64)) # (1::bigint << ((g * 13) % 64))
+FROM generate_series(1, 40) g;
+SELECT simdup_enable('fps', NULL, 'fp');
+-- Dedup: reject and mark.
+CREATE TABLE news (id int PRIMARY KEY, body text);
+SELECT simdup_enable('news', 'body', on_duplicate => 'reject');
+INSERT INTO news VALUES
+  (1, '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。'),
+  (2, 'PostgreSQL is a powerful, open source object-relational database system with over thirty years of active development.');
+CREATE TABLE archive (id int PRIMARY KEY, body text);
+SELECT simdup_enable('archive', 'body', on_duplicate => 'mark');
+INSERT INTO archive VALUES
+  (1, '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。'),
+  (2, '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九！');
+ANALYZE;
+SQL
+[ "$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = 0.1.0 ] || fail "0.1.0 is not installed"
+[ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM archive")" = "1:- 2:1" ] \
+  || fail "0.1.0 mark mode"
+
+step "install this build while a backend is busy in simdup (0.1.0 library mapped)"
+q -c "SELECT count(simhash(repeat(body, 20000))) FROM news, generate_series(1, 40)" >/tmp/simdup-upgrade-busy.out 2>&1 &
+busy=$!
+sleep 1
+scripts/install.sh "${mode[@]}" --pg-config "$PG_CONFIG"
+wait "$busy" || { cat /tmp/simdup-upgrade-busy.out; fail "a backend running simdup died while the new build was installed"; }
+[ "$(cat /tmp/simdup-upgrade-busy.out)" = 80 ] || fail "the busy backend's answer: $(cat /tmp/simdup-upgrade-busy.out)"
+pg_isready -q -h "$sock" -p "$port" || fail "the server is down after the install"
+
+step "ALTER EXTENSION simdup UPDATE"
+q -c "ALTER EXTENSION simdup UPDATE"
+[ "$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = 0.2.0 ] || fail "not at 0.2.0"
+scripts/schema_check.sh "$sock" "$port" --database upgrade
+
+step "the 0.1.0 tables after the update, then after simdup_reindex"
+for phase in updated reindexed; do
+  if [ "$phase" = reindexed ]; then
+    q -c "SELECT simdup_reindex('fps'), simdup_reindex('news'), simdup_reindex('archive')" >/dev/null
+    want_kind=key
+  else
+    want_kind=block
+  fi
+  [ "$(q -c "SELECT string_agg(DISTINCT kind, ',') FROM simdup_block_indexes('fps')")" = "$want_kind" ] || fail "$phase: block index kind"
+  plan=$(q -c "EXPLAIN (COSTS OFF) SELECT id FROM fps WHERE hamming(fp, (SELECT fp FROM fps WHERE id = 1)) <= 10")
+  grep -q "Tid Scan on fps" <<<"$plan" || fail "$phase: the card's query is not served by the block indexes: $plan"
+  mism=$(q <<'SQL'
+CREATE TEMP TABLE qs AS SELECT fp FROM fps WHERE id IN (1, 2, 3, 100001) UNION ALL SELECT hashint8extended(g, 9) FROM generate_series(1, 26) g;
+SET enable_seqscan = off;
+CREATE TEMP TABLE via_index AS SELECT q.fp AS q, k, f.id FROM qs q, generate_series(0, 16) k, fps f WHERE hamming(f.fp, q.fp) <= k;
+RESET enable_seqscan;
+SET simdup.index_search = off;
+CREATE TEMP TABLE via_seq AS SELECT q.fp AS q, k, f.id FROM qs q, generate_series(0, 16) k, fps f WHERE hamming(f.fp, q.fp) <= k;
+RESET simdup.index_search;
+SELECT count(*) || ' ' || (SELECT count(*) FROM via_index WHERE k = 16)
+FROM ((TABLE via_index EXCEPT ALL TABLE via_seq) UNION ALL (TABLE via_seq EXCEPT ALL TABLE via_index)) x;
+SQL
+)
+  [ "${mism%% *}" = 0 ] || fail "$phase: index answers differ from a sequential scan ($mism)"
+  [ "${mism##* }" -gt 40 ] || fail "$phase: too few matches to mean anything ($mism)"
+  # Dedup, reject: a near-duplicate of a row stored under 0.1.0 is refused with 23505.
+  err=$(q -c "INSERT INTO news VALUES (10 + (SELECT count(*) FROM news), 'PostgreSQL is a powerful, open source object-relational database system with over thirty years of active development!')" 2>&1 || true)
+  grep -q "near-duplicate row violates simdup_dedup" <<<"$err" || fail "$phase: reject mode let a near-duplicate in: $err"
+  n=$(q -c "INSERT INTO news VALUES (20 + (SELECT count(*) FROM news), '$phase: ' || (CASE '$phase' WHEN 'updated' THEN '完全不同的一段新闻：今天上午，一场春雨降临城市，气温明显下降。' ELSE 'An unrelated story: the city council approved a new budget for parks and libraries on Monday.' END)) RETURNING id" | wc -l)
+  [ "$n" = 1 ] || fail "$phase: reject mode refused a new document"
+  # Dedup, mark: dup_of names the 0.1.0 row.
+  got=$(q -c "INSERT INTO archive VALUES (30 + (SELECT count(*) FROM archive), '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。。') RETURNING dup_of")
+  [ "$got" = 1 ] || fail "$phase: mark mode gave dup_of = '$got'"
+  # Batch.
+  [ "$(q -c "SELECT count(*) FROM simdup_pairs('fps', 3) WHERE a = '1' OR b = '1'")" -ge 1 ] || fail "$phase: simdup_pairs"
+  step "$phase: kind $want_kind, search exact ($mism), reject, mark, pairs: ok"
+done
+scripts/schema_check.sh "$sock" "$port" --database upgrade
+step "all upgrade checks passed"
