@@ -27,15 +27,15 @@ step "corpora and Python venv"
 
 cd "$ROOT"
 step "export pairs"
-cargo run -q --release -p simdup-core --example quality_pairs -- export \
+cargo run -q --release -p simdup-bench --example quality_pairs -- export \
   --zh "$BENCH_DIR/data/zh_news.jsonl" --en "$BENCH_DIR/data/en_news.jsonl" --out "$DIR" "$@"
 
 step "score: simdup"
-cargo run -q --release -p simdup-core --example quality_pairs -- score --dir "$DIR"
+cargo run -q --release -p simdup-bench --example quality_pairs -- score --dir "$DIR"
 
 step "all pairs of the corpus pools: simdup"
 seed=1; args=("$@"); for ((i = 0; i < ${#args[@]}; i++)); do [[ "${args[i]}" == --seed ]] && seed="${args[i+1]}"; done
-cargo run -q --release -p simdup-core --example quality_pairs -- pool \
+cargo run -q --release -p simdup-bench --example quality_pairs -- pool \
   --zh "$BENCH_DIR/data/zh_news.jsonl" --en "$BENCH_DIR/data/en_news.jsonl" --out "$DIR" --seed "$seed"
 
 step "score: Python recipes"

@@ -5,7 +5,7 @@ Usage (inside bench/.venv, see setup_venv.sh; bench/quality.sh runs it):
     python bench/quality_py.py DIR
 
 DIR holds texts.jsonl and pairs.jsonl written by
-`cargo run --release -p simdup-core --example quality_pairs -- export ...`. Every text is
+`cargo run --release -p simdup-bench --example quality_pairs -- export ...`. Every text is
 fingerprinted once, then every pair is scored; the result is DIR/scores_python.tsv with one
 row per pair:
 

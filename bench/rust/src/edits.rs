@@ -1,6 +1,5 @@
 //! Shared by the quality examples: a seeded RNG, text units (clauses, sentences), the seeded
-//! realistic edits, corpus loading and character-shingle Jaccard. Included with `#[path]`.
-#![allow(dead_code)]
+//! realistic edits, corpus loading and character-shingle Jaccard.
 
 use std::io::{BufRead, BufReader};
 
@@ -11,11 +10,7 @@ use simdup_core::normalize::normalize;
 // ---------------------------------------------------------------------------------------------
 // Seeded RNG (SplitMix64): no dependency, stable across platforms.
 
-pub fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use simdup_core::hash::mix64;
 
 pub struct Rng(u64);
 

@@ -45,15 +45,14 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use simdup_core::features::{features, Params, TfMode};
+use simdup_bench::experiment::{self as exp, Options, TfMode, Tokenizer, Weighting};
+use simdup_core::features::{features, Params};
 use simdup_core::minhash;
-use simdup_core::scheme::{self, Options, Scheme, Tokenizer, Weighting};
+use simdup_core::scheme::{self, Scheme};
 use simdup_core::simhash::fingerprint;
 use simdup_core::{hamming, no_interrupt, simhash};
 
-#[path = "common/edits.rs"]
-mod edits;
-use edits::*;
+use simdup_bench::edits::*;
 
 const BUCKETS: [(usize, usize, &str); 5] =
     [(0, 50, "0-50"), (50, 200, "50-200"), (200, 500, "200-500"), (500, 1000, "500-1000"), (1000, 3001, "1000-3000")];
@@ -249,25 +248,6 @@ fn make_edit(kind: &str, lang: Lang, t: &PoolText, other: &PoolText, chars: &[ch
 // ---------------------------------------------------------------------------------------------
 // Negatives.
 
-const MH: usize = 64;
-
-fn mh(set: &[u64]) -> [u32; MH] {
-    let mut m = [u32::MAX; MH];
-    for &h in set {
-        for (i, v) in m.iter_mut().enumerate() {
-            let x = (mix64(h ^ (i as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93)) >> 32) as u32;
-            if x < *v {
-                *v = x;
-            }
-        }
-    }
-    m
-}
-
-fn mh_matches(a: &[u32; MH], b: &[u32; MH]) -> u32 {
-    a.iter().zip(b).map(|(x, y)| u32::from(x == y)).sum()
-}
-
 fn char5(text: &str) -> Vec<u64> {
     minhash::shingles(text, 5, &mut no_interrupt).expect("k = 5")
 }
@@ -369,7 +349,7 @@ fn export(a: &ExportArgs) {
             }
             let max_df = ((n as f64) * 0.10).max(2.0) as u32;
             let content: Vec<Vec<u64>> = words.iter().map(|w| w.iter().copied().filter(|h| df[h] <= max_df).collect()).collect();
-            let sigs: Vec<[u32; MH]> = content.iter().map(|c| mh(c)).collect();
+            let sigs: Vec<[u32; MH]> = content.iter().map(|c| simdup_bench::edits::minhash(c)).collect();
             let sh: Vec<Vec<u64>> = pool.iter().map(|t| char5(&t.body)).collect();
 
             let mut written: HashSet<usize> = HashSet::new();
@@ -432,7 +412,7 @@ fn export(a: &ExportArgs) {
                 }
                 // Hard negatives.
                 let mut cand: Vec<(u32, usize)> =
-                    (0..n).filter(|&j| j != i).map(|j| (mh_matches(&sigs[i], &sigs[j]), j)).collect();
+                    (0..n).filter(|&j| j != i).map(|j| (matches(&sigs[i], &sigs[j]), j)).collect();
                 cand.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
                 let mut ranked: Vec<(f64, usize, f64)> = Vec::new();
                 for &(_, j) in cand.iter().take(4 * a.hard.max(1)) {
@@ -526,21 +506,23 @@ fn tokenizers() -> Vec<Tokenizer> {
 
 fn methods() -> Vec<Method> {
     let d = Weighting::default();
-    let improved = Scheme::Improved.options().weighting;
-    let title = Scheme::Title.options().weighting;
+    let improved = Options::from_scheme(Scheme::Improved).weighting;
+    let title = Options::from_scheme(Scheme::Title).weighting;
     let chars = Weighting { idf: false, ..d };
+    let f = |factors| Weighting { factors, ..d };
+    let df = d.factors;
     let m = |name, tokenizer, weighting| Method { name, tokenizer, weighting, title_in_text: false };
     vec![
         m("default", 0, d),
         Method { name: "default_title_body", tokenizer: 0, weighting: d, title_in_text: true },
         m("title", 0, title),
-        m("title3", 0, Weighting { title: 3.0, ..d }),
-        m("title10", 0, Weighting { title: 10.0, ..d }),
+        m("title3", 0, f(scheme::Weighting { title: 3.0, ..df })),
+        m("title10", 0, f(scheme::Weighting { title: 10.0, ..df })),
         m("improved", 0, improved),
-        m("improved_notitle", 0, Weighting { title: 1.0, ..improved }),
-        m("pos", 0, Weighting { pos: true, ..d }),
-        m("length", 0, Weighting { length: true, ..d }),
-        m("cue5", 0, Weighting { cue: 5.0, ..d }),
+        m("improved_notitle", 0, f(scheme::Weighting { title: 1.0, ..improved.factors })),
+        m("pos", 0, f(scheme::Weighting { pos: true, ..df })),
+        m("length", 0, f(scheme::Weighting { length: true, ..df })),
+        m("cue5", 0, f(scheme::Weighting { cue: 5.0, ..df })),
         m("stopwords", 0, Weighting { stopwords: true, ..d }),
         m("tf_raw", 0, Weighting { tf: TfMode::Raw, ..d }),
         m("unk0.25", 0, Weighting { unknown_idf: 0.25, ..d }),
@@ -580,9 +562,9 @@ fn score(dir: &str) {
     for (ti, tok) in toks.iter().enumerate() {
         let t1 = Instant::now();
         for (x, t) in texts.iter().enumerate() {
-            let body_terms = scheme::terms(&t.body, tok, false, &mut no_interrupt);
+            let body_terms = exp::terms(&t.body, tok, false, &mut no_interrupt);
             let title_set: HashSet<u64> =
-                if t.title.is_empty() { HashSet::new() } else { scheme::title_set(&t.title, tok, &mut no_interrupt) };
+                if t.title.is_empty() { HashSet::new() } else { exp::title_set(&t.title, tok, &mut no_interrupt) };
             for (mi, m) in ms.iter().enumerate() {
                 if m.tokenizer != ti {
                     continue;
@@ -591,7 +573,7 @@ fn score(dir: &str) {
                     let text = if t.title.is_empty() { t.body.clone() } else { format!("{}\n{}", t.title, t.body) };
                     simhash(&text)
                 } else {
-                    fingerprint(&scheme::weigh(body_terms.clone(), &title_set, &m.weighting))
+                    fingerprint(&exp::weigh(body_terms.clone(), &title_set, &m.weighting))
                 };
                 if fp.is_none() {
                     none[mi] += 1;
@@ -666,8 +648,8 @@ fn pool_fpr(a: &ExportArgs) {
     let simhash_methods: Vec<(&str, Options, bool)> = vec![
         ("default", Options::default(), false),
         ("default_title_body", Options::default(), true),
-        ("title", Scheme::Title.options(), true),
-        ("improved", Scheme::Improved.options(), true),
+        ("title", Options::from_scheme(Scheme::Title), true),
+        ("improved", Options::from_scheme(Scheme::Improved), true),
         ("unk0.25", Options { weighting: Weighting { unknown_idf: 0.25, ..Weighting::default() }, ..Options::default() }, false),
         ("char2", Options { tokenizer: Tokenizer { char_ngrams: 2, ..Tokenizer::default() }, weighting: chars, title_text: false }, false),
         ("char3", Options { tokenizer: Tokenizer { char_ngrams: 3, ..Tokenizer::default() }, weighting: chars, title_text: false }, false),
@@ -692,7 +674,7 @@ fn pool_fpr(a: &ExportArgs) {
                     pool.iter()
                         .map(|t| {
                             let title = with_title.then_some(t.title.as_str());
-                            scheme::simhash_with_options(&t.body, title, o, &mut no_interrupt).unwrap_or(0)
+                            exp::simhash(&t.body, title, o, &mut no_interrupt).unwrap_or(0)
                         })
                         .collect()
                 })
