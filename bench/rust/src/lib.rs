@@ -4,3 +4,4 @@
 
 pub mod edits;
 pub mod experiment;
+pub mod format2;
