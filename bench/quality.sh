@@ -7,7 +7,10 @@
 #      pool -> pool_fpr.tsv);
 #   4. the Python recipes score the same pairs (jieba + simhash, datasketch MinHash ->
 #      scores_python.tsv);
-#   5. bench/quality_report.py writes bench/data/results/quality.md.
+#   5. bench/quality_report.py writes bench/data/results/quality.md;
+#   6. the same for a corpus no other measurement uses, the prose of the Python 3.11 documentation
+#      (Debian package python3.11-doc, bench/fetch_pydoc.sh), as English only:
+#      bench/data/quality_pydoc/ and bench/data/results/quality_pydoc.md (PYDOC=0 skips it).
 # Usage: bench/quality.sh [--per-bucket N] [--hard H] [--random R] [--seed S]
 #   defaults 200 / 4 / 0 (= all pairs of subjects) / 1 (about 5 minutes on 2 busy cores);
 #   --per-bucket 30 for a quick look.
@@ -27,15 +30,15 @@ step "corpora and Python venv"
 
 cd "$ROOT"
 step "export pairs"
-cargo run -q --release -p simdup-core --example quality_pairs -- export \
+cargo run -q --release -p simdup-bench --example quality_pairs -- export \
   --zh "$BENCH_DIR/data/zh_news.jsonl" --en "$BENCH_DIR/data/en_news.jsonl" --out "$DIR" "$@"
 
 step "score: simdup"
-cargo run -q --release -p simdup-core --example quality_pairs -- score --dir "$DIR"
+cargo run -q --release -p simdup-bench --example quality_pairs -- score --dir "$DIR"
 
 step "all pairs of the corpus pools: simdup"
 seed=1; args=("$@"); for ((i = 0; i < ${#args[@]}; i++)); do [[ "${args[i]}" == --seed ]] && seed="${args[i+1]}"; done
-cargo run -q --release -p simdup-core --example quality_pairs -- pool \
+cargo run -q --release -p simdup-bench --example quality_pairs -- pool \
   --zh "$BENCH_DIR/data/zh_news.jsonl" --en "$BENCH_DIR/data/en_news.jsonl" --out "$DIR" --seed "$seed"
 
 step "score: Python recipes"
@@ -44,3 +47,15 @@ step "score: Python recipes"
 step "report"
 "$BENCH_DIR/.venv/bin/python" "$BENCH_DIR/quality_report.py" "$DIR" --out "$REPORT"
 echo "$REPORT"
+
+[ "${PYDOC:-1}" = 1 ] || exit 0
+PDIR="${QUALITY_PYDOC_DIR:-$BENCH_DIR/data/quality_pydoc}"
+PREPORT="${QUALITY_PYDOC_REPORT:-$BENCH_DIR/data/results/quality_pydoc.md}"
+step "Python documentation (Debian python3.11-doc): export, score, pool, Python recipes, report"
+"$BENCH_DIR/fetch_pydoc.sh"
+cargo run -q --release -p simdup-bench --example quality_pairs -- export --en "$BENCH_DIR/data/en_pydoc.jsonl" --out "$PDIR" "$@"
+cargo run -q --release -p simdup-bench --example quality_pairs -- score --dir "$PDIR"
+cargo run -q --release -p simdup-bench --example quality_pairs -- pool --en "$BENCH_DIR/data/en_pydoc.jsonl" --out "$PDIR" --seed "$seed"
+"$BENCH_DIR/.venv/bin/python" "$BENCH_DIR/quality_py.py" "$PDIR"
+"$BENCH_DIR/.venv/bin/python" "$BENCH_DIR/quality_report.py" "$PDIR" --out "$PREPORT"
+echo "$PREPORT"

@@ -22,6 +22,12 @@ Definitions (also in docs/quality.md)
                same-topic ones; with FPR random ~ 0 this is a pessimistic precision.)
   F1           2PR / (P + R)
   light edits  changes of a few percent of the text: del5, swap, typo1, format, del5+typo1, title
+  story        a negative: two documents of the pool from different sources on the same story
+               (the most content words in common, content-word Jaccard >= 0.2) whose texts
+               differ (char-5-shingle Jaccard <= 0.3)
+  P hard       precision against the hard negatives (hard, story, merge50): each positive facing
+               one hard negative, P = R / (R + FPR), FPR = the mean of the three kinds' flagged
+               shares; F1 hard = 2 P R / (P + R)
 """
 
 import argparse
@@ -36,7 +42,11 @@ import sys
 import numpy as np
 
 LIGHT = ["del5", "swap", "typo1", "format", "del5+typo1", "title"]
-MODERATE = ["del10", "typo2", "trunc10", "insert", "boiler", "merge80"]
+MODERATE = ["del10", "typo2", "typo3", "trunc10", "insert", "boiler", "merge80"]
+# Negatives that share a lot with the positive's original: same-topic documents of the pool
+# ("hard"), the same story told by another source ("story"), half of the text replaced by
+# another document's ("merge50").
+HARDNEG = ["hard", "story", "merge50"]
 EDITS = LIGHT + MODERATE
 BUCKETS = ["0-50", "50-200", "200-500", "500-1000", "1000-3000"]
 LANGS = ["zh", "en"]
@@ -68,9 +78,23 @@ NAMES = {
     "simdup_minhash128": "simdup minhash() 128, char 5-shingles",
     "py_simhash": "Python jieba + simhash (word counts)",
     "py_minhash": "datasketch MinHash 128, char 5-shingles",
+    "pg_trgm": "pg_trgm similarity() (trigrams of words)",
+    "f2_unk0.25": "f2: unknown-word IDF ×0.25",
+    "f2_unk0.1": "f2: unknown-word IDF ×0.1",
+    "f2_unksub": "f2: unknown ASCII words as 3-grams",
+    "f2_cap3": "f2: one feature ≤ 3 % of the weight",
+    "f2_sub50": "f2: ASCII words half 3-grams",
+    "f2_sub50_unk0.25": "f2: ASCII half 3-grams, unknown ×0.25",
+    "f2_sub75_unk0.25": "f2: ASCII 3/4 3-grams, unknown ×0.25",
+    "f2_sub50_cjk50": "f2: ASCII and CJK words half pieces",
+    "f2_sub50_cjk50_unk0.25": "f2: ASCII and CJK half pieces, unknown ×0.25",
+    "f2_sub50_cjk50_unk0.25_cap3": "f2: ASCII and CJK half pieces, unknown ×0.25, cap 3 %",
 }
-SIM = {"simdup_jaccard5", "simdup_jaccard3", "simdup_minhash128", "py_minhash"}
-MAIN = ["default", "title", "improved", "py_simhash", "char2", "simdup_jaccard5", "simdup_minhash128", "py_minhash"]
+SIM = {"simdup_jaccard5", "simdup_jaccard3", "simdup_minhash128", "py_minhash", "pg_trgm"}
+FORMAT2 = [m for m in NAMES if m.startswith("f2_")]
+PG_TRGM_DEFAULT = 0.3  # pg_trgm.similarity_threshold
+MAIN = ["default", "title", "improved", "py_simhash", "char2", "simdup_jaccard5", "simdup_minhash128", "py_minhash",
+        "pg_trgm"]
 ABLATIONS = ["default_title_body", "title3", "title", "title10", "improved", "improved_notitle", "pos", "length",
              "cue5", "stopwords", "tf_raw", "unk0.25", "unk1", "nfkc_off", "lower_off", "hmm_on", "char2", "char3"]
 
@@ -152,6 +176,22 @@ class Bench:
         f1 = 2 * p * r / (p + r) if p + r > 0 else 0.0
         return dict(R=r, P=p, F1=f1, FPRh=fh, FPRr=fr, n=n, nh=nh, nr=nr)
 
+    def prf_hard(self, method, th, lang, buckets=None, kinds=EDITS):
+        """Recall on kinds; precision against the hard negatives (mean of HARDNEG's rates)."""
+        r, n = self.rate(method, th, self.mask(lang, buckets, kinds))
+        rates = [self.rate(method, th, self.mask(lang, buckets, [k]))[0] for k in HARDNEG]
+        rates = [x for x in rates if not np.isnan(x)]
+        fpr = float(np.mean(rates)) if rates else float("nan")
+        p = r / (r + fpr) if r + fpr > 0 else float("nan")
+        f1 = 2 * p * r / (p + r) if p + r > 0 else 0.0
+        return dict(R=r, P=p, F1=f1, FPR=fpr, n=n)
+
+    def best_hard(self, method, lang, buckets=None, kinds=EDITS):
+        ths = TS if method in SIM else KS
+        res = [(self.prf_hard(method, t, lang, buckets, kinds), t) for t in ths]
+        res = [(x, t) for x, t in res if not np.isnan(x["F1"])]
+        return max(res, key=lambda xt: (round(xt[0]["F1"], 6), -xt[1]))
+
     def best(self, method, lang, buckets=None, kinds=EDITS):
         ths = TS if method in SIM else KS
         res = [(self.prf(method, t, lang, buckets, kinds), t) for t in ths]
@@ -210,7 +250,7 @@ def main():
     # -------------------------------------------------------------- data
     w("## Pairs")
     w("")
-    kinds = EDITS + ["merge50", "hard", "random"]
+    kinds = EDITS + ["merge50", "story", "hard", "random"]
     rows = []
     for kd in kinds:
         row = [kd]
@@ -231,6 +271,75 @@ def main():
         rows.append(row)
     w(table(["bucket (chars)", "zh positives", "zh hard", "zh random", "en positives", "en hard", "en random"], rows))
     w("")
+
+    # -------------------------------------------------------------- per kind, hard negatives
+    long = BUCKETS[2:]
+    trgm_best = {lg: B.best_hard("pg_trgm", lg, long, EDITS)[1] for lg in LANGS
+                 if "pg_trgm" in scores and B.mask(lg, long, EDITS).any()}
+    f2_present = [m for m in FORMAT2 if m in scores]
+    f2_best = {}
+    for lg in LANGS:
+        if f2_present:
+            f2_best[lg] = max(f2_present, key=lambda m: B.prf_hard(m, K, lg, long, EDITS)["F1"])
+    w(f"## Per edit kind at k = {K}: recall, precision against the hard negatives, F1 (texts of 200+ characters)")
+    w("")
+    w("Cells: R / P / F1, P against the hard negatives (hard, story, merge50; see Definitions). "
+      f"Set methods at t = {T}; pg_trgm at its default threshold {PG_TRGM_DEFAULT} and at its best "
+      "threshold (max F1 over all edits, per language). The best format-2 candidate is the one with "
+      "the highest F1 over all edits at k = 10 (bench/rust/src/format2.rs).")
+    w("")
+    for lg in [lg for lg in LANGS if B.mask(lg, long, EDITS).any()]:
+        cols = [("default", K)]
+        if lg in f2_best:
+            cols.append((f2_best[lg], K))
+        cols += [(m, th(m)) for m in ("py_simhash", "py_minhash", "simdup_jaccard5") if m in scores]
+        if "pg_trgm" in scores:
+            cols += [("pg_trgm", PG_TRGM_DEFAULT), ("pg_trgm", trgm_best[lg])]
+        rows = []
+        for kd in EDITS + ["**all edits**"]:
+            kinds = EDITS if kd.startswith("**") else [kd]
+            if not B.mask(lg, long, kinds).any():
+                continue
+            row = [kd]
+            for m, t in cols:
+                x = B.prf_hard(m, t, lg, long, kinds)
+                row.append(f"{f3(x['R'])} / {f3(x['P'])} / {f3(x['F1'])}")
+            rows.append(row)
+        for nk in HARDNEG + ["random"]:
+            row = [f"{nk} (flagged)"]
+            for m, t in cols:
+                r, n = B.rate(m, t, B.mask(lg, long, [nk]))
+                row.append(f"{fr(r)} of {n}" if n else "–")
+            rows.append(row)
+        w(f"### {lg}")
+        w("")
+        w(table(["edit"] + [f"{NAMES[m]} {thname(m, t)}" for m, t in cols], rows))
+        w("")
+
+    if f2_present:
+        w(f"## Format-2 candidates at k = {K} (texts of 200+ characters)")
+        w("")
+        w("Lowest recall over the edit kinds (and which), recall of typo3, precision against the hard "
+          "negatives, F1 over all edits, and the all-pairs false-positive rate at k = 10 (pool).")
+        w("")
+        for lg in [lg for lg in LANGS if B.mask(lg, long, EDITS).any()]:
+            rows = []
+            for m in ["default"] + f2_present:
+                per = [(B.rate(m, K, B.mask(lg, long, [kd]))[0], kd) for kd in EDITS if B.mask(lg, long, [kd]).any()]
+                lo = min(per)
+                light = [x for x in per if x[1] in LIGHT + ["typo2", "typo3", "del10", "trunc10"]]
+                lo_l = min(light)
+                x = B.prf_hard(m, K, lg, long, EDITS)
+                t3, _ = B.rate(m, K, B.mask(lg, long, ["typo3"]))
+                pr = [pool_rate(pool, lg, bk, m, K) for bk in long]
+                pr = [v for v in pr if v is not None]
+                rows.append([NAMES[m], f"{f3(lo[0])} ({lo[1]})", f"{f3(lo_l[0])} ({lo_l[1]})", f3(t3), f3(x["P"]),
+                             f3(x["F1"]), fr(max(pr)) if pr else "–"])
+            w(f"### {lg}")
+            w("")
+            w(table(["method", "lowest R (all kinds)", "lowest R (light, typos, del10, trunc10)", "R typo3",
+                     "P hard", "F1 all edits", "all-pairs FPR (max over buckets)"], rows))
+            w("")
 
     # -------------------------------------------------------------- target check
     w(f"## Target check: simdup default at k = {K}, per edit kind (target P >= 0.99, R >= 0.95)")

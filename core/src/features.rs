@@ -1,125 +1,65 @@
-//! From text to weighted features: segmentation, filtering, term counts and TF-IDF weights.
+//! From text to weighted features: term counts of the feature tokens ([`crate::tokens`]) and
+//! their TF-IDF weights ([`crate::idf`]), as fingerprint format 1 defines them.
 
 use std::sync::LazyLock;
 
-use jieba_rs::Jieba;
-use xxhash_rust::xxh3::xxh3_64_with_seed;
-
 use crate::idf;
-use crate::simhash::quantize;
-use crate::normalize::{chunks, normalize_into};
+use crate::tokens::for_each_token;
 use crate::Interrupt;
 
-/// Seed of the xxh3-64 feature hash. Part of the fingerprint format.
-pub const FEATURE_SEED: u64 = 0x7369_6d64_7570_0001; // "simdup" 0001
-
-/// Size in bytes of the pieces a long text is processed in (between interrupt checks).
-pub const CHUNK_BYTES: usize = 64 * 1024;
-
-static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
-
-/// jieba's segmenter with its default dictionary, loaded on first use.
-pub fn jieba() -> &'static Jieba {
-    &JIEBA
-}
+// Where these lived before the core was split into `hash` and `tokens`.
+pub use crate::hash::{feature_hash, FEATURE_SEED};
+pub use crate::tokens::{is_feature_token, jieba, CHUNK_BYTES};
 
 /// Loads the dictionary and IDF tables now rather than on first use.
 pub fn preload() {
-    LazyLock::force(&JIEBA);
-    let _ = is_alphanumeric('a');
+    crate::tokens::preload();
     let _ = idf::table();
 }
 
-/// The xxh3-64 hash of a normalized token. Part of the fingerprint format.
+/// IDF of a token in neither IDF table, as a multiple of jieba's median (jieba itself uses the
+/// median, 1.0). Part of the fingerprint format.
+pub const UNKNOWN_IDF: f32 = 0.5;
+
+/// Weights are quantized to multiples of 1/`WEIGHT_SCALE` and summed as integers, so a
+/// fingerprint does not depend on the order of summation or on floating-point details.
+pub const WEIGHT_SCALE: f64 = 1024.0;
+
+/// Quantized weight of a feature.
 #[inline]
-pub fn feature_hash(token: &str) -> u64 {
-    xxh3_64_with_seed(token.as_bytes(), FEATURE_SEED)
-}
-
-/// Whether a token carries meaning: it has at least one letter or digit (any script).
-/// Tokens of only punctuation, whitespace, symbols or emoji are dropped.
-#[inline(always)]
-pub fn is_feature_token(token: &str) -> bool {
-    // Fast path, inlined into every token loop: a token starting with an ASCII letter/digit
-    // or a CJK ideograph is a word.
-    match token.chars().next() {
-        None => false,
-        Some(c) if c.is_ascii_alphanumeric() || ('\u{4e00}'..='\u{9fff}').contains(&c) => true,
-        Some(_) => has_alphanumeric(token),
+pub fn quantize(weight: f64) -> i64 {
+    if weight.is_finite() && weight > 0.0 {
+        (weight * WEIGHT_SCALE).round() as i64
+    } else {
+        0
     }
 }
 
-/// The slow path of [`is_feature_token`] (punctuation, other scripts), kept out of line.
-#[inline(never)]
-fn has_alphanumeric(token: &str) -> bool {
-    token.chars().any(is_alphanumeric)
-}
-
-/// `char::is_alphanumeric`, from a bitmap for the Basic Multilingual Plane (8 KiB, built once
-/// from `char::is_alphanumeric` itself): CJK and general punctuation (`，` `。` `“`) are
-/// otherwise a slow table search for every such token.
-#[inline]
-fn is_alphanumeric(c: char) -> bool {
-    static BMP: LazyLock<Box<[u64; 1024]>> = LazyLock::new(|| {
-        let mut bits = Box::new([0u64; 1024]);
-        for (cp, c) in (0..0x1_0000u32).filter_map(|cp| Some((cp, char::from_u32(cp)?))) {
-            if c.is_alphanumeric() {
-                bits[cp as usize / 64] |= 1 << (cp % 64);
-            }
-        }
-        bits
-    });
-    match c as u32 {
-        cp @ 0..0x1_0000 => BMP[cp as usize / 64] >> (cp % 64) & 1 == 1,
-        _ => c.is_alphanumeric(),
-    }
-}
-
-/// How a term's count in the document enters its weight.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TfMode {
-    /// tf
-    Raw,
-    /// 1 + ln(tf)
-    Sublinear,
-    /// 1 (presence only)
-    Binary,
-}
-
-/// Weighting and segmentation settings. [`Params::default`] is fingerprint format 1.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Params {
-    /// jieba's HMM for words missing from the dictionary.
-    pub hmm: bool,
-    /// Term-frequency factor.
-    pub tf: TfMode,
-    /// IDF of a token missing from the IDF table, as a multiple of the table's median
-    /// (jieba uses the median itself, 1.0).
-    pub unknown_idf: f32,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        Params { hmm: false, tf: TfMode::Sublinear, unknown_idf: 0.5 }
-    }
-}
+/// The weighting of fingerprint format 1: segmentation with jieba's HMM off, weight =
+/// (1 + ln tf) × IDF, a token in neither IDF table at [`UNKNOWN_IDF`] × jieba's median. It has
+/// no settings: [`Params::default`] is its only value. (The settings measured and not adopted
+/// are in the benchmark crate, bench/rust.)
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Params {}
 
 impl Params {
-    /// The weight of a token seen `count` times whose IDF is `idf`.
+    /// The weight of a token seen `count` times whose IDF is `idf`: (1 + ln count) × idf.
     #[inline]
     pub fn weight(&self, count: u32, idf: f32) -> f64 {
-        let tf = match self.tf {
-            TfMode::Raw => f64::from(count),
-            TfMode::Sublinear => sublinear_tf(count),
-            TfMode::Binary => 1.0,
-        };
-        tf * f64::from(idf)
+        sublinear_tf(count) * f64::from(idf)
+    }
+
+    /// The IDF of a token in neither table: [`UNKNOWN_IDF`] × the table's median.
+    #[inline]
+    pub fn unknown_idf(&self, table: &idf::IdfTable) -> f32 {
+        table.median() * UNKNOWN_IDF
     }
 }
 
 /// 1 + ln(count), from a table for the common small counts (the same values `ln` gives).
 #[inline]
-fn sublinear_tf(count: u32) -> f64 {
+pub fn sublinear_tf(count: u32) -> f64 {
     static TABLE: LazyLock<[f64; 64]> =
         LazyLock::new(|| std::array::from_fn(|i| 1.0 + (i as f64).ln()));
     match TABLE.get(count as usize) {
@@ -243,30 +183,8 @@ impl Tally {
     }
 }
 
-/// Segments `text` (normalized, in chunks, calling `interrupt` between them) and calls
-/// `f(token, hash)` for each feature token in order. `norm` is a reusable buffer.
-#[inline]
-fn for_each_token(
-    text: &str,
-    params: &Params,
-    norm: &mut String,
-    interrupt: Interrupt<'_>,
-    mut f: impl FnMut(&str, u64),
-) {
-    let jieba = jieba();
-    for piece in chunks(text, CHUNK_BYTES) {
-        interrupt();
-        normalize_into(piece, norm);
-        for token in jieba.cut(norm, params.hmm) {
-            if is_feature_token(token.word) {
-                f(token.word, feature_hash(token.word));
-            }
-        }
-    }
-}
-
 /// A guess at the number of distinct tokens of a text of `bytes` bytes, to size a [`Tally`].
-fn expected_distinct(bytes: usize) -> usize {
+pub fn expected_distinct(bytes: usize) -> usize {
     bytes / 8
 }
 
@@ -275,13 +193,13 @@ pub fn features(text: &str, params: &Params, keep_tokens: bool, interrupt: Inter
     let mut tally = Tally::default();
     tally.reset(expected_distinct(text.len()));
     let mut tokens = Vec::new();
-    for_each_token(text, params, &mut String::new(), interrupt, |token, hash| {
-        if tally.add(hash) && keep_tokens {
+    for_each_token(text, &mut String::new(), interrupt, |token| {
+        if tally.add(feature_hash(token)) && keep_tokens {
             tokens.push(token.to_owned());
         }
     });
     let table = idf::table();
-    let unknown = table.median() * params.unknown_idf;
+    let unknown = params.unknown_idf(table);
     let mut out = Vec::with_capacity(tally.len());
     tally.for_each_idf(table, unknown, |i, hash, count, idf| {
         out.push(Feature {
@@ -314,11 +232,11 @@ pub fn with_weighted<R>(text: &str, params: &Params, interrupt: Interrupt<'_>, f
     let run = |s: &mut Scratch| {
         let Scratch { norm, tally, pairs } = s;
         tally.reset(expected_distinct(text.len()));
-        for_each_token(text, params, norm, interrupt, |_, hash| {
-            tally.add(hash);
+        for_each_token(text, norm, interrupt, |token| {
+            tally.add(feature_hash(token));
         });
         let table = idf::table();
-        let unknown = table.median() * params.unknown_idf;
+        let unknown = params.unknown_idf(table);
         pairs.clear();
         tally.for_each_idf(table, unknown, |_, hash, count, idf| {
             let w = quantize(params.weight(count, idf));
@@ -347,18 +265,6 @@ mod tests {
     }
 
     #[test]
-    fn segments_chinese_and_english() {
-        let t = toks("我们在北京，We love Beijing 2024!");
-        let words: Vec<&str> = t.iter().map(|(w, _)| w.as_str()).collect();
-        assert!(words.contains(&"我们"), "{words:?}");
-        assert!(words.contains(&"北京"), "{words:?}");
-        assert!(words.contains(&"we"), "{words:?}");
-        assert!(words.contains(&"beijing"), "{words:?}");
-        assert!(words.contains(&"2024"), "{words:?}");
-        assert!(!words.iter().any(|w| !is_feature_token(w)));
-    }
-
-    #[test]
     fn tally_counts_like_a_map() {
         // Keys colliding in their low bits, growth past the first size, and reuse after a
         // larger document: counts and order of first occurrence as a plain map gives them.
@@ -368,7 +274,7 @@ mod tests {
             let mut order = Vec::new();
             let mut map = std::collections::HashMap::new();
             for i in 0..n as u64 {
-                let key = crate::minhash::mix64(i % distinct) << 20 | (i % distinct) & 3;
+                let key = crate::hash::mix64(i % distinct) << 20 | (i % distinct) & 3;
                 let first = !map.contains_key(&key);
                 assert_eq!(tally.add(key), first, "first sight of {key}");
                 if first {
@@ -379,13 +285,6 @@ mod tests {
             let got: Vec<(u64, u32)> = tally.iter().collect();
             let want: Vec<(u64, u32)> = order.iter().map(|k| (*k, map[k])).collect();
             assert_eq!(got, want);
-        }
-    }
-
-    #[test]
-    fn alphanumeric_bitmap_is_char_is_alphanumeric() {
-        for c in (0..0x11_0000u32).filter_map(char::from_u32) {
-            assert_eq!(is_alphanumeric(c), c.is_alphanumeric(), "{c:?}");
         }
     }
 
@@ -402,16 +301,13 @@ mod tests {
     }
 
     #[test]
-    fn chunked_equals_whole() {
-        // Processing in chunks gives the same counts as one piece would.
-        let text = "南京市长江大桥于1968年建成通车。它是长江上第一座由中国自行设计的双层铁路公路两用桥！".repeat(3000);
-        let jieba = jieba();
-        let norm = crate::normalize::normalize(&text);
-        let whole: usize = jieba.cut(&norm, false).iter().filter(|t| is_feature_token(t.word)).count();
-        let chunked: u32 = features(&text, &Params::default(), false, &mut crate::no_interrupt)
-            .iter()
-            .map(|f| f.count)
-            .sum();
-        assert_eq!(whole as u32, chunked);
+    fn weights() {
+        let f = features("我们 zzzzqx", &Params::default(), true, &mut crate::no_interrupt);
+        let table = idf::table();
+        assert_eq!(f[0].idf, table.get(feature_hash("我们")).unwrap());
+        assert_eq!(f[1].idf, table.median() * UNKNOWN_IDF);
+        assert_eq!(f[1].weight, f64::from(f[1].idf));
+        assert_eq!(sublinear_tf(3), 1.0 + 3f64.ln());
+        assert_eq!(sublinear_tf(1000), 1.0 + 1000f64.ln());
     }
 }

@@ -12,39 +12,15 @@
 //! IDF first, then jieba's; any other token (never in the English table) takes jieba's. A token
 //! in neither gets `unknown_idf` × jieba's median.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
 use include_flate::flate;
 
-use crate::features::feature_hash;
+use crate::hash::feature_hash;
 use crate::normalize::normalize_into;
 
 flate!(static JIEBA_IDF: str from "data/jieba_idf.txt");
 flate!(static ENGLISH_IDF: str from "data/english_idf.txt");
-
-/// A hasher for keys that are already uniformly distributed 64-bit hashes.
-#[derive(Default, Clone, Copy)]
-pub struct IdentityHasher(u64);
-
-impl Hasher for IdentityHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        // Only u64 keys are used; fold anything else deterministically.
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
-/// A map keyed by feature hashes.
-pub type HashKeyed<V> = HashMap<u64, V, BuildHasherDefault<IdentityHasher>>;
 
 /// One slot of [`IdfTable`]: a feature hash (0: empty) and its IDF, 12 bytes, so that five
 /// slots share a cache line.

@@ -6,23 +6,30 @@
 //! Pipeline of a SimHash fingerprint (format [`FORMAT_VERSION`]):
 //!
 //! 1. [`normalize`]: Unicode NFKC (full-width → half-width), then lower case.
-//! 2. [`features`]: segmentation with jieba-rs (Chinese words; English words and numbers as
-//!    words), tokens without a letter or digit dropped, term counts per distinct token.
-//! 3. [`features`]: weight = (1 + ln tf) × IDF ([`idf`]: jieba's Chinese table and an English
-//!    table built from wordfreq, both vendored in `data/`; other words get half jieba's median).
-//! 4. [`simhash`]: every token hashed with xxh3-64 (fixed seed); bit i of the fingerprint is 1
-//!    where the weighted sum of the tokens' bit i (as ±weight) is positive.
+//! 2. [`tokens`]: segmentation with jieba-rs (Chinese words; English words and numbers as
+//!    words), tokens without a letter or digit dropped.
+//! 3. [`features`]: term counts per distinct token, weight = (1 + ln tf) × IDF ([`idf`]:
+//!    jieba's Chinese table and an English table built from wordfreq, both vendored in `data/`;
+//!    other words get half jieba's median).
+//! 4. [`simhash`]: every token hashed with xxh3-64 ([`hash`], fixed seed); bit i of the
+//!    fingerprint is 1 where the weighted sum of the tokens' bit i (as ±weight) is positive.
 //! 5. [`blocks`]: the fingerprint's four 16-bit blocks and their Hamming neighbours, for
 //!    index probes (Manku, Jain, Das Sarma, WWW 2007); [`pairs`] finds all near-duplicate pairs of a set
 //!    and [`components`] groups them.
 //! 6. [`locks`]: the advisory lock stripes of the dedup trigger (k + 1 pieces, pigeonhole).
 //!
 //! [`scheme`] holds alternative weightings selectable by name (title-aware, Zhang & He 2020);
-//! the default scheme is format 1 itself.
+//! the default scheme is format 1 itself. [`minhash`] is the set-similarity side (shingles,
+//! signatures, bands).
+//!
+//! Module layers (each uses only those above it): [`hash`], [`normalize`] → [`tokens`],
+//! [`idf`] → [`features`] → [`simhash`] → [`scheme`]; [`minhash`] on [`tokens`] and [`hash`];
+//! [`locks`] on [`hash`]; [`blocks`] → [`pairs`]; [`components`] alone.
 
 pub mod blocks;
 pub mod components;
 pub mod features;
+pub mod hash;
 pub mod idf;
 pub mod locks;
 pub mod minhash;
@@ -30,9 +37,10 @@ pub mod normalize;
 pub mod pairs;
 pub mod scheme;
 pub mod simhash;
+pub mod tokens;
 
 pub use blocks::hamming;
-pub use features::{Feature, Params, TfMode};
+pub use features::{Feature, Params};
 pub use scheme::{simhash_scheme, Options, Scheme};
 pub use simhash::{simhash, simhash_with, FORMAT_VERSION};
 
@@ -44,7 +52,7 @@ pub type Interrupt<'a> = &'a mut dyn FnMut();
 pub fn no_interrupt() {}
 
 /// Default maximum Hamming distance for near-duplicates (`simdup.max_distance`), chosen by
-/// measurement on real Chinese and English news (core/examples/quality.rs; the README's
+/// measurement on real Chinese and English news (bench/rust/src/bin/quality.rs; the README's
 /// "Choosing k"): at 10, ≥ 97 % of copies with ~10 % of their clauses deleted are found and
 /// ≥ 99.4 % of unrelated pairs are at least 21 bits apart, in both languages.
 pub const DEFAULT_MAX_DISTANCE: u32 = 10;

@@ -29,6 +29,8 @@
 //! duplicate. The block scheme with 552 keys a row spread over 4,096 stripes would contend for
 //! about 65 % of unrelated pairs.
 
+use crate::hash::mix64;
+
 /// Number of lock stripes per table: the bound on the advisory locks one transaction holds for
 /// one table.
 pub const LOCK_STRIPES: u32 = 4096;
@@ -62,14 +64,6 @@ pub fn key_space(k: u32) -> u64 {
     pieces(k).iter().fold(0u64, |acc, &(_, w)| acc.saturating_add(1u64.checked_shl(w).unwrap_or(u64::MAX)))
 }
 
-/// A fixed 64-bit mixer (the SplitMix64 finalizer): spreads keys over the stripes.
-#[inline]
-fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
 /// The lock stripes (0..[`LOCK_STRIPES`]) a row with fingerprint `fp` locks exclusively at
 /// maximum distance `k`, sorted ascending and without repeats (the order in which they must be
 /// taken). At most k + 1 of them; `k ≥ 64` gives the single stripe 0 (all rows contend).
@@ -90,7 +84,7 @@ pub fn lock_stripes(fp: u64, k: u32) -> Vec<u32> {
             let stripe = if direct {
                 (offset + value) as u32
             } else {
-                (mix(value ^ mix(j as u64 + 1)) % u64::from(LOCK_STRIPES)) as u32
+                (mix64(value ^ mix64(j as u64 + 1)) % u64::from(LOCK_STRIPES)) as u32
             };
             offset += 1u64.checked_shl(width).unwrap_or(0);
             stripe
@@ -140,7 +134,7 @@ mod tests {
         for k in 0..=64 {
             let mut seen = std::collections::HashSet::new();
             for i in 0..20_000u64 {
-                let s = lock_stripes(mix(i), k);
+                let s = lock_stripes(mix64(i), k);
                 assert!(!s.is_empty() && s.len() <= (k as usize + 1).min(64));
                 assert!(s.windows(2).all(|w| w[0] < w[1]));
                 assert!(s.iter().all(|&x| x < LOCK_STRIPES));
@@ -177,7 +171,7 @@ mod tests {
             let mut bits: Vec<u32> = (0..64).collect();
             let mut s = seed;
             for i in (1..64).rev() {
-                s = mix(s.wrapping_add(i as u64));
+                s = mix64(s.wrapping_add(i as u64));
                 bits.swap(i as usize, (s % (i as u64 + 1)) as usize);
             }
             for &f in &bits[..k as usize] { b ^= 1 << f; }
@@ -195,7 +189,7 @@ mod tests {
             let n = 20_000u64;
             let hits = (0..n)
                 .filter(|&i| {
-                    let (a, b) = (lock_stripes(mix(2 * i), k), lock_stripes(mix(2 * i + 1), k));
+                    let (a, b) = (lock_stripes(mix64(2 * i), k), lock_stripes(mix64(2 * i + 1), k));
                     a.iter().any(|x| b.contains(x))
                 })
                 .count();

@@ -22,7 +22,7 @@
 //!    than `k` characters is one shingle (the whole result); an empty one has no shingles.
 //! 3. **Word shingles** ([`word_shingles`]): the normalized text is segmented with jieba
 //!    (default dictionary, HMM off, as for SimHash) and only feature tokens
-//!    ([`crate::features::is_feature_token`]: at least one letter or digit) are kept. A
+//!    ([`crate::tokens::is_feature_token`]: at least one letter or digit) are kept. A
 //!    shingle is `k` consecutive tokens joined with [`WORD_SEPARATOR`] (U+001F, which no
 //!    feature token contains: jieba emits it as a token of its own); its hash is
 //!    `xxh3_64_with_seed(utf8_bytes, WORD_SHINGLE_SEED)`. Fewer than `k` (but some) tokens
@@ -59,11 +59,12 @@ use std::fmt;
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::features::{is_feature_token, jieba};
 use crate::normalize::{chunks, normalize_into};
+use crate::tokens::for_each_token_in;
 use crate::Interrupt;
 
-pub use crate::features::CHUNK_BYTES;
+pub use crate::hash::{mix64, MIX_C1, MIX_C2, SPLITMIX_GAMMA};
+pub use crate::tokens::CHUNK_BYTES;
 
 /// Version of the MinHash format (normalization, whitespace rule, shingle hashes, permutation
 /// family and seeds, band hash: see the module documentation). Any change to any of them
@@ -82,15 +83,6 @@ pub const MINHASH_SEED: u64 = 0x7369_6d64_7570_0004; // "simdup" 0004
 
 /// Seed of the xxh3-64 hash of a band. Part of the format.
 pub const BAND_SEED: u64 = 0x7369_6d64_7570_0005; // "simdup" 0005
-
-/// SplitMix64's increment (the golden ratio × 2^64, odd).
-pub const SPLITMIX_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
-
-/// First multiplier of [`mix64`].
-pub const MIX_C1: u64 = 0xbf58_476d_1ce4_e5b9;
-
-/// Second multiplier of [`mix64`].
-pub const MIX_C2: u64 = 0x94d0_49bb_1331_11eb;
 
 /// Separator between the tokens of a word shingle (U+001F UNIT SEPARATOR).
 pub const WORD_SEPARATOR: char = '\u{1f}';
@@ -315,7 +307,6 @@ pub(crate) fn word_shingles_in(
     piece_bytes: usize,
     interrupt: Interrupt<'_>,
 ) -> Vec<u64> {
-    let jieba = jieba();
     let mut out = Vec::new();
     let mut next_compact = COMPACT_MIN;
     let mut norm = String::new();
@@ -323,26 +314,18 @@ pub(crate) fn word_shingles_in(
     // The last (up to) k feature tokens, across pieces.
     let mut window: VecDeque<String> = VecDeque::with_capacity(k);
     let mut total = 0usize;
-    for piece in chunks(text, piece_bytes) {
-        interrupt();
-        normalize_into(piece, &mut norm);
-        for token in jieba.cut(&norm, false) {
-            if !is_feature_token(token.word) {
-                continue;
-            }
-            let mut slot =
-                if window.len() == k { window.pop_front().unwrap_or_default() } else { String::new() };
-            slot.clear();
-            slot.push_str(token.word);
-            window.push_back(slot);
-            total = total.saturating_add(1);
-            if window.len() == k {
-                join_into(&mut key, &window);
-                out.push(xxh3_64_with_seed(key.as_bytes(), WORD_SHINGLE_SEED));
-            }
+    for_each_token_in(text, piece_bytes, &mut norm, interrupt, |token| {
+        let mut slot = if window.len() == k { window.pop_front().unwrap_or_default() } else { String::new() };
+        slot.clear();
+        slot.push_str(token);
+        window.push_back(slot);
+        total = total.saturating_add(1);
+        if window.len() == k {
+            join_into(&mut key, &window);
+            out.push(xxh3_64_with_seed(key.as_bytes(), WORD_SHINGLE_SEED));
+            compact(&mut out, &mut next_compact);
         }
-        compact(&mut out, &mut next_compact);
-    }
+    });
     if total > 0 && total < k {
         join_into(&mut key, &window);
         out.push(xxh3_64_with_seed(key.as_bytes(), WORD_SHINGLE_SEED));
@@ -385,16 +368,6 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
 // ---------------------------------------------------------------------------------------------
 // MinHash
 // ---------------------------------------------------------------------------------------------
-
-/// The SplitMix64 finalizer (Steele, Lea, Flood 2014; Stafford's "Mix13" constants): a
-/// bijection of `u64` with full avalanche. Part of the format.
-#[inline(always)]
-pub const fn mix64(x: u64) -> u64 {
-    let mut z = x;
-    z = (z ^ (z >> 30)).wrapping_mul(MIX_C1);
-    z = (z ^ (z >> 27)).wrapping_mul(MIX_C2);
-    z ^ (z >> 31)
-}
 
 /// The first `n` permutation seeds: `seed_i = mix64(MINHASH_SEED + (i+1)·SPLITMIX_GAMMA)`.
 pub fn permutation_seeds(n: usize) -> Vec<u64> {
@@ -584,6 +557,7 @@ pub fn choose_bands(n: usize, t: f64) -> Result<(usize, usize), MinHashError> {
 mod tests {
     use super::*;
     use crate::normalize::normalize;
+    use crate::tokens::{is_feature_token, jieba};
     use proptest::prelude::*;
 
     fn reference_chars(text: &str, k: usize) -> Vec<u64> {

@@ -1,5 +1,4 @@
-//! Fingerprint schemes: alternatives to the default weighting, selectable by name, and the
-//! options the quality benchmark measures (`core/examples/quality_pairs.rs`, docs/quality.md).
+//! Fingerprint schemes: alternatives to the default weighting, selectable by name in SQL.
 //!
 //! The default scheme is fingerprint format 1 ([`crate::simhash::simhash`]) and is computed by
 //! exactly the same code; given a title, it fingerprints the title and the body as one text,
@@ -18,21 +17,21 @@
 //! A scheme's fingerprints are as much a storage format as the default's: the constants and word
 //! lists here are pinned by `core/tests/golden.rs` and `tests/pg_regress/expected/schemes.out`.
 //!
-//! [`Options`] holds everything the benchmark varies, including settings measured and not
-//! adopted (NFKC off, lower case off, a stopword list, HMM on, character n-grams): see
-//! docs/quality.md for what each changes.
+//! Settings that were measured and not adopted (NFKC or lower case off, stopwords, HMM on,
+//! character n-grams, other term-frequency and unknown-word weights) live in the benchmark
+//! crate (bench/rust, docs/quality.md), not here.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 
-use unicode_normalization::UnicodeNormalization;
-
-use crate::features::{feature_hash, features, is_feature_token, jieba, Feature, Params, TfMode, CHUNK_BYTES};
-use crate::idf::{self, HashKeyed};
-use crate::normalize::{chunks, normalize_into};
+use crate::features::{features, Feature, Params};
+use crate::hash::{feature_hash, HashKeyed};
+use crate::idf;
+use crate::normalize::normalize_into;
 use crate::simhash::{fingerprint, simhash_with};
+use crate::tokens::for_each_tagged_token;
 use crate::Interrupt;
 
 /// Weight factor of a body word that also occurs in the title ([`Scheme::Title`],
@@ -54,61 +53,10 @@ pub const CUE_WORDS: &[&str] = &[
     "furthermore", "nevertheless", "conclusion", "summary", "although", "meanwhile",
 ];
 
-/// Stopwords of the measured (and not adopted) stopword option: common Chinese function words
-/// and the English stopwords of NLTK. Matched as whole normalized tokens.
-pub const STOPWORDS: &[&str] = &[
-    // Chinese
-    "的", "了", "和", "是", "在", "也", "就", "都", "而", "及", "与", "着", "或", "之", "以", "为",
-    "于", "被", "把", "从", "对", "向", "由", "给", "让", "将", "并", "等", "其", "该", "此", "这",
-    "那", "这个", "那个", "这些", "那些", "这样", "那样", "一个", "一些", "没有", "不", "很", "还",
-    "又", "才", "已", "已经", "我", "你", "他", "她", "它", "我们", "你们", "他们", "她们", "它们",
-    "自己", "因为", "所以", "但是", "然而", "如果", "虽然", "而且", "并且", "或者", "还是", "不过",
-    "只是", "因此", "可以", "能", "会", "要", "得", "地", "吗", "呢", "吧", "啊", "嘛", "哦", "呀",
-    "上", "下", "中", "里", "到", "说", "有", "个", "来", "去", "做", "对于", "关于", "以及", "通过",
-    // English (NLTK)
-    "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "your", "yours", "yourself",
-    "yourselves", "he", "him", "his", "himself", "she", "her", "hers", "herself", "it", "its",
-    "itself", "they", "them", "their", "theirs", "themselves", "what", "which", "who", "whom",
-    "this", "that", "these", "those", "am", "is", "are", "was", "were", "be", "been", "being",
-    "have", "has", "had", "having", "do", "does", "did", "doing", "a", "an", "the", "and", "but",
-    "if", "or", "because", "as", "until", "while", "of", "at", "by", "for", "with", "about",
-    "against", "between", "into", "through", "during", "before", "after", "above", "below", "to",
-    "from", "up", "down", "in", "out", "on", "off", "over", "under", "again", "further", "then",
-    "once", "here", "there", "when", "where", "why", "how", "all", "any", "both", "each", "few",
-    "more", "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so",
-    "than", "too", "very", "s", "t", "can", "will", "just", "don", "should", "now",
-];
-
-/// What the features of a text are.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tokenizer {
-    /// Unicode NFKC (format 1: on).
-    pub nfkc: bool,
-    /// Lower case (format 1: on).
-    pub lowercase: bool,
-    /// jieba's HMM for words missing from its dictionary (format 1: off).
-    pub hmm: bool,
-    /// 0: jieba words (format 1). n > 0: character n-grams instead (see [`terms`]).
-    pub char_ngrams: u8,
-}
-
-impl Default for Tokenizer {
-    fn default() -> Self {
-        Tokenizer { nfkc: true, lowercase: true, hmm: false, char_ngrams: 0 }
-    }
-}
-
-/// How the features of a text are weighted.
+/// The weight factors of a scheme, on top of format 1's TF-IDF. [`Weighting::default`] changes
+/// nothing.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Weighting {
-    /// Term-frequency factor (format 1: 1 + ln tf).
-    pub tf: TfMode,
-    /// Multiply by the IDF (format 1: yes; character n-grams have no IDF table).
-    pub idf: bool,
-    /// IDF of a word in neither table, as a multiple of jieba's median (format 1: 0.5).
-    pub unknown_idf: f32,
-    /// Drop [`STOPWORDS`] (format 1: no).
-    pub stopwords: bool,
     /// Multiply by [`pos_factor`] of the word's jieba part of speech (format 1: no).
     pub pos: bool,
     /// Multiply by [`length_factor`] (format 1: no).
@@ -121,24 +69,13 @@ pub struct Weighting {
 
 impl Default for Weighting {
     fn default() -> Self {
-        let p = Params::default();
-        Weighting {
-            tf: p.tf,
-            idf: true,
-            unknown_idf: p.unknown_idf,
-            stopwords: false,
-            pos: false,
-            length: false,
-            cue: 1.0,
-            title: 1.0,
-        }
+        Weighting { pos: false, length: false, cue: 1.0, title: 1.0 }
     }
 }
 
-/// Tokenizer, weighting and the use of a title. [`Options::default`] is fingerprint format 1.
+/// Weighting and the use of a title. [`Options::default`] is fingerprint format 1.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Options {
-    pub tokenizer: Tokenizer,
     pub weighting: Weighting,
     /// A title given is part of the text: `title + "\n" + body` is fingerprinted (format 1:
     /// yes). Otherwise the title only weights ([`Weighting::title`]).
@@ -147,7 +84,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { tokenizer: Tokenizer::default(), weighting: Weighting::default(), title_text: true }
+        Options { weighting: Weighting::default(), title_text: true }
     }
 }
 
@@ -194,7 +131,7 @@ impl Scheme {
         match self {
             Scheme::Default => d,
             Scheme::Title => {
-                Options { weighting: Weighting { title: TITLE_BOOST, ..d.weighting }, title_text: false, ..d }
+                Options { weighting: Weighting { title: TITLE_BOOST, ..d.weighting }, title_text: false }
             }
             Scheme::Improved => Options {
                 weighting: Weighting {
@@ -205,7 +142,6 @@ impl Scheme {
                     ..d.weighting
                 },
                 title_text: false,
-                ..d
             },
         }
     }
@@ -251,11 +187,9 @@ pub struct Term {
     pub token: String,
     /// Its feature hash.
     pub hash: u64,
-    /// The hash the IDF table is looked up with: that of the NFKC + lower-case form.
-    pub idf_hash: u64,
     /// Occurrences.
     pub count: u32,
-    /// [`pos_factor`] of its jieba part-of-speech tag (1 for character n-grams).
+    /// [`pos_factor`] of its jieba part-of-speech tag.
     pub pos: f32,
     /// [`length_factor`] of the token.
     pub length: f32,
@@ -288,138 +222,58 @@ pub fn length_factor(token: &str) -> f32 {
     (n as f32 / cap).min(1.0)
 }
 
-fn is_cjk(c: char) -> bool {
+/// A CJK unified ideograph (basic block or extension A).
+pub fn is_cjk(c: char) -> bool {
     matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{3400}'..='\u{4dbf}')
 }
 
-/// Normalizes like [`normalize_into`] with NFKC and lower-casing each switchable.
-pub fn normalize_with(text: &str, nfkc: bool, lowercase: bool, out: &mut String) {
-    if nfkc && lowercase {
-        normalize_into(text, out);
-        return;
-    }
-    out.clear();
-    let lower = |c: char, out: &mut String| {
-        if lowercase && c.is_uppercase() {
-            out.extend(c.to_lowercase());
-        } else {
-            out.push(c);
-        }
-    };
-    if nfkc {
-        for c in text.nfkc() {
-            lower(c, out);
-        }
-    } else {
-        for c in text.chars() {
-            lower(c, out);
-        }
-    }
-}
-
-struct TermCounts {
+/// Distinct terms of a text in order of first occurrence, counted by feature hash.
+#[derive(Default)]
+pub struct TermCounts {
     index: HashKeyed<u32>,
-    terms: Vec<Term>,
-    keep: bool,
-    plain: bool,
-    buf: String,
+    /// The terms so far.
+    pub terms: Vec<Term>,
+    /// Keep the tokens' text in [`Term::token`].
+    pub keep: bool,
 }
 
 impl TermCounts {
-    fn add(&mut self, token: &str, pos: f32) {
-        let hash = feature_hash(token);
+    /// Empty counts; `keep`: keep the tokens' text.
+    pub fn new(keep: bool) -> TermCounts {
+        TermCounts { keep, ..TermCounts::default() }
+    }
+
+    /// Counts one occurrence of `token` (hash `hash`, part-of-speech factor `pos`); true when
+    /// it is the first.
+    pub fn add(&mut self, token: &str, hash: u64, pos: f32) -> bool {
         if let Some(&i) = self.index.get(&hash) {
             self.terms[i as usize].count += 1;
-            return;
+            return false;
         }
-        let idf_hash = if self.plain {
-            hash
-        } else {
-            normalize_into(token, &mut self.buf);
-            feature_hash(&self.buf)
-        };
         self.index.insert(hash, self.terms.len() as u32);
         self.terms.push(Term {
             token: if self.keep { token.to_owned() } else { String::new() },
             hash,
-            idf_hash,
             count: 1,
             pos,
             length: length_factor(token),
         });
+        true
     }
 }
 
-/// The distinct feature tokens of `text`, in order of first occurrence.
-///
-/// Words (`char_ngrams` 0): jieba's tokens with their part of speech, tokens without a letter or
-/// digit dropped, exactly the tokens of format 1 when NFKC and lower case are on and HMM is
-/// off. Character n-grams (`char_ngrams` n): the normalized text with every character that is
-/// not a letter, digit or whitespace removed, whitespace runs as one space, no space kept next
-/// to a CJK character; the n-grams of each line of the result (a text shorter than n is one
-/// gram).
-pub fn terms(text: &str, tok: &Tokenizer, keep_tokens: bool, interrupt: Interrupt<'_>) -> Vec<Term> {
-    let mut counts = TermCounts {
-        index: HashKeyed::default(),
-        terms: Vec::new(),
-        keep: keep_tokens,
-        plain: tok.nfkc && tok.lowercase,
-        buf: String::new(),
-    };
-    let mut norm = String::new();
-    if tok.char_ngrams == 0 {
-        let jieba = jieba();
-        for piece in chunks(text, CHUNK_BYTES) {
-            interrupt();
-            normalize_with(piece, tok.nfkc, tok.lowercase, &mut norm);
-            for t in jieba.tag(&norm, tok.hmm) {
-                if is_feature_token(t.word) {
-                    counts.add(t.word, pos_factor(t.tag));
-                }
-            }
-        }
-    } else {
-        let n = usize::from(tok.char_ngrams);
-        let mut chars: Vec<char> = Vec::new();
-        let mut gram = String::new();
-        // Grams do not cross chunk boundaries (cuts fall on whitespace or punctuation).
-        for piece in chunks(text, CHUNK_BYTES) {
-            interrupt();
-            normalize_with(piece, tok.nfkc, tok.lowercase, &mut norm);
-            chars.clear();
-            for c in norm.chars() {
-                if c.is_alphanumeric() {
-                    if chars.last() == Some(&' ') && is_cjk(c) {
-                        chars.pop();
-                    }
-                    chars.push(c);
-                } else if c.is_whitespace() && chars.last().is_some_and(|&p| p != ' ' && !is_cjk(p)) {
-                    chars.push(' ');
-                }
-            }
-            if chars.last() == Some(&' ') {
-                chars.pop();
-            }
-            if chars.is_empty() {
-                continue;
-            }
-            if chars.len() < n {
-                gram.clear();
-                gram.extend(&chars);
-                counts.add(&gram, 1.0);
-                continue;
-            }
-            for w in chars.windows(n) {
-                gram.clear();
-                gram.extend(w);
-                counts.add(&gram, 1.0);
-            }
-        }
-    }
+/// The distinct feature tokens of `text` with their part of speech, in order of first
+/// occurrence: exactly the tokens of format 1 (jieba's `tag`, HMM off).
+pub fn terms(text: &str, keep_tokens: bool, interrupt: Interrupt<'_>) -> Vec<Term> {
+    let mut counts = TermCounts::new(keep_tokens);
+    for_each_tagged_token(text, &mut String::new(), interrupt, |word, tag| {
+        counts.add(word, feature_hash(word), pos_factor(tag));
+    });
     counts.terms
 }
 
-fn word_set(words: &[&str]) -> HashSet<u64> {
+/// The hashes of the normalized forms of `words`.
+pub fn word_set(words: &[&str]) -> HashSet<u64> {
     let mut buf = String::new();
     words
         .iter()
@@ -431,38 +285,45 @@ fn word_set(words: &[&str]) -> HashSet<u64> {
 }
 
 static CUE_SET: std::sync::LazyLock<HashSet<u64>> = std::sync::LazyLock::new(|| word_set(CUE_WORDS));
-static STOP_SET: std::sync::LazyLock<HashSet<u64>> = std::sync::LazyLock::new(|| word_set(STOPWORDS));
 
-/// Hashes of the title's feature tokens (same tokenizer as the body).
-pub fn title_set(title: &str, tok: &Tokenizer, interrupt: Interrupt<'_>) -> HashSet<u64> {
-    terms(title, tok, false, interrupt).into_iter().map(|t| t.hash).collect()
+/// Whether the token with this (normalized) hash is one of the [`CUE_WORDS`].
+pub fn is_cue_word(hash: u64) -> bool {
+    CUE_SET.contains(&hash)
+}
+
+/// Hashes of the title's feature tokens.
+pub fn title_set(title: &str, interrupt: Interrupt<'_>) -> HashSet<u64> {
+    terms(title, false, interrupt).into_iter().map(|t| t.hash).collect()
+}
+
+/// `weight` (the format-1 TF-IDF weight of term `t`, or another base weight) times the
+/// scheme's factors, applied in a fixed order (part of the schemes' format).
+#[inline]
+pub fn apply_factors(mut weight: f64, t: &Term, title: &HashSet<u64>, w: &Weighting) -> f64 {
+    if w.pos {
+        weight *= f64::from(t.pos);
+    }
+    if w.length {
+        weight *= f64::from(t.length);
+    }
+    if w.cue != 1.0 && is_cue_word(t.hash) {
+        weight *= f64::from(w.cue);
+    }
+    if w.title != 1.0 && title.contains(&t.hash) {
+        weight *= f64::from(w.title);
+    }
+    weight
 }
 
 /// Weighted features from terms; `title` holds the title's token hashes (empty: no title).
-/// Stopwords (when dropped) are left out.
 pub fn weigh(terms: Vec<Term>, title: &HashSet<u64>, w: &Weighting) -> Vec<Feature> {
     let table = idf::table();
-    let unknown = table.median() * w.unknown_idf;
-    let p = Params { hmm: false, tf: w.tf, unknown_idf: w.unknown_idf };
+    let p = Params::default();
+    let unknown = p.unknown_idf(table);
     let mut out = Vec::with_capacity(terms.len());
     for t in terms {
-        if w.stopwords && STOP_SET.contains(&t.idf_hash) {
-            continue;
-        }
-        let idf = if w.idf { table.get(t.idf_hash).unwrap_or(unknown) } else { 1.0 };
-        let mut weight = p.weight(t.count, idf);
-        if w.pos {
-            weight *= f64::from(t.pos);
-        }
-        if w.length {
-            weight *= f64::from(t.length);
-        }
-        if w.cue != 1.0 && CUE_SET.contains(&t.idf_hash) {
-            weight *= f64::from(w.cue);
-        }
-        if w.title != 1.0 && title.contains(&t.hash) {
-            weight *= f64::from(w.title);
-        }
+        let idf = table.get(t.hash).unwrap_or(unknown);
+        let weight = apply_factors(p.weight(t.count, idf), &t, title, w);
         out.push(Feature { token: t.token, hash: t.hash, count: t.count, idf, weight });
     }
     out
@@ -501,10 +362,10 @@ pub fn features_with(
         return features(&text, &Params::default(), keep_tokens, interrupt);
     }
     let titles = match title {
-        Some(t) if opts.title_weights() => title_set(t, &opts.tokenizer, interrupt),
+        Some(t) if opts.title_weights() => title_set(t, interrupt),
         _ => HashSet::new(),
     };
-    weigh(terms(&text, &opts.tokenizer, keep_tokens, interrupt), &titles, &opts.weighting)
+    weigh(terms(&text, keep_tokens, interrupt), &titles, &opts.weighting)
 }
 
 /// SimHash of `body` (with `title`) under `opts`.
@@ -543,7 +404,7 @@ mod tests {
         // tokens of tag() are those of cut(), and the weights are the same.
         let d = Options::default();
         for s in SAMPLES {
-            let general = fingerprint(&weigh(terms(s, &d.tokenizer, false, &mut crate::no_interrupt), &HashSet::new(), &d.weighting));
+            let general = fingerprint(&weigh(terms(s, false, &mut crate::no_interrupt), &HashSet::new(), &d.weighting));
             assert_eq!(general, simhash(s), "{s}");
             assert_eq!(simhash_scheme(s, None, Scheme::Default, &mut crate::no_interrupt), simhash(s));
             assert_eq!(simhash_scheme(s, Some(""), Scheme::Default, &mut crate::no_interrupt), simhash(s));
@@ -554,7 +415,7 @@ mod tests {
             );
         }
         let long = SAMPLES[0].repeat(5000) + &SAMPLES[2].repeat(3000);
-        let general = fingerprint(&weigh(terms(&long, &d.tokenizer, false, &mut crate::no_interrupt), &HashSet::new(), &d.weighting));
+        let general = fingerprint(&weigh(terms(&long, false, &mut crate::no_interrupt), &HashSet::new(), &d.weighting));
         assert_eq!(general, simhash(&long));
     }
 
@@ -616,27 +477,5 @@ mod tests {
         assert_eq!(" Improved ".parse::<Scheme>(), Ok(Scheme::Improved));
         assert_eq!("nope".parse::<Scheme>(), Err(UnknownScheme("nope".into())));
         assert_eq!(scheme_names(), "default, title, improved");
-    }
-
-    #[test]
-    fn char_ngrams() {
-        let tok = Tokenizer { char_ngrams: 2, ..Tokenizer::default() };
-        let t: Vec<String> = terms("今天，天气 好! Ab c", &tok, true, &mut crate::no_interrupt).into_iter().map(|t| t.token).collect();
-        assert_eq!(t, ["今天", "天天", "天气", "气好", "好a", "ab", "b ", " c"]);
-        let one: Vec<String> = terms("好", &tok, true, &mut crate::no_interrupt).into_iter().map(|t| t.token).collect();
-        assert_eq!(one, ["好"]);
-    }
-
-    #[test]
-    fn normalization_switches() {
-        let mut out = String::new();
-        normalize_with("ＡＢ Cd", false, false, &mut out);
-        assert_eq!(out, "ＡＢ Cd");
-        normalize_with("ＡＢ Cd", true, false, &mut out);
-        assert_eq!(out, "AB Cd");
-        normalize_with("ＡＢ Cd", false, true, &mut out);
-        assert_eq!(out, "ａｂ cd");
-        normalize_with("ＡＢ Cd", true, true, &mut out);
-        assert_eq!(out, "ab cd");
     }
 }

@@ -1,29 +1,16 @@
 //! 64-bit SimHash (Charikar 2002) over weighted features.
 
 use crate::features::{with_weighted, Feature, Params};
+pub use crate::features::{quantize, WEIGHT_SCALE};
 use crate::Interrupt;
 
 /// Version of the fingerprint format: normalization (NFKC + lower case, unicode-normalization
 /// 0.1.26), segmentation (jieba-rs 0.11.0 default dictionary, HMM off), feature filter, weights
 /// ((1 + ln tf) × IDF from jieba's Chinese table and simdup's English table, words in neither
 /// at half jieba's median IDF, quantized to 1/1024), hash (xxh3-64, seed
-/// [`crate::features::FEATURE_SEED`]) and bit rule. Any change to any of them
+/// [`crate::hash::FEATURE_SEED`]) and bit rule. Any change to any of them
 /// changes stored fingerprints and must bump this number (see the README's upgrade notes).
 pub const FORMAT_VERSION: i32 = 1;
-
-/// Weights are quantized to multiples of 1/`WEIGHT_SCALE` and summed as integers, so a
-/// fingerprint does not depend on the order of summation or on floating-point details.
-pub const WEIGHT_SCALE: f64 = 1024.0;
-
-/// Quantized weight of a feature.
-#[inline]
-pub fn quantize(weight: f64) -> i64 {
-    if weight.is_finite() && weight > 0.0 {
-        (weight * WEIGHT_SCALE).round() as i64
-    } else {
-        0
-    }
-}
 
 /// Combines `(hash, quantized weight)` pairs into a fingerprint: bit i is 1 where the sum of
 /// +w over features whose hash has bit i set and −w over those where it is clear is > 0.
@@ -174,7 +161,7 @@ mod tests {
         let mut state = 0x1234_5678_9abc_def0u64;
         let pairs: Vec<(u64, i64)> = (0..10_000)
             .map(|_| {
-                state = crate::minhash::mix64(state.wrapping_add(0x9e37_79b9_7f4a_7c15));
+                state = crate::hash::mix64(state.wrapping_add(0x9e37_79b9_7f4a_7c15));
                 (state, (state >> 40) as i64 % SMALL_WEIGHT + 1)
             })
             .collect();

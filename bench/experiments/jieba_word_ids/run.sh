@@ -14,6 +14,8 @@
 # patched core passes simdup-core's tests (golden vectors, and the property test of the hot path
 # against the plain one), which this script runs.
 #
+# (The builds are of the tree at $BASE, where the benchmarks were still examples of simdup-core;
+# hence `-p simdup-core --example throughput` below. Today's are in bench/rust.)
 # Three builds of core/examples/throughput.rs, each timing raw jieba-rs `cut` and simhash over the
 # same documents (bench/data/zh_news.jsonl) in one process, alternated ROUNDS times:
 #   base   simdup at $BASE

@@ -45,23 +45,25 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use simdup_core::features::{features, Params, TfMode};
+use simdup_bench::experiment::{self as exp, Options, TfMode, Tokenizer, Weighting};
+use simdup_bench::format2;
+use simdup_core::features::{features, Params};
 use simdup_core::minhash;
-use simdup_core::scheme::{self, Options, Scheme, Tokenizer, Weighting};
+use simdup_core::scheme::{self, Scheme};
 use simdup_core::simhash::fingerprint;
 use simdup_core::{hamming, no_interrupt, simhash};
 
-#[path = "common/edits.rs"]
-mod edits;
-use edits::*;
+use simdup_bench::edits::*;
 
 const BUCKETS: [(usize, usize, &str); 5] =
     [(0, 50, "0-50"), (50, 200, "50-200"), (200, 500, "200-500"), (500, 1000, "500-1000"), (1000, 3001, "1000-3000")];
 
 /// Edit kinds; all label 1 except merge50.
-const EDITS: [&str; 13] = [
+/// Edit kinds; all label 1 except merge50. (New kinds go at the end: a kind's position seeds
+/// its edits, so the pairs of the others stay the same.)
+const EDITS: [&str; 14] = [
     "del5", "del10", "insert", "swap", "typo1", "typo2", "format", "boiler", "trunc10", "del5+typo1", "title", "merge80",
-    "merge50",
+    "merge50", "typo3",
 ];
 
 fn ftime(t: Instant) -> String {
@@ -228,6 +230,7 @@ fn make_edit(kind: &str, lang: Lang, t: &PoolText, other: &PoolText, chars: &[ch
         "swap" => swap_sentences(text, lang, rng),
         "typo1" => typos(text, 0.01, lang, chars, rng),
         "typo2" => typos(text, 0.02, lang, chars, rng),
+        "typo3" => typos(text, 0.03, lang, chars, rng),
         "format" => reformat(text, lang, rng),
         "boiler" => boilerplate(text, &t.title, lang, rng),
         "trunc10" => truncate(text, 0.10),
@@ -249,23 +252,57 @@ fn make_edit(kind: &str, lang: Lang, t: &PoolText, other: &PoolText, chars: &[ch
 // ---------------------------------------------------------------------------------------------
 // Negatives.
 
-const MH: usize = 64;
+/// Smallest content-word Jaccard of a "story" pair, and largest character-5-shingle Jaccard.
+const STORY_MIN_WORDS: f64 = 0.2;
+const STORY_MAX_J5: f64 = 0.3;
 
-fn mh(set: &[u64]) -> [u32; MH] {
-    let mut m = [u32::MAX; MH];
-    for &h in set {
-        for (i, v) in m.iter_mut().enumerate() {
-            let x = (mix64(h ^ (i as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93)) >> 32) as u32;
-            if x < *v {
-                *v = x;
+/// "The same story by another outlet": pairs of pool documents from different sources whose
+/// content words (words in at most 10 % of the pool) overlap most — same event, same names and
+/// places — while their texts are genuinely different: character-5-shingle Jaccard at most
+/// [`STORY_MAX_J5`] (reposts and light rewrites are above 0.5; 0.3–0.5 is left out as
+/// ambiguous). Candidates: every pair whose 64-value MinHash of content words agrees in at least
+/// 8 places; exact content-word Jaccard at least [`STORY_MIN_WORDS`]; the `limit` pairs with the
+/// highest, each document in at most two of them. Returns (i, j, J5, content-word Jaccard),
+/// by content-word Jaccard descending.
+fn story_pairs(
+    pool: &[PoolText],
+    content: &[Vec<u64>],
+    sigs: &[[u32; MH]],
+    sh: &[Vec<u64>],
+    limit: usize,
+) -> Vec<(usize, usize, f64, f64)> {
+    let n = pool.len();
+    let mut cand: Vec<(f64, usize, usize)> = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            if matches(&sigs[i], &sigs[j]) < 8 || pool[i].source == pool[j].source {
+                continue;
+            }
+            let wj = minhash::jaccard(&content[i], &content[j]);
+            if wj >= STORY_MIN_WORDS {
+                cand.push((wj, i, j));
             }
         }
     }
-    m
-}
-
-fn mh_matches(a: &[u32; MH], b: &[u32; MH]) -> u32 {
-    a.iter().zip(b).map(|(x, y)| u32::from(x == y)).sum()
+    cand.sort_by(|x, y| y.0.total_cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
+    let mut uses = vec![0u8; n];
+    let mut out = Vec::new();
+    for (wj, i, j) in cand {
+        if out.len() >= limit {
+            break;
+        }
+        if uses[i] >= 2 || uses[j] >= 2 {
+            continue;
+        }
+        let cj = minhash::jaccard(&sh[i], &sh[j]);
+        if cj > STORY_MAX_J5 {
+            continue;
+        }
+        uses[i] += 1;
+        uses[j] += 1;
+        out.push((i, j, cj, wj));
+    }
+    out
 }
 
 fn char5(text: &str) -> Vec<u64> {
@@ -307,6 +344,7 @@ struct ExportArgs {
     per_bucket: usize,
     hard: usize,
     random: usize,
+    story: usize,
     seed: u64,
 }
 
@@ -369,7 +407,7 @@ fn export(a: &ExportArgs) {
             }
             let max_df = ((n as f64) * 0.10).max(2.0) as u32;
             let content: Vec<Vec<u64>> = words.iter().map(|w| w.iter().copied().filter(|h| df[h] <= max_df).collect()).collect();
-            let sigs: Vec<[u32; MH]> = content.iter().map(|c| mh(c)).collect();
+            let sigs: Vec<[u32; MH]> = content.iter().map(|c| simdup_bench::edits::minhash(c)).collect();
             let sh: Vec<Vec<u64>> = pool.iter().map(|t| char5(&t.body)).collect();
 
             let mut written: HashSet<usize> = HashSet::new();
@@ -432,7 +470,7 @@ fn export(a: &ExportArgs) {
                 }
                 // Hard negatives.
                 let mut cand: Vec<(u32, usize)> =
-                    (0..n).filter(|&j| j != i).map(|j| (mh_matches(&sigs[i], &sigs[j]), j)).collect();
+                    (0..n).filter(|&j| j != i).map(|j| (matches(&sigs[i], &sigs[j]), j)).collect();
                 cand.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
                 let mut ranked: Vec<(f64, usize, f64)> = Vec::new();
                 for &(_, j) in cand.iter().take(4 * a.hard.max(1)) {
@@ -485,7 +523,23 @@ fn export(a: &ExportArgs) {
                     got += 1;
                 }
             }
-            eprintln!("{lname} {bname}: pool {n}, {} subjects ({})", subjects.len(), ftime(t0));
+            // "The same story by another outlet": the pool's pairs with the most content words
+            // in common whose text is nevertheless different (see story_pairs).
+            let story = story_pairs(pool, &content, &sigs, &sh, a.story);
+            let mean_cj = story.iter().map(|x| x.2).sum::<f64>() / story.len().max(1) as f64;
+            for (r, &(i, j, cj, _)) in story.iter().enumerate() {
+                ensure(&mut texts, i, &mut n_texts);
+                ensure(&mut texts, j, &mut n_texts);
+                put_pair(&mut pairs, &mut n_pairs, format!("{lname}/{bname}/story{r}"), text_id(i), text_id(j), 0, "story", cj);
+            }
+            eprintln!(
+                "{lname} {bname}: pool {n}, {} subjects, {} story pairs (content-word Jaccard {:.2}-{:.2}, mean J5 {mean_cj:.3}) ({})",
+                subjects.len(),
+                story.len(),
+                story.last().map_or(0.0, |x| x.3),
+                story.first().map_or(0.0, |x| x.3),
+                ftime(t0)
+            );
         }
     }
     texts.flush().unwrap();
@@ -526,21 +580,23 @@ fn tokenizers() -> Vec<Tokenizer> {
 
 fn methods() -> Vec<Method> {
     let d = Weighting::default();
-    let improved = Scheme::Improved.options().weighting;
-    let title = Scheme::Title.options().weighting;
+    let improved = Options::from_scheme(Scheme::Improved).weighting;
+    let title = Options::from_scheme(Scheme::Title).weighting;
     let chars = Weighting { idf: false, ..d };
+    let f = |factors| Weighting { factors, ..d };
+    let df = d.factors;
     let m = |name, tokenizer, weighting| Method { name, tokenizer, weighting, title_in_text: false };
     vec![
         m("default", 0, d),
         Method { name: "default_title_body", tokenizer: 0, weighting: d, title_in_text: true },
         m("title", 0, title),
-        m("title3", 0, Weighting { title: 3.0, ..d }),
-        m("title10", 0, Weighting { title: 10.0, ..d }),
+        m("title3", 0, f(scheme::Weighting { title: 3.0, ..df })),
+        m("title10", 0, f(scheme::Weighting { title: 10.0, ..df })),
         m("improved", 0, improved),
-        m("improved_notitle", 0, Weighting { title: 1.0, ..improved }),
-        m("pos", 0, Weighting { pos: true, ..d }),
-        m("length", 0, Weighting { length: true, ..d }),
-        m("cue5", 0, Weighting { cue: 5.0, ..d }),
+        m("improved_notitle", 0, f(scheme::Weighting { title: 1.0, ..improved.factors })),
+        m("pos", 0, f(scheme::Weighting { pos: true, ..df })),
+        m("length", 0, f(scheme::Weighting { length: true, ..df })),
+        m("cue5", 0, f(scheme::Weighting { cue: 5.0, ..df })),
         m("stopwords", 0, Weighting { stopwords: true, ..d }),
         m("tf_raw", 0, Weighting { tf: TfMode::Raw, ..d }),
         m("unk0.25", 0, Weighting { unknown_idf: 0.25, ..d }),
@@ -580,9 +636,9 @@ fn score(dir: &str) {
     for (ti, tok) in toks.iter().enumerate() {
         let t1 = Instant::now();
         for (x, t) in texts.iter().enumerate() {
-            let body_terms = scheme::terms(&t.body, tok, false, &mut no_interrupt);
+            let body_terms = exp::terms(&t.body, tok, false, &mut no_interrupt);
             let title_set: HashSet<u64> =
-                if t.title.is_empty() { HashSet::new() } else { scheme::title_set(&t.title, tok, &mut no_interrupt) };
+                if t.title.is_empty() { HashSet::new() } else { exp::title_set(&t.title, tok, &mut no_interrupt) };
             for (mi, m) in ms.iter().enumerate() {
                 if m.tokenizer != ti {
                     continue;
@@ -591,7 +647,7 @@ fn score(dir: &str) {
                     let text = if t.title.is_empty() { t.body.clone() } else { format!("{}\n{}", t.title, t.body) };
                     simhash(&text)
                 } else {
-                    fingerprint(&scheme::weigh(body_terms.clone(), &title_set, &m.weighting))
+                    fingerprint(&exp::weigh(body_terms.clone(), &title_set, &m.weighting))
                 };
                 if fp.is_none() {
                     none[mi] += 1;
@@ -620,11 +676,20 @@ fn score(dir: &str) {
     let sigs: Vec<Vec<u64>> = sh5.iter().map(|s| minhash::minhash(s, 128).unwrap()).collect();
     eprintln!("shingles and MinHash done ({})", ftime(t1));
 
+    // Format-2 candidates (bench/rust/src/format2.rs).
+    let t1 = Instant::now();
+    let f2 = format2::candidates();
+    for (_, c) in &f2 {
+        fps.push(texts.iter().map(|t| c.simhash(&t.body).unwrap_or(0)).collect());
+    }
+    eprintln!("format-2 candidates done ({})", ftime(t1));
+    let names: Vec<&str> = ms.iter().map(|m| m.name).chain(f2.iter().map(|x| x.0)).collect();
+
     let path = format!("{dir}/scores_simdup.tsv");
     let mut out = BufWriter::new(std::fs::File::create(&path).unwrap());
     write!(out, "pair").unwrap();
-    for m in &ms {
-        write!(out, "\t{}", m.name).unwrap();
+    for m in &names {
+        write!(out, "\t{m}").unwrap();
     }
     for s in SIM_METHODS {
         write!(out, "\t{s}").unwrap();
@@ -633,8 +698,8 @@ fn score(dir: &str) {
     for p in &pairs {
         let (a, b) = (index[p.a.as_str()], index[p.b.as_str()]);
         write!(out, "{}", p.id).unwrap();
-        for mi in 0..ms.len() {
-            write!(out, "\t{}", hamming(fps[mi][a], fps[mi][b])).unwrap();
+        for f in &fps {
+            write!(out, "\t{}", hamming(f[a], f[b])).unwrap();
         }
         let j5 = minhash::jaccard(&sh5[a], &sh5[b]);
         let j3 = minhash::jaccard(&sh3[a], &sh3[b]);
@@ -666,12 +731,13 @@ fn pool_fpr(a: &ExportArgs) {
     let simhash_methods: Vec<(&str, Options, bool)> = vec![
         ("default", Options::default(), false),
         ("default_title_body", Options::default(), true),
-        ("title", Scheme::Title.options(), true),
-        ("improved", Scheme::Improved.options(), true),
+        ("title", Options::from_scheme(Scheme::Title), true),
+        ("improved", Options::from_scheme(Scheme::Improved), true),
         ("unk0.25", Options { weighting: Weighting { unknown_idf: 0.25, ..Weighting::default() }, ..Options::default() }, false),
         ("char2", Options { tokenizer: Tokenizer { char_ngrams: 2, ..Tokenizer::default() }, weighting: chars, title_text: false }, false),
         ("char3", Options { tokenizer: Tokenizer { char_ngrams: 3, ..Tokenizer::default() }, weighting: chars, title_text: false }, false),
     ];
+    let f2 = format2::candidates();
     let mut langs: Vec<(Lang, &str, Vec<(String, String, String)>)> = Vec::new();
     if let Some(p) = &a.zh {
         langs.push((Lang::Zh, "zh", load_with_ids(p)));
@@ -686,20 +752,23 @@ fn pool_fpr(a: &ExportArgs) {
                 continue;
             }
             let bname = BUCKETS[b].2;
-            let fps: Vec<Vec<u64>> = simhash_methods
+            let mut fps: Vec<Vec<u64>> = simhash_methods
                 .iter()
                 .map(|(_, o, with_title)| {
                     pool.iter()
                         .map(|t| {
                             let title = with_title.then_some(t.title.as_str());
-                            scheme::simhash_with_options(&t.body, title, o, &mut no_interrupt).unwrap_or(0)
+                            exp::simhash(&t.body, title, o, &mut no_interrupt).unwrap_or(0)
                         })
                         .collect()
                 })
                 .collect();
+            for (_, c) in &f2 {
+                fps.push(pool.iter().map(|t| c.simhash(&t.body).unwrap_or(0)).collect());
+            }
             let sh: Vec<Vec<u64>> = pool.iter().map(|t| char5(&t.body)).collect();
             let sigs: Vec<Vec<u64>> = sh.iter().map(|s| minhash::minhash(s, 128).unwrap()).collect();
-            let mut hist = vec![[0u64; 65]; simhash_methods.len()];
+            let mut hist = vec![[0u64; 65]; fps.len()];
             let mut mh_hist = [0u64; 129];
             let (mut pairs, mut excluded) = (0u64, 0u64);
             for i in 0..n {
@@ -716,7 +785,8 @@ fn pool_fpr(a: &ExportArgs) {
                     }
                 }
             }
-            for (m, (name, _, _)) in simhash_methods.iter().enumerate() {
+            let names = simhash_methods.iter().map(|x| x.0).chain(f2.iter().map(|x| x.0));
+            for (m, name) in names.enumerate() {
                 let mut cum = 0;
                 for k in 0..=32 {
                     cum += hist[m][k];
@@ -739,7 +809,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let usage = "usage: quality_pairs export --zh FILE --en FILE --out DIR [--per-bucket N] [--hard H] [--random R] [--seed S]\n       quality_pairs score --dir DIR\n       quality_pairs pool --zh FILE --en FILE --out DIR [--seed S]";
     let cmd = args.get(1).map(String::as_str).unwrap_or_else(|| panic!("{usage}"));
-    let mut ea = ExportArgs { zh: None, en: None, out: String::new(), per_bucket: 200, hard: 4, random: 0, seed: 1 };
+    let mut ea = ExportArgs { zh: None, en: None, out: String::new(), per_bucket: 200, hard: 4, random: 0, story: 200, seed: 1 };
     let mut dir = String::new();
     let mut i = 2;
     while i < args.len() {
@@ -752,6 +822,7 @@ fn main() {
             "--per-bucket" | "--limit" => ea.per_bucket = val.parse().expect("--per-bucket N"),
             "--hard" => ea.hard = val.parse().expect("--hard H"),
             "--random" => ea.random = val.parse().expect("--random R"),
+            "--story" => ea.story = val.parse().expect("--story S"),
             "--seed" => ea.seed = val.parse().expect("--seed S"),
             a => panic!("unknown argument {a}\n{usage}"),
         }

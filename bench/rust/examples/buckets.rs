@@ -1,6 +1,6 @@
 //! Skew of the block indexes on real text: how many documents share each 16-bit block value.
 //!
-//! cargo run --release -p simdup-core --example buckets -- bench/data/zh_news.jsonl [more.jsonl ...]
+//! cargo run --release -p simdup-bench --example buckets -- bench/data/zh_news.jsonl [more.jsonl ...]
 //!
 //! Prints, per block, the number of distinct values and the size of the largest buckets,
 //! counted over all documents and over distinct fingerprints (identical documents collapsed,

@@ -1,6 +1,5 @@
 //! Shared by the quality examples: a seeded RNG, text units (clauses, sentences), the seeded
-//! realistic edits, corpus loading and character-shingle Jaccard. Included with `#[path]`.
-#![allow(dead_code)]
+//! realistic edits, corpus loading and character-shingle Jaccard.
 
 use std::io::{BufRead, BufReader};
 
@@ -11,11 +10,7 @@ use simdup_core::normalize::normalize;
 // ---------------------------------------------------------------------------------------------
 // Seeded RNG (SplitMix64): no dependency, stable across platforms.
 
-pub fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use simdup_core::hash::mix64;
 
 pub struct Rng(u64);
 
@@ -195,6 +190,11 @@ pub fn swap_sentences(text: &str, lang: Lang, rng: &mut Rng) -> String {
     }
 }
 
+/// Typos in about `rate` of the characters that can take one (Chinese: CJK characters;
+/// English: ASCII letters). Chinese: the character is replaced by one drawn from `pool` (the
+/// corpus's own characters, so by frequency: what a wrong pick of an input method or an OCR
+/// confusion gives). English, one of three at random, inside a word as people and OCR err: the
+/// letter replaced by another, dropped, or swapped with the next letter of the word.
 pub fn typos(text: &str, rate: f64, lang: Lang, pool: &[char], rng: &mut Rng) -> String {
     let mut chars: Vec<char> = text.chars().collect();
     let eligible: Vec<usize> = chars
@@ -209,24 +209,45 @@ pub fn typos(text: &str, rate: f64, lang: Lang, pool: &[char], rng: &mut Rng) ->
     let n = ((rate * eligible.len() as f64).round() as usize).clamp(1, eligible.len());
     let mut idx = eligible;
     rng.shuffle(&mut idx);
-    for &i in &idx[..n] {
-        let old = chars[i];
-        let mut new = old;
-        while new == old {
-            new = if lang == Lang::Zh {
-                *rng.pick(pool)
+    let substitute = |old: char, rng: &mut Rng| loop {
+        let new = if lang == Lang::Zh {
+            *rng.pick(pool)
+        } else {
+            let l = (b'a' + rng.below(26) as u8) as char;
+            if old.is_ascii_uppercase() {
+                l.to_ascii_uppercase()
             } else {
-                let l = (b'a' + rng.below(26) as u8) as char;
-                if old.is_ascii_uppercase() {
-                    l.to_ascii_uppercase()
-                } else {
-                    l
-                }
-            };
+                l
+            }
+        };
+        if new != old {
+            return new;
         }
-        chars[i] = new;
+    };
+    if lang == Lang::Zh {
+        for &i in &idx[..n] {
+            chars[i] = substitute(chars[i], rng);
+        }
+        return chars.into_iter().collect();
     }
-    chars.into_iter().collect()
+    let mut dropped = vec![false; chars.len()];
+    let mut touched = vec![false; chars.len()];
+    for &i in &idx[..n] {
+        if touched[i] {
+            continue;
+        }
+        touched[i] = true;
+        let next_letter = chars.get(i + 1).is_some_and(|c| c.is_ascii_alphabetic()) && !touched[i + 1];
+        match rng.below(3) {
+            1 => dropped[i] = true,
+            2 if next_letter && chars[i] != chars[i + 1] => {
+                chars.swap(i, i + 1);
+                touched[i + 1] = true;
+            }
+            _ => chars[i] = substitute(chars[i], rng),
+        }
+    }
+    chars.into_iter().zip(dropped).filter(|&(_, d)| !d).map(|(c, _)| c).collect()
 }
 
 pub fn full_width(c: char) -> char {

@@ -1,8 +1,8 @@
 //! Measures how well SimHash weighting variants separate near-duplicates from unrelated
-//! documents, to choose the default `Params` and the default maximum distance k.
+//! documents, to choose format 1's weighting and the default maximum distance k.
 //!
 //! ```text
-//! cargo run --release --example quality -- --zh zh_news.jsonl --en en_news.jsonl [--limit N] [--seed S]
+//! cargo run --release -p simdup-bench --example quality -- --zh zh_news.jsonl --en en_news.jsonl [--limit N] [--seed S]
 //! ```
 //!
 //! Input: JSON lines `{"id", "title", "body"}`. For each language two sets are built: "main"
@@ -17,13 +17,12 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use simdup_core::features::{features, Params, TfMode};
-use simdup_core::simhash::{combine, quantize};
+use simdup_bench::experiment::{self, terms, Options, TfMode, Tokenizer, Weighting};
+use simdup_core::features::{quantize, Params, UNKNOWN_IDF};
+use simdup_core::simhash::combine;
 use simdup_core::{hamming, idf, no_interrupt, simhash_with};
 
-#[path = "common/edits.rs"]
-mod edits;
-use edits::*;
+use simdup_bench::edits::*;
 
 // ---------------------------------------------------------------------------------------------
 // Variants.
@@ -66,20 +65,20 @@ fn variant_name(v: usize) -> String {
 /// Fingerprints of `text` for the 12 weightings with HMM `hmm`; `words` receives the distinct
 /// token hashes. A text without features gets 0 (counted in `empty`).
 fn fingerprints(text: &str, hmm: bool, words: Option<&mut Vec<u64>>, empty: &mut usize) -> [u64; NW] {
-    let feats = features(text, &Params { hmm, tf: TfMode::Raw, unknown_idf: 1.0 }, true, &mut no_interrupt);
+    let tok = Tokenizer { hmm, ..Tokenizer::default() };
+    let feats: Vec<_> = terms(text, &tok, true, &mut no_interrupt).into_iter().map(|t| t.term).collect();
     let table = idf::table();
     let known: Vec<Option<f32>> = feats.iter().map(|f| table.get(f.hash)).collect();
     let single: Vec<bool> = feats.iter().map(|f| f.token.chars().count() == 1).collect();
     let mut out = [0u64; NW];
     for (w, o) in out.iter_mut().enumerate() {
         let x = variant(w);
-        let p = Params { hmm, tf: x.tf, unknown_idf: x.unk };
         let unknown = table.median() * x.unk;
         let it = feats
             .iter()
             .enumerate()
             .filter(|&(i, _)| !(x.drop1 && single[i]))
-            .map(|(i, f)| (f.hash, quantize(p.weight(f.count, known[i].unwrap_or(unknown)))));
+            .map(|(i, f)| (f.hash, quantize(x.tf.tf(f.count) * f64::from(known[i].unwrap_or(unknown)))));
         *o = combine(it).unwrap_or_else(|| {
             *empty += 1;
             0
@@ -295,15 +294,15 @@ fn ftime(t: Instant) -> String {
     format!("{:.1}s", t.elapsed().as_secs_f64())
 }
 
-/// Index of the variant equal to `Params::default()` (single-character tokens kept).
+/// Index of the variant that is format 1 (HMM off, 1 + ln tf, unknown-word IDF ×0.5 median,
+/// single-character tokens kept).
 fn default_variant() -> usize {
-    let d = Params::default();
     (0..NV)
         .find(|&v| {
             let x = variant(v);
-            x.hmm == d.hmm && x.tf == d.tf && x.unk == d.unknown_idf && !x.drop1
+            !x.hmm && x.tf == TfMode::Sublinear && x.unk == UNKNOWN_IDF && !x.drop1
         })
-        .expect("Params::default() is among the variants")
+        .expect("format 1 is among the variants")
 }
 
 fn run_set(set: &Set, pool: &[char], seed: u64, set_id: u64, dump_close: Option<u32>, empty: &mut usize) -> SetResult {
@@ -336,14 +335,21 @@ fn run_set(set: &Set, pool: &[char], seed: u64, set_id: u64, dump_close: Option<
     for x in &mut len_change {
         *x /= n as f64;
     }
-    // Sanity: the re-weighting here equals the library's simhash_with for the plain variants.
+    // Sanity: the re-weighting here equals the experiment path for the plain variants, and
+    // format 1 is the library's simhash.
     for i in 0..n.min(30) {
         for v in (0..NV).filter(|v| !variant(*v).drop1) {
             let x = variant(v);
-            let p = Params { hmm: x.hmm, tf: x.tf, unknown_idf: x.unk };
-            let lib = simhash_with(&set.docs[i], &p, &mut no_interrupt).unwrap_or(0);
-            assert_eq!(lib, orig[i][v], "re-weighted fingerprint differs from simhash_with ({})", variant_name(v));
+            let o = Options {
+                tokenizer: Tokenizer { hmm: x.hmm, ..Tokenizer::default() },
+                weighting: Weighting { tf: x.tf, unknown_idf: x.unk, ..Weighting::default() },
+                ..Options::default()
+            };
+            let general = experiment::simhash(&set.docs[i], None, &o, &mut no_interrupt).unwrap_or(0);
+            assert_eq!(general, orig[i][v], "re-weighted fingerprint differs ({})", variant_name(v));
         }
+        let lib = simhash_with(&set.docs[i], &Params::default(), &mut no_interrupt).unwrap_or(0);
+        assert_eq!(lib, orig[i][default_variant()], "format 1 differs from simhash_with");
     }
     eprintln!("  {}: fingerprints done ({})", set.name, ftime(t0));
 
