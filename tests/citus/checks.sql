@@ -1,0 +1,263 @@
+-- Checks of what works NOW (simdup 0.1.0 on Citus 13.2.2), run by tests/citus/run.sh on the
+-- cluster of scripts/citus_cluster.sh against the local reference table pool (pool.sql).
+-- Every check compares a distributed answer with the answer on a plain local table holding the
+-- same rows, or asserts a catalog fact on every shard; check() raises on the first failure.
+\set ON_ERROR_STOP 1
+\set VERBOSITY terse
+SET citus.shard_count = 4;
+SET client_min_messages = warning;
+
+CREATE FUNCTION check_that(what text, ok boolean, detail text DEFAULT '') RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF ok IS NOT TRUE THEN
+    RAISE EXCEPTION 'FAIL: % %', what, detail;
+  END IF;
+  RAISE WARNING 'ok: %', what;
+END $$;
+
+-- Number of shards of a distributed table.
+CREATE FUNCTION shard_count(t regclass) RETURNS bigint LANGUAGE sql STABLE
+RETURN (SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = t);
+
+-- How many of the queries q_dist and q_local (each returning one array, parameters $1 text and
+-- $2 int) answer differently, for each $1 in args. The queries run one by one: Citus does not
+-- run a distributed query correlated with a local table.
+CREATE FUNCTION differing(q_dist text, q_local text, args text[], k int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+  n int := 0; arg text; x text; y text;
+BEGIN
+  FOREACH arg IN ARRAY args LOOP
+    EXECUTE q_dist INTO x USING arg, k;
+    EXECUTE q_local INTO y USING arg, k;
+    IF x IS DISTINCT FROM y OR x IS NULL THEN n := n + 1; END IF;
+  END LOOP;
+  RETURN n;
+END $$;
+
+-- The lines of EXPLAIN (COSTS OFF) of a query. Called between the BEGIN and COMMIT of
+-- explain_settings: every task shown, sequential scans off on the workers (Citus propagates a
+-- SET LOCAL with citus.propagate_set_commands = 'local', in a transaction block only: not from
+-- inside a function called in autocommit mode).
+CREATE FUNCTION explain_all(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN QUERY EXECUTE 'EXPLAIN (COSTS OFF) ' || q;
+END $$;
+\set explain_settings 'SET LOCAL citus.explain_all_tasks = on; SET LOCAL citus.propagate_set_commands = \'local\'; SET LOCAL enable_seqscan = off;'
+
+SELECT check_that('CREATE EXTENSION simdup was propagated to both workers with the same version',
+  (SELECT bool_and(success AND result = (SELECT extversion FROM pg_extension WHERE extname = 'simdup'))
+   FROM run_command_on_workers($$SELECT extversion FROM pg_extension WHERE extname = 'simdup'$$)));
+
+-- ---------------------------------------------------------------------------------------------
+-- simdup_enable on a table distributed BEFORE it is enabled
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE docs (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT create_distributed_table('docs', 'id');
+SELECT simdup_enable('docs', 'body');
+INSERT INTO docs (id, body) SELECT id, body FROM pool;
+CREATE TABLE docs_local (id bigint PRIMARY KEY, body text NOT NULL);
+INSERT INTO docs_local SELECT id, body FROM pool;
+SELECT simdup_enable('docs_local', 'body');
+
+SELECT check_that('simdup_enable after distribution: registry row on the coordinator',
+  EXISTS (SELECT 1 FROM simdup_tables WHERE tbl = 'docs'::regclass AND fingerprint_column = 'simhash'));
+SELECT check_that('simdup_enable after distribution: every shard has the generated column and the four block indexes, shard-suffixed',
+  (SELECT bool_and(success AND result = format('simhash(body)|docs_simhash_b0_idx_%1$s,docs_simhash_b1_idx_%1$s,docs_simhash_b2_idx_%1$s,docs_simhash_b3_idx_%1$s', shardid))
+   FROM run_command_on_shards('docs', $$SELECT pg_get_expr(d.adbin, d.adrelid) || '|' ||
+       (SELECT string_agg(i.indexrelid::regclass::text, ',' ORDER BY 1) FROM pg_index i
+        WHERE i.indrelid = '%1$s'::regclass AND pg_get_indexdef(i.indexrelid) LIKE '%%simhash_block%%')
+     FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+     WHERE d.adrelid = '%1$s'::regclass AND a.attname = 'simhash'$$)), 'see run_command_on_shards');
+SELECT check_that('simhash computed on the workers (generated column) = simhash on the coordinator, every row',
+  (SELECT count(*) FROM docs d JOIN pool p USING (id) WHERE d.simhash IS DISTINCT FROM p.fp) = 0
+  AND (SELECT count(*) FROM docs) = (SELECT count(*) FROM pool));
+SELECT check_that('simhash(body) pushed down in a multi-shard query = local',
+  (SELECT array_agg(h ORDER BY id) FROM (SELECT id, simhash(body) AS h FROM docs) x)
+  = (SELECT array_agg(fp ORDER BY id) FROM pool));
+
+-- simdup_match on the distributed table = on the local copy, for every pool fingerprint as q.
+SELECT check_that(format('simdup_match(simhash, q, %s) on the distributed table = local copy, %s queries', k, cardinality(qs)),
+  differing('SELECT array_agg(id ORDER BY id)::text FROM docs WHERE simdup_match(simhash, $1::bigint, $2)',
+            'SELECT array_agg(id ORDER BY id)::text FROM docs_local WHERE simdup_match(simhash, $1::bigint, $2)', qs, k) = 0)
+FROM (VALUES (3), (10)) v(k), (SELECT array_agg(fp::text ORDER BY id) AS qs FROM pool WHERE id % 10 = 1) q;
+
+-- ---------------------------------------------------------------------------------------------
+-- Random and bit-flipped fingerprints in an adopted bigint column: exact search on every shard
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE fps_local (id bigint PRIMARY KEY, fp bigint);
+SELECT setseed(0.17);
+INSERT INTO fps_local
+SELECT i, (floor(random() * 4294967296)::bigint << 32) # floor(random() * 4294967296)::bigint
+FROM generate_series(1, 20000) i;
+-- 200 base fingerprints, each with variants at 1..12 flipped bits (distinct positions: 13 is
+-- coprime with 64).
+INSERT INTO fps_local
+SELECT 100000 + b.id * 100 + d, b.fp # (SELECT bit_or(1::bigint << ((j * 13 + b.id::int) % 64)) FROM generate_series(1, d) j)
+FROM fps_local b, generate_series(1, 12) d WHERE b.id <= 200;
+CREATE TABLE fps (id bigint PRIMARY KEY, fp bigint);
+SELECT create_distributed_table('fps', 'id');
+INSERT INTO fps SELECT * FROM fps_local;
+SELECT simdup_enable('fps', NULL, 'fp');
+SELECT simdup_enable('fps_local', NULL, 'fp');
+ANALYZE fps; ANALYZE fps_local;
+SELECT check_that(format('simdup_match(fp, q, %s), adopted fingerprint column: distributed = local, 200 queries', k),
+  differing('SELECT array_agg(id ORDER BY id)::text FROM fps WHERE simdup_match(fp, $1::bigint, $2)',
+            'SELECT array_agg(id ORDER BY id)::text FROM fps_local WHERE simdup_match(fp, $1::bigint, $2)', qs, k) = 0
+  -- each base fingerprint finds itself and its variants at 1..k flipped bits at least
+  AND (SELECT count(*) FROM fps_local d, fps_local q WHERE q.id <= 200 AND hamming(d.fp, q.fp) <= k) >= 200 * (k + 1))
+FROM (VALUES (3), (10)) v(k), (SELECT array_agg(fp::text ORDER BY id) AS qs FROM fps_local WHERE id <= 200) q;
+BEGIN;
+:explain_settings
+SELECT check_that('simdup_match on the coordinator: every task probes its own shard''s four block indexes (BitmapOr), no task scans sequentially',
+  (SELECT count(DISTINCT m[1]) FROM explain_all(format('SELECT id FROM fps WHERE simdup_match(fp, %s, 3)', (SELECT fp FROM fps_local WHERE id = 7))) l,
+          regexp_matches(l, 'Bitmap Index Scan on (fps_fp_b[0-3]_idx_[0-9]+)') m)
+   = 4 * shard_count('fps')
+  AND NOT EXISTS (SELECT 1 FROM explain_all(format('SELECT id FROM fps WHERE simdup_match(fp, %s, 3)', (SELECT fp FROM fps_local WHERE id = 7))) l
+                  WHERE l LIKE '%Seq Scan%'));
+COMMIT;
+SELECT fp AS q9 FROM fps_local WHERE id = 9 \gset
+-- (Citus cannot plan a multi-shard query with parameters as a generic plan: under
+-- plan_cache_mode = force_generic_plan even hamming(fp, $1) <= 6 fails with 0A000 "could not
+-- create distributed plan". By default it re-plans each execution with the values.)
+PREPARE m(bigint, int) AS SELECT array_agg(id ORDER BY id)::text AS m FROM fps WHERE simdup_match(fp, $1, $2);
+EXECUTE m(:q9, 6) \gset first_
+EXECUTE m(:q9, 6) \g /dev/null
+EXECUTE m(:q9, 6) \g /dev/null
+EXECUTE m(:q9, 6) \g /dev/null
+EXECUTE m(:q9, 6) \g /dev/null
+EXECUTE m(:q9, 6) \g /dev/null
+EXECUTE m(:q9, 6) \gset seventh_
+SELECT check_that('a prepared simdup_match(fp, $1, $2), executed 7 times (past the custom-plan threshold) = local',
+  :'first_m' = :'seventh_m' AND :'first_m' = (SELECT array_agg(id ORDER BY id)::text FROM fps_local WHERE simdup_match(fp, :q9, 6)));
+SELECT check_that('ORDER BY fp <~> q, id LIMIT 5 across shards = local',
+  (SELECT array(SELECT d.id FROM fps d ORDER BY d.fp <~> :q9, d.id LIMIT 5))
+  = (SELECT array(SELECT l.id FROM fps_local l ORDER BY l.fp <~> :q9, l.id LIMIT 5)));
+
+-- ---------------------------------------------------------------------------------------------
+-- Batch functions (they read the table through SPI on the coordinator)
+-- ---------------------------------------------------------------------------------------------
+SELECT check_that(format('simdup_fingerprint_pairs(distributed, %s) = local', k),
+  NOT EXISTS (SELECT * FROM simdup_fingerprint_pairs('docs', k) EXCEPT SELECT * FROM simdup_fingerprint_pairs('docs_local', k))
+  AND NOT EXISTS (SELECT * FROM simdup_fingerprint_pairs('docs_local', k) EXCEPT SELECT * FROM simdup_fingerprint_pairs('docs', k))
+  AND (SELECT count(*) FROM simdup_fingerprint_pairs('docs', k)) > 0)
+FROM (VALUES (3), (10)) v(k);
+SELECT check_that(format('simdup_groups(distributed, %s) = local', k),
+  NOT EXISTS (SELECT * FROM simdup_groups('docs', k) EXCEPT SELECT * FROM simdup_groups('docs_local', k))
+  AND NOT EXISTS (SELECT * FROM simdup_groups('docs_local', k) EXCEPT SELECT * FROM simdup_groups('docs', k))
+  AND (SELECT count(*) FROM simdup_groups('docs', k)) > 0)
+FROM (VALUES (3), (10)) v(k);
+SELECT check_that('simdup_fingerprint_components(distributed, 10) = local',
+  NOT EXISTS (SELECT * FROM simdup_fingerprint_components('fps', 10) EXCEPT SELECT * FROM simdup_fingerprint_components('fps_local', 10))
+  AND NOT EXISTS (SELECT * FROM simdup_fingerprint_components('fps_local', 10) EXCEPT SELECT * FROM simdup_fingerprint_components('fps', 10)));
+
+-- ---------------------------------------------------------------------------------------------
+-- MinHash: generated signature column, GIN index on minhash_bands, jaccard
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE mh (id bigint PRIMARY KEY, body text NOT NULL, sig bigint[] GENERATED ALWAYS AS (minhash(body)) STORED);
+SELECT create_distributed_table('mh', 'id');
+CREATE INDEX mh_bands ON mh USING gin (minhash_bands(sig, 16, 8));
+INSERT INTO mh (id, body) SELECT id, body FROM pool;
+CREATE TABLE mh_local (id bigint PRIMARY KEY, body text NOT NULL, sig bigint[] GENERATED ALWAYS AS (minhash(body)) STORED);
+INSERT INTO mh_local (id, body) SELECT id, body FROM pool;
+SELECT check_that('minhash generated column on the shards = local', NOT EXISTS (
+  SELECT 1 FROM mh JOIN mh_local l USING (id) WHERE mh.sig IS DISTINCT FROM l.sig));
+SELECT check_that('GIN index on minhash_bands created on every shard as mh_bands_<shardid>',
+  (SELECT bool_and(success AND result = 'mh_bands_' || shardid)
+   FROM run_command_on_shards('mh', $$SELECT string_agg(indexrelid::regclass::text, ',') FROM pg_index
+                                     WHERE indrelid = '%s'::regclass AND NOT indisprimary$$)));
+SELECT check_that('minhash_bands && candidates: distributed = local, 30 queries',
+  differing('SELECT array_agg(id ORDER BY id)::text FROM mh WHERE minhash_bands(sig, 16, 8) && minhash_bands(minhash($1), 16, 8)',
+            'SELECT array_agg(id ORDER BY id)::text FROM mh_local WHERE minhash_bands(sig, 16, 8) && minhash_bands(minhash($1), 16, 8)',
+            (SELECT array_agg(body ORDER BY id) FROM pool WHERE id % 20 = 1), 0) = 0);
+BEGIN;
+:explain_settings
+SELECT check_that('minhash_bands && uses the GIN index of every shard',
+  (SELECT count(DISTINCT m[1]) FROM explain_all(format('SELECT id FROM mh WHERE minhash_bands(sig, 16, 8) && minhash_bands(minhash(%L), 16, 8)',
+      (SELECT body FROM pool WHERE id = 1))) l, regexp_matches(l, 'Bitmap Index Scan on (mh_bands_[0-9]+)') m)
+  = shard_count('mh'));
+COMMIT;
+SELECT check_that('jaccard(body, q) >= 0.5 pushed down = local, 30 queries',
+  differing('SELECT array_agg(id ORDER BY id)::text FROM mh WHERE jaccard(body, $1) >= 0.5',
+            'SELECT array_agg(id ORDER BY id)::text FROM mh_local WHERE jaccard(body, $1) >= 0.5',
+            (SELECT array_agg(body ORDER BY id) FROM pool WHERE id % 20 = 1), 0) = 0);
+
+-- ---------------------------------------------------------------------------------------------
+-- The dedup trigger: enabled BEFORE distribution, runs per shard placement
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE marked (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT simdup_enable('marked', 'body', on_duplicate => 'mark', max_distance => 3);
+DO $$ BEGIN
+  SET LOCAL citus.enable_unsafe_triggers = off;
+  PERFORM create_distributed_table('marked', 'id');
+  RAISE EXCEPTION 'create_distributed_table accepted a table with a trigger';
+EXCEPTION WHEN others THEN
+  PERFORM check_that('with citus.enable_unsafe_triggers off, a table with simdup_dedup cannot be distributed',
+                     SQLERRM = 'cannot distribute relation "marked" because it has triggers', SQLERRM);
+END $$;
+SELECT create_distributed_table('marked', 'id');   -- citus.enable_unsafe_triggers = on (postgresql.conf)
+SELECT check_that('the dedup trigger and dup_of reach every shard, the trigger as simdup_dedup_<shardid>',
+  (SELECT bool_and(success AND result = format('simdup_dedup_%s|dup_of', shardid))
+   FROM run_command_on_shards('marked', $$SELECT (SELECT string_agg(tgname, ',') FROM pg_trigger WHERE tgrelid = '%1$s'::regclass AND NOT tgisinternal)
+       || '|' || (SELECT attname FROM pg_attribute WHERE attrelid = '%1$s'::regclass AND attname = 'dup_of')$$)));
+-- One row per statement, ascending id: dup_of must be the smallest earlier id within 3 bits
+-- IN THE SAME SHARD (the trigger sees only its shard).
+DO $$ DECLARE r record; BEGIN
+  FOR r IN SELECT id, body FROM pool ORDER BY id LOOP
+    INSERT INTO marked (id, body) VALUES (r.id, r.body);
+  END LOOP; END $$;
+CREATE TABLE marked_expected AS
+WITH s AS (SELECT id, fp, get_shard_id_for_distribution_column('marked', id) AS shard FROM pool)
+SELECT r.id,
+       (SELECT min(p.id) FROM s p WHERE p.shard = r.shard AND p.id < r.id AND hamming(p.fp, r.fp) <= 3) AS same_shard,
+       (SELECT min(p.id) FROM s p WHERE p.id < r.id AND hamming(p.fp, r.fp) <= 3) AS anywhere
+FROM s r;
+SELECT check_that('mark, single-row INSERTs through the coordinator: dup_of = earliest near-duplicate in the same shard',
+  (SELECT count(*) FROM marked m JOIN marked_expected e USING (id) WHERE m.dup_of IS DISTINCT FROM e.same_shard) = 0
+  AND (SELECT count(*) FROM marked) = (SELECT count(*) FROM pool));
+SELECT format('info: mark leaves %s of %s rows unmarked whose earlier near-duplicate is on another shard',
+              count(*) FILTER (WHERE same_shard IS NULL AND anywhere IS NOT NULL), count(*)) AS cross_shard_misses
+FROM marked_expected \gset
+\echo :cross_shard_misses
+
+-- skip, one INSERT ... SELECT of every pool row: order-independent per-shard invariants.
+CREATE TABLE skipped (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT create_distributed_table('skipped', 'id');
+SELECT simdup_enable('skipped', 'body', on_duplicate => 'skip', max_distance => 3);
+INSERT INTO skipped (id, body) SELECT id, body FROM pool;
+CREATE TABLE skipped_rows AS SELECT id, simhash, get_shard_id_for_distribution_column('skipped', id) AS shard FROM skipped;
+SELECT check_that('skip, INSERT ... SELECT through the coordinator: no two stored rows of one shard within 3',
+  NOT EXISTS (SELECT 1 FROM skipped_rows a JOIN skipped_rows b ON a.id < b.id AND a.shard = b.shard AND hamming(a.simhash, b.simhash) <= 3));
+SELECT check_that('skip, INSERT ... SELECT: every pool row left out has a stored near-duplicate in its shard',
+  NOT EXISTS (SELECT 1 FROM pool p WHERE p.id NOT IN (SELECT id FROM skipped_rows)
+              AND NOT EXISTS (SELECT 1 FROM skipped_rows s WHERE s.shard = get_shard_id_for_distribution_column('skipped', p.id)
+                              AND hamming(s.simhash, p.fp) <= 3))
+  AND (SELECT count(*) FROM skipped_rows) < (SELECT count(*) FROM pool));
+
+-- reject: a near-duplicate in the same shard is refused (COPY included, see run.sh), one in
+-- another shard is not.
+CREATE TABLE rejecting (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT create_distributed_table('rejecting', 'id');
+SELECT simdup_enable('rejecting', 'body', on_duplicate => 'reject', max_distance => 3);
+SELECT a.id AS same_a, b.id AS same_b FROM pool a JOIN pool b ON a.id < b.id AND hamming(a.fp, b.fp) <= 3
+ AND get_shard_id_for_distribution_column('rejecting', a.id) = get_shard_id_for_distribution_column('rejecting', b.id)
+ORDER BY 1, 2 LIMIT 1 \gset
+INSERT INTO rejecting (id, body) SELECT id, body FROM pool WHERE id = :same_a;
+SET x.same_b = :same_b;
+DO $$ DECLARE b text := (SELECT body FROM pool WHERE id = current_setting('x.same_b')::int); BEGIN
+  INSERT INTO rejecting (id, body) VALUES (current_setting('x.same_b')::int, b);
+  RAISE EXCEPTION 'accepted';
+EXCEPTION WHEN unique_violation THEN
+  PERFORM check_that('reject: a near-duplicate in the same shard, single-row INSERT ... VALUES: 23505 on the coordinator', true);
+END $$;
+-- Through INSERT ... SELECT (and COPY) Citus forwards the shard's error without its SQLSTATE
+-- (ReportCopyError): XX000, same message.
+DO $$ BEGIN
+  INSERT INTO rejecting (id, body) SELECT id, body FROM pool WHERE id = current_setting('x.same_b')::int;
+  RAISE EXCEPTION 'accepted';
+EXCEPTION WHEN internal_error THEN
+  PERFORM check_that('reject: the same row through INSERT ... SELECT is refused too (reported as XX000)',
+    SQLERRM LIKE 'near-duplicate row violates simdup_dedup on relation "rejecting\_%"', SQLERRM);
+END $$;
+SELECT check_that('reject: only the first row of the pair is stored',
+  array(SELECT id FROM rejecting) = ARRAY[:same_a]::bigint[]);
