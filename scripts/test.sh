@@ -4,27 +4,33 @@
 #   2. in-database #[pg_test]s (cargo pgrx test, cluster run by the postgres user);
 #   3. the SQL API's pg_regress suite (tests/pg_regress) against a throwaway cluster;
 #   4. the dedup trigger under 16 concurrent clients (tests/concurrency/dedup_concurrency.sh);
-#   5. hardening: pg_dump/pg_restore and kill -9 crash recovery (tests/hardening/dump_and_crash.sh).
-# Usage: scripts/test.sh [core|pg|regress|concurrency|hardening]...   (default: all five)
+#   5. hardening: pg_dump/pg_restore and kill -9 crash recovery (tests/hardening/dump_and_crash.sh);
+#   6. upgrade: 0.1.0 built from its commit, tables enabled under it, this build installed on the
+#      running server, ALTER EXTENSION simdup UPDATE (tests/upgrade/upgrade.sh);
+#   7. citus: a Citus 13.2 coordinator + 2 workers on loopback (Citus built from ../shared/citus
+#      if missing), simdup on distributed tables (tests/citus/run.sh).
+# Usage: scripts/test.sh [core|pg|regress|concurrency|hardening|upgrade|citus]...   (default: all)
+# Builds are installed with scripts/install.sh (files renamed into place, safe under running
+# servers).
 # SIMDUP_CLUSTER / SIMDUP_REGRESS_PORT name the throwaway cluster (default regress / 54329);
 # the concurrency part uses SIMDUP_CONCURRENCY_PORT (default: the regress port).
 set -euo pipefail
 . "$(dirname "$0")/setup.sh"
 cd "$SIMDUP_ROOT"
-parts=("$@"); ((${#parts[@]})) || parts=(core pg regress concurrency hardening)
+parts=("$@"); ((${#parts[@]})) || parts=(core pg upgrade regress concurrency hardening citus)
 step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
 installed=0
 install_release() { # build and install the release extension once per run, for the parts that need it
   [ "$installed" = 1 ] && return
-  cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
+  scripts/install.sh --pg-config "$PG_CONFIG"
   installed=1
 }
 
 for part in "${parts[@]}"; do
   case "$part" in
   core)
-    step "core: cargo test -p simdup-core"
-    cargo test -p simdup-core --release
+    step "core: cargo test -p simdup-core -p simdup-bench"
+    cargo test -p simdup-core -p simdup-bench --release
     ;;
   pg)
     step "pg: cargo pgrx test pg$PG_MAJOR"
@@ -61,7 +67,17 @@ for part in "${parts[@]}"; do
     install_release
     tests/hardening/dump_and_crash.sh
     ;;
-  *) echo "unknown part: $part (core|pg|regress|concurrency|hardening)" >&2; exit 2 ;;
+  upgrade)
+    step "upgrade: 0.1.0 -> this build, ALTER EXTENSION simdup UPDATE (tests/upgrade/upgrade.sh)"
+    tests/upgrade/upgrade.sh
+    installed=1   # it leaves this tree's release build installed
+    ;;
+  citus)
+    step "citus: install, then a coordinator + 2 workers (tests/citus/run.sh)"
+    install_release
+    SIMDUP_PG_CONFIG="$PG_CONFIG" tests/citus/run.sh
+    ;;
+  *) echo "unknown part: $part (core|pg|regress|concurrency|hardening|upgrade|citus)" >&2; exit 2 ;;
   esac
 done
 step "all tests passed"
