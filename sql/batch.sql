@@ -37,30 +37,43 @@ $$;
 COMMENT ON FUNCTION simdup_pairs(regclass, integer) IS
   'simdup: all pairs of rows of an enabled table whose fingerprints are within distance k (default simdup.max_distance), identical fingerprints included, each pair once: primary keys a < b as text, and the distance';
 
--- Connected components of the near-duplicate graph (rows linked when their fingerprints are
--- within distance k): one row per row of the table that has at least one near-duplicate (rows
--- without any are left out). group_id numbers the groups 1, 2, ... in the order of their
--- smallest primary key, so it is deterministic; rows come ordered by group_id, key.
-CREATE FUNCTION simdup_groups(tbl regclass, k integer DEFAULT simdup_max_distance())
+-- Groups of near-duplicate rows, by method:
+--   'components' (default): connected components of the near-duplicate graph (rows linked when
+--     their fingerprints are within distance k). Chains join: a group can hold rows far more
+--     than k apart (a-b and b-c within k, a-c not).
+--   'leader': leader clustering in primary key order: the row with the smallest key not yet in
+--     a group leads a new group, which every row within k of it that is not yet in a group
+--     joins. Every member is within k of its group's leader (the group's smallest key), so no
+--     group chains; a row whose near-duplicates all joined earlier groups whose leaders are
+--     farther than k is in no group.
+-- One row per grouped row (rows without a near-duplicate are left out). group_id numbers the
+-- groups 1, 2, ... in the order of their smallest primary key, so it is deterministic; rows
+-- come ordered by group_id, key.
+CREATE FUNCTION simdup_groups(tbl regclass, k integer DEFAULT simdup_max_distance(), method text DEFAULT 'components')
 RETURNS TABLE (key text, group_id bigint)
 LANGUAGE plpgsql STABLE STRICT PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     info record;
+    source text;
 BEGIN
     PERFORM @extschema@._simdup_check_k(k);
+    source := CASE @extschema@._simdup_check_group_method(method)
+        WHEN 'components' THEN 'SELECT fp, component FROM @extschema@._simdup_fingerprint_components($1, $3, $2)'
+        ELSE 'SELECT fp, leader AS component FROM @extschema@._simdup_fingerprint_leaders($1, $3, $4, $2)'
+    END;
     SELECT * INTO info FROM @extschema@._simdup_table_info(tbl);
     RETURN QUERY EXECUTE format(
-        'WITH c AS (SELECT fp, component FROM @extschema@._simdup_fingerprint_components($1, $3, $2)), '
+        'WITH c AS (%4$s), '
         'r AS (SELECT x.%1$I AS key, coalesce(c.component, x.%2$I) AS comp, c.fp IS NOT NULL AS near, '
         '             count(*) OVER (PARTITION BY x.%2$I) AS same '
         '      FROM %3$s x LEFT JOIN c ON c.fp = x.%2$I WHERE x.%2$I IS NOT NULL), '
         'm AS (SELECT key, min(key) OVER (PARTITION BY comp) AS first FROM r WHERE near OR same > 1) '
         'SELECT key::text, dense_rank() OVER (ORDER BY first) FROM m ORDER BY 2, m.key',
-        info.key_column, info.fingerprint_column, tbl)
-    USING tbl, k, info.fingerprint_column::text;
+        info.key_column, info.fingerprint_column, tbl, source)
+    USING tbl, k, info.fingerprint_column::text, info.key_column::text;
 END
 $$;
-COMMENT ON FUNCTION simdup_groups(regclass, integer) IS
-  'simdup: connected components of near-duplicate rows (distance <= k, default simdup.max_distance): one row per row that has at least one near-duplicate, as (primary key as text, group_id); groups numbered 1, 2, ... by their smallest key';
+COMMENT ON FUNCTION simdup_groups(regclass, integer, text) IS
+  'simdup: groups of near-duplicate rows (distance <= k, default simdup.max_distance): method ''components'' (default; connected components, chains join) or ''leader'' (leader clustering in key order: every member within k of its group''s first row, no chaining). One row per grouped row, as (primary key as text, group_id); groups numbered 1, 2, ... by their smallest key';

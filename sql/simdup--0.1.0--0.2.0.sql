@@ -40,6 +40,7 @@ COMMENT ON EVENT TRIGGER simdup_forget_dropped IS
 DROP FUNCTION simdup_enable(regclass, name, name, text, integer);
 DROP FUNCTION simdup_block_indexes(regclass);
 DROP FUNCTION simdup_table_info(regclass);
+DROP FUNCTION simdup_groups(regclass, integer);
 
 -- ---------------------------------------------------------------------------------------------
 -- New functions of the Rust layer
@@ -58,6 +59,13 @@ CREATE  FUNCTION "_simdup_block_indexes"(
 STRICT STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_simdup_block_indexes_wrapper';
+
+CREATE  FUNCTION "_simdup_check_group_method"(
+	"method" TEXT /* & str */
+) RETURNS TEXT /* & str */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_check_group_method_wrapper';
 
 CREATE  FUNCTION "_simdup_check_k"(
 	"k" INT /* i32 */
@@ -88,6 +96,19 @@ CREATE  FUNCTION "_simdup_fingerprint_components"(
 STRICT STABLE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_simdup_fingerprint_components_wrapper';
+
+CREATE  FUNCTION "_simdup_fingerprint_leaders"(
+	"tbl" regclass, /* PgRelation */
+	"fingerprint_column" TEXT, /* & str */
+	"key_column" TEXT, /* & str */
+	"k" INT /* i32 */
+) RETURNS TABLE (
+	"fp" bigint,  /* i64 */
+	"leader" bigint  /* i64 */
+)
+STRICT STABLE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_fingerprint_leaders_wrapper';
 
 CREATE  FUNCTION "_simdup_fingerprint_pairs"(
 	"tbl" regclass, /* PgRelation */
@@ -572,33 +593,46 @@ $$;
 COMMENT ON FUNCTION simdup_pairs(regclass, integer) IS
   'simdup: all pairs of rows of an enabled table whose fingerprints are within distance k (default simdup.max_distance), identical fingerprints included, each pair once: primary keys a < b as text, and the distance';
 
--- Connected components of the near-duplicate graph (rows linked when their fingerprints are
--- within distance k): one row per row of the table that has at least one near-duplicate (rows
--- without any are left out). group_id numbers the groups 1, 2, ... in the order of their
--- smallest primary key, so it is deterministic; rows come ordered by group_id, key.
-CREATE OR REPLACE FUNCTION simdup_groups(tbl regclass, k integer DEFAULT simdup_max_distance())
+-- Groups of near-duplicate rows, by method:
+--   'components' (default): connected components of the near-duplicate graph (rows linked when
+--     their fingerprints are within distance k). Chains join: a group can hold rows far more
+--     than k apart (a-b and b-c within k, a-c not).
+--   'leader': leader clustering in primary key order: the row with the smallest key not yet in
+--     a group leads a new group, which every row within k of it that is not yet in a group
+--     joins. Every member is within k of its group's leader (the group's smallest key), so no
+--     group chains; a row whose near-duplicates all joined earlier groups whose leaders are
+--     farther than k is in no group.
+-- One row per grouped row (rows without a near-duplicate are left out). group_id numbers the
+-- groups 1, 2, ... in the order of their smallest primary key, so it is deterministic; rows
+-- come ordered by group_id, key.
+CREATE FUNCTION simdup_groups(tbl regclass, k integer DEFAULT simdup_max_distance(), method text DEFAULT 'components')
 RETURNS TABLE (key text, group_id bigint)
 LANGUAGE plpgsql STABLE STRICT PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     info record;
+    source text;
 BEGIN
     PERFORM @extschema@._simdup_check_k(k);
+    source := CASE @extschema@._simdup_check_group_method(method)
+        WHEN 'components' THEN 'SELECT fp, component FROM @extschema@._simdup_fingerprint_components($1, $3, $2)'
+        ELSE 'SELECT fp, leader AS component FROM @extschema@._simdup_fingerprint_leaders($1, $3, $4, $2)'
+    END;
     SELECT * INTO info FROM @extschema@._simdup_table_info(tbl);
     RETURN QUERY EXECUTE format(
-        'WITH c AS (SELECT fp, component FROM @extschema@._simdup_fingerprint_components($1, $3, $2)), '
+        'WITH c AS (%4$s), '
         'r AS (SELECT x.%1$I AS key, coalesce(c.component, x.%2$I) AS comp, c.fp IS NOT NULL AS near, '
         '             count(*) OVER (PARTITION BY x.%2$I) AS same '
         '      FROM %3$s x LEFT JOIN c ON c.fp = x.%2$I WHERE x.%2$I IS NOT NULL), '
         'm AS (SELECT key, min(key) OVER (PARTITION BY comp) AS first FROM r WHERE near OR same > 1) '
         'SELECT key::text, dense_rank() OVER (ORDER BY first) FROM m ORDER BY 2, m.key',
-        info.key_column, info.fingerprint_column, tbl)
-    USING tbl, k, info.fingerprint_column::text;
+        info.key_column, info.fingerprint_column, tbl, source)
+    USING tbl, k, info.fingerprint_column::text, info.key_column::text;
 END
 $$;
-COMMENT ON FUNCTION simdup_groups(regclass, integer) IS
-  'simdup: connected components of near-duplicate rows (distance <= k, default simdup.max_distance): one row per row that has at least one near-duplicate, as (primary key as text, group_id); groups numbered 1, 2, ... by their smallest key';
+COMMENT ON FUNCTION simdup_groups(regclass, integer, text) IS
+  'simdup: groups of near-duplicate rows (distance <= k, default simdup.max_distance): method ''components'' (default; connected components, chains join) or ''leader'' (leader clustering in key order: every member within k of its group''s first row, no chaining). One row per grouped row, as (primary key as text, group_id); groups numbered 1, 2, ... by their smallest key';
 
 -- ---------------------------------------------------------------------------------------------
 -- Comments of the Rust layer's functions (new and reworded), as a fresh install sets them
@@ -606,11 +640,15 @@ COMMENT ON FUNCTION simdup_groups(regclass, integer) IS
 
 COMMENT ON FUNCTION _simdup_block_indexes(oid, integer) IS 'simdup (internal): the block indexes of a fingerprint column, read from the catalog: index, block, bit offset, width, kind (key: 0.2.0, block: 0.1.0)';
 
+COMMENT ON FUNCTION _simdup_check_group_method(text) IS 'simdup (internal): the grouping method when it is components or leader; 22023 otherwise';
+
 COMMENT ON FUNCTION _simdup_check_k(integer) IS 'simdup (internal): k when it is a valid maximum Hamming distance (0..64); 22023 otherwise';
 
 COMMENT ON FUNCTION _simdup_dedup_trigger_args(text, integer, text, text, text) IS 'simdup (internal): checks simdup_enable''s on_duplicate and max_distance and returns the dedup trigger''s argument list';
 
 COMMENT ON FUNCTION _simdup_fingerprint_components(regclass, text, integer) IS 'simdup (internal): connected components of _simdup_fingerprint_pairs(tbl, fingerprint_column, k): each fingerprint with a near neighbour, and the smallest fingerprint of its component';
+
+COMMENT ON FUNCTION _simdup_fingerprint_leaders(regclass, text, text, integer) IS 'simdup (internal): leader clustering of a table''s distinct fingerprints in the order of their smallest key: each fingerprint in a group of two or more with its leader, every member within k of its leader';
 
 COMMENT ON FUNCTION _simdup_fingerprint_pairs(regclass, text, integer) IS 'simdup (internal): all pairs of distinct fingerprints (fa < fb) of a table''s fingerprint column within Hamming distance k, each once, with the distance: identical fingerprints collapsed, then an in-memory join on the values of each 16-bit block within its threshold (never all pairs)';
 

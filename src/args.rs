@@ -106,3 +106,43 @@ pgrx::extension_sql!(
     name = "comment__simdup_layout",
     requires = [_simdup_layout]
 );
+
+/// How `simdup_groups` groups near-duplicates.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum GroupMethod {
+    /// Connected components: chains of near-duplicates join (members may be far apart).
+    Components,
+    /// Leader clustering in key order: every member within k of its group's first row.
+    Leader,
+}
+
+impl GroupMethod {
+    /// The method named `name`; 22023 for an unknown name.
+    pub fn parse(name: &str) -> GroupMethod {
+        match name {
+            "components" => GroupMethod::Components,
+            "leader" => GroupMethod::Leader,
+            _ => invalid_parameter(
+                format!("unknown grouping method \"{name}\""),
+                "method is 'components' (connected components: near-duplicates of near-duplicates join, \
+                 so members can be more than k apart) or 'leader' (every member within k of its group's \
+                 first row, in primary key order).",
+            ),
+        }
+    }
+}
+
+/// The batch grouping method's name when it is a valid one; 22023 otherwise.
+#[pgrx::pg_extern(immutable, strict, parallel_safe)]
+fn _simdup_check_group_method(method: &str) -> &str {
+    match GroupMethod::parse(method) {
+        GroupMethod::Components => "components",
+        GroupMethod::Leader => "leader",
+    }
+}
+
+pgrx::extension_sql!(
+    "COMMENT ON FUNCTION _simdup_check_group_method(text) IS 'simdup (internal): the grouping method when it is components or leader; 22023 otherwise';",
+    name = "comment__simdup_check_group_method",
+    requires = [_simdup_check_group_method]
+);

@@ -9,6 +9,7 @@ use pgrx::PgRelation;
 use crate::args;
 use crate::errors::OrRaise;
 use simdup_core::components::Components;
+use simdup_core::leaders::leaders;
 use simdup_core::pairs::near_pairs;
 
 /// `simdup.max_distance`, the default k of the batch functions. A function (rather than
@@ -29,20 +30,24 @@ extension_sql!(
 /// Rows fetched per cursor batch while reading fingerprints.
 const BATCH: i64 = 50_000;
 
-/// Every non-NULL value of bigint column `fp_column` of `tbl` (duplicates included), read
-/// through a cursor with read-only SPI (these functions run in parallel queries and on hot
-/// standbys, where a transaction ID cannot be assigned).
+/// The schema-qualified name of `tbl`, quoted.
+fn qualified(tbl: &PgRelation) -> String {
+    format!("{}.{}", quote_identifier(tbl.namespace()), quote_identifier(tbl.name()))
+}
+
+/// Every non-NULL value of bigint column `fp_column` of `tbl` (duplicates included).
 fn table_fingerprints(tbl: &PgRelation, fp_column: &str) -> Vec<u64> {
-    let rel = format!(
-        "{}.{}",
-        quote_identifier(tbl.namespace()),
-        quote_identifier(tbl.name())
-    );
     let fp = quote_identifier(fp_column);
-    let query = format!("SELECT {fp} FROM {rel} WHERE {fp} IS NOT NULL");
+    read_fingerprints(&format!("SELECT {fp} FROM {} WHERE {fp} IS NOT NULL", qualified(tbl)))
+}
+
+/// The bigint first column of `query`'s rows, in order (NULLs skipped), read through a cursor
+/// with read-only SPI (these functions run in parallel queries and on hot standbys, where a
+/// transaction ID cannot be assigned).
+fn read_fingerprints(query: &str) -> Vec<u64> {
     let mut fps = Vec::new();
     // pgrx frees fetched tuple tables only when an SPI session ends: one session per batch.
-    let cursor = Spi::connect(|client| client.open_cursor(query.as_str(), &[]).detach_into_name());
+    let cursor = Spi::connect(|client| client.open_cursor(query, &[]).detach_into_name());
     loop {
         let n = Spi::connect(|client| {
             let mut cursor = client.find_cursor(&cursor).or_raise("fingerprint cursor");
@@ -66,13 +71,31 @@ fn table_fingerprints(tbl: &PgRelation, fp_column: &str) -> Vec<u64> {
     fps
 }
 
-/// Pairs of distinct fingerprints within distance k, each once, with fa < fb (as bigints).
-fn fingerprint_pairs(tbl: &PgRelation, fp_column: &str, k: i32) -> Vec<(i64, i64)> {
+/// Pairs of distinct values of `fps` within distance k, each once, reporting progress (a NOTICE
+/// every 10 seconds) and checking for interrupts as they go.
+fn near_pairs_of(fps: Vec<u64>, k: i32) -> Vec<(u64, u64)> {
     let k = args::max_distance(k);
-    let fps = table_fingerprints(tbl, fp_column);
+    let n = fps.len();
+    let start = std::time::Instant::now();
+    let mut last = start;
+    let mut calls = 0u64;
     near_pairs(fps, k, &mut || {
         pgrx::check_for_interrupts!();
+        calls += 1;
+        if last.elapsed().as_secs() >= 10 {
+            last = std::time::Instant::now();
+            pgrx::notice!(
+                "simdup: comparing {n} fingerprints at k = {k}: {}M candidate checks so far, {} s",
+                (calls << 22) / 1_000_000,
+                start.elapsed().as_secs()
+            );
+        }
     })
+}
+
+/// Pairs of distinct fingerprints within distance k, each once, with fa < fb (as bigints).
+fn fingerprint_pairs(tbl: &PgRelation, fp_column: &str, k: i32) -> Vec<(i64, i64)> {
+    near_pairs_of(table_fingerprints(tbl, fp_column), k)
     .into_iter()
     .map(|(a, b)| {
         let (a, b) = (a as i64, b as i64);
@@ -120,4 +143,29 @@ extension_sql!(
     "COMMENT ON FUNCTION _simdup_fingerprint_components(regclass, text, integer) IS 'simdup (internal): connected components of _simdup_fingerprint_pairs(tbl, fingerprint_column, k): each fingerprint with a near neighbour, and the smallest fingerprint of its component';",
     name = "comment__simdup_fingerprint_components",
     requires = [_simdup_fingerprint_components]
+);
+
+/// Leader clustering of the distinct fingerprints of a table (`simdup_core::leaders`), taken in
+/// the order of each fingerprint's smallest `key_column` value: each fingerprint in a group of
+/// two or more, with its group's leader. Every member is within k of its leader.
+#[pg_extern(stable, strict, parallel_restricted)]
+pub(crate) fn _simdup_fingerprint_leaders(
+    tbl: PgRelation,
+    fingerprint_column: &str,
+    key_column: &str,
+    k: i32,
+) -> TableIterator<'static, (name!(fp, i64), name!(leader, i64))> {
+    let (fp, key) = (quote_identifier(fingerprint_column), quote_identifier(key_column));
+    let order = read_fingerprints(&format!(
+        "SELECT {fp} FROM {} WHERE {fp} IS NOT NULL GROUP BY {fp} ORDER BY min({key}), {fp}",
+        qualified(&tbl)
+    ));
+    let pairs = near_pairs_of(order.clone(), k);
+    TableIterator::new(leaders(&order, &pairs).into_iter().map(|(m, l)| (m as i64, l as i64)))
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_fingerprint_leaders(regclass, text, text, integer) IS 'simdup (internal): leader clustering of a table''s distinct fingerprints in the order of their smallest key: each fingerprint in a group of two or more with its leader, every member within k of its leader';",
+    name = "comment__simdup_fingerprint_leaders",
+    requires = [_simdup_fingerprint_leaders]
 );

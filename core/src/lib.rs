@@ -31,6 +31,7 @@ pub mod components;
 pub mod features;
 pub mod hash;
 pub mod idf;
+pub mod leaders;
 pub mod locks;
 pub mod minhash;
 pub mod normalize;

@@ -132,6 +132,29 @@ SELECT count(*) FROM simdup_pairs('bt') WHERE distance > 0;
 SELECT count(*) = (SELECT count(*) FROM simdup_pairs('bt', 0)) AS default_is_guc FROM simdup_pairs('bt');
 RESET simdup.max_distance;
 
+-- Groups that do not chain: a chain 0 - 1 - 3 - 7 (each one bit from the next) at k = 1 is
+-- one connected component, but two leader groups, {1, 2} and {3, 4}: every member is within
+-- k of its group's first row. Rows 5 and 6 are identical: a group either way.
+CREATE TABLE chain (id int PRIMARY KEY, fp bigint);
+INSERT INTO chain VALUES (1, 0), (2, 1), (3, 3), (4, 7), (5, 7::bigint << 40), (6, 7::bigint << 40);
+SELECT simdup_enable('chain', NULL, 'fp');
+SELECT * FROM simdup_groups('chain', 1);
+SELECT * FROM simdup_groups('chain', 1, 'leader');
+-- On the larger table: every member within k of its group's leader (its smallest key), each
+-- grouped row in one group, and no more rows than the components hold.
+WITH g AS (SELECT key::int AS id, group_id FROM simdup_groups('bt', 6, 'leader')),
+     l AS (SELECT DISTINCT ON (group_id) group_id, id AS leader FROM g ORDER BY group_id, id)
+SELECT count(*) AS grouped,
+       count(DISTINCT g.id) = count(*) AS once,
+       max(hamming(b.fp, bl.fp)) <= 6 AS within_k_of_leader,
+       count(*) <= (SELECT count(*) FROM simdup_groups('bt', 6)) AS at_most_components
+FROM g JOIN l USING (group_id) JOIN bt b ON b.id = g.id JOIN bt bl ON bl.id = l.leader;
+SELECT max(d) > 6 AS components_chain FROM (
+  SELECT hamming(a.fp, b.fp) AS d FROM simdup_groups('bt', 6) x JOIN simdup_groups('bt', 6) y USING (group_id)
+  JOIN bt a ON a.id = x.key::int JOIN bt b ON b.id = y.key::int) s;
+SELECT * FROM simdup_groups('chain', 1, 'stars');
+DROP TABLE chain;
+
 -- Errors.
 CREATE TABLE nokey (fp bigint);
 SELECT simdup_enable('nokey', NULL, 'fp');
