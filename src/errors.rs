@@ -135,8 +135,11 @@ impl ConstraintError {
     /// Call it only from the outermost Rust frame of a function called by PostgreSQL (not
     /// inside `#[pg_guard]` code), with no value that needs dropping alive in that frame, and
     /// with `rel` still open.
+    #[track_caller]
     pub unsafe fn raise(self) -> ! {
         const PERCENT_S: &std::ffi::CStr = c"%s";
+        let caller = std::panic::Location::caller();
+        let file = pstrdup(caller.file());
         // SAFETY: the caller guarantees the frame; the strings are palloc'd and NUL-terminated;
         // ERROR makes errstart return true and errfinish not return.
         unsafe {
@@ -147,7 +150,7 @@ impl ConstraintError {
                     errdetail(PERCENT_S.as_ptr(), self.detail);
                 }
                 errtableconstraint(self.rel, self.constraint);
-                errfinish(c"simdup".as_ptr(), 0, c"simdup_dedup_trigger".as_ptr());
+                errfinish(file, caller.line() as std::ffi::c_int, c"simdup_dedup_trigger".as_ptr());
             }
         }
         unreachable!("ERROR does not return")

@@ -3,7 +3,8 @@
 
 #[allow(unused_imports)]
 use simdup_core::{
-    blocks::{block, block_radius, neighbours},
+    blocks::{ball_size, block, key, unkey, Layout, BLOCKS},
+    leaders::leaders,
     components::Components,
     features::{features, preload, Feature, Params},
     hamming,

@@ -28,6 +28,24 @@ EXCEPTION WHEN unique_violation THEN
     RAISE NOTICE 'not stored: %', SQLERRM;
 END
 $$;
+-- The error carries the fields drivers and ORMs map unique violations by (libpq's
+-- PG_DIAG_SCHEMA_NAME, PG_DIAG_TABLE_NAME, PG_DIAG_CONSTRAINT_NAME; psql's \errverbose shows
+-- them): the table, and simdup_dedup as the constraint.
+DO $$
+DECLARE
+    state text; sch text; tab text; con text; det text;
+BEGIN
+    INSERT INTO news VALUES (3, '临江市地铁5号线一期工程于12月28日正式开通运营。该线路全长31.6公里，共设车站24座，其中换乘站7座，自西向东连接高新区、老城区和东部新城，是目前全市站点最多的一条线路。开通首日，不少市民早早来到起点站滨河公园站排队体验。');
+EXCEPTION WHEN unique_violation THEN
+    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, sch = SCHEMA_NAME, tab = TABLE_NAME,
+                            con = CONSTRAINT_NAME, det = PG_EXCEPTION_DETAIL;
+    RAISE NOTICE 'sqlstate %, schema %, table %, constraint %, detail: %', state, sch, tab, con, det;
+END
+$$;
+-- It is a trigger, not a constraint: INSERT ... ON CONFLICT DO NOTHING does not apply (use
+-- on_duplicate => 'skip', or catch 23505).
+INSERT INTO news VALUES (4, '临江市地铁5号线一期工程于12月28日正式开通运营。该线路全长31.6公里，共设车站24座，其中换乘站7座，自西向东连接高新区、老城区和东部新城，是目前全市站点最多的一条线路。开通首日，不少市民早早来到起点站滨河公园站排队体验。')
+ON CONFLICT DO NOTHING;
 -- Different news passes; the generated column holds the fingerprint the trigger computed.
 INSERT INTO news VALUES (2, 'The city council approved the new budget on Tuesday after a long debate about funding for public libraries and parks.');
 -- Text without words has no fingerprint and is never a duplicate.
