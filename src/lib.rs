@@ -3,6 +3,8 @@
 //! This crate is the thin SQL layer over `simdup-core`, one module per concern; the README's
 //! "Architecture" section maps every file.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::prelude::*;
 
 mod args;

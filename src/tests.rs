@@ -1,4 +1,5 @@
-//! In-database tests of what pg_regress cannot show well: interrupts and big inputs.
+//! In-database tests of what pg_regress cannot show well: big inputs, the counters of index
+//! and heap reads, the locks the dedup trigger holds, and internal argument checks.
 
 use pgrx::prelude::*;
 

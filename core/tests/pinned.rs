@@ -1,4 +1,4 @@
-//! Values pinned while the core was restructured (issue #13): lock stripes, the three schemes'
+//! Values pinned while the core was restructured: lock stripes, the three schemes'
 //! fingerprints and weighted features, and MinHash word shingles over varied texts. Computed
 //! from the code before the move; they must never change.
 

@@ -65,6 +65,7 @@ fn lock_exclusive(classid: i32, stripe: i32) {
     // SAFETY: pg_advisory_xact_lock_int4 takes two int4 arguments and returns void; the direct
     // call builds a valid fcinfo for them.
     unsafe fn f(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+        // SAFETY: `fcinfo` comes from direct_function_call_as_datum with the two arguments.
         unsafe { pg_sys::pg_advisory_xact_lock_int4(fcinfo) }
     }
     // SAFETY: see above; both datums are int4.

@@ -20,7 +20,7 @@
 //! simplifies the expressions — before it builds the scan paths, so even a session's first
 //! query is served.
 
-use std::ffi::{c_char, CString};
+use std::ffi::c_char;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -219,10 +219,9 @@ unsafe fn tids_function(hamming_schema: pg_sys::Oid) -> pg_sys::Oid {
     // SAFETY: catalog lookups; LookupFuncName with missing_ok returns InvalidOid if absent.
     unsafe {
         let schema = pg_sys::get_namespace_name(hamming_schema);
-        let name = CString::new("_simdup_tids").expect("no NUL");
         let names = pg_sys::lappend(
             pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeString(schema).cast()),
-            pg_sys::makeString(pg_sys::pstrdup(name.as_ptr())).cast(),
+            pg_sys::makeString(pg_sys::pstrdup(c"_simdup_tids".as_ptr())).cast(),
         );
         let mut argtypes = [pg_sys::OIDOID, pg_sys::INT4OID, pg_sys::INT8OID, pg_sys::INT4OID];
         pg_sys::LookupFuncName(names, 4, argtypes.as_mut_ptr(), true)

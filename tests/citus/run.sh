@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# simdup on Citus (issue #17): start a coordinator + 2 workers (scripts/citus_cluster.sh), run
+# simdup on Citus: start a coordinator + 2 workers (scripts/citus_cluster.sh), run
 # the checks of what works now, stop the cluster. Exit status non-zero on the first failure.
 #
 #   tests/citus/run.sh

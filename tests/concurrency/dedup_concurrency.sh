@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Concurrency test of the dedup trigger (issue #4): near-duplicates written at the same time by
+# Concurrency test of the dedup trigger: near-duplicates written at the same time by
 # different transactions must never both land.
 #
 #   tests/concurrency/dedup_concurrency.sh        (scripts/test.sh concurrency runs it)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hardening tests (issue #8) on a throwaway cluster "<SIMDUP_CLUSTER>-hard" (port
+# Hardening tests on a throwaway cluster "<SIMDUP_CLUSTER>-hard" (port
 # SIMDUP_HARDENING_PORT, default SIMDUP_REGRESS_PORT + 1), with the installed simdup:
 #
 # 1. pg_dump / pg_restore of a simdup-enabled table with the dedup trigger (reject, k = 10)
