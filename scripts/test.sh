@@ -30,7 +30,7 @@ for part in "${parts[@]}"; do
   case "$part" in
   core)
     step "core: cargo test -p simdup-core -p simdup-bench"
-    cargo test -p simdup-core -p simdup-bench --release
+    cargo test -p simdup-core -p simdup-bench --profile test-fast
     ;;
   pg)
     step "pg: cargo pgrx test pg$PG_MAJOR"

@@ -56,6 +56,28 @@ $$;
 COMMENT ON FUNCTION _simdup_table_info(regclass) IS
   'simdup (internal): fingerprint column and single-column primary key of an enabled table, as used by simdup_pairs and simdup_groups; errors say what is missing';
 
+-- The registry row of an enabled table the caller owns: 42704 when it is not enabled, 42501
+-- when the caller does not own it.
+CREATE FUNCTION _simdup_registered(tbl regclass) RETURNS simdup_tables
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cfg @extschema@.simdup_tables;
+BEGIN
+    SELECT s.* INTO cfg FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_registered.tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not enabled for simdup', tbl USING ERRCODE = 'undefined_object';
+    END IF;
+    IF NOT pg_has_role((SELECT c.relowner FROM pg_class c WHERE c.oid = tbl), 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN cfg;
+END
+$$;
+COMMENT ON FUNCTION _simdup_registered(regclass) IS
+  'simdup (internal): the simdup_tables row of an enabled table the caller owns; 42704 when not enabled, 42501 when not the owner';
+
 -- Builds the block indexes of a layout on a fingerprint column.
 CREATE FUNCTION _simdup_create_block_indexes(tbl regclass, fingerprint_column name, blocks integer)
 RETURNS void
@@ -218,23 +240,14 @@ COMMENT ON FUNCTION simdup_block_indexes(regclass) IS
 -- Replaces the block indexes of an enabled table (those of 0.1.0 included) with the key indexes
 -- of an m-block layout: the new ones are built first, so search and dedup keep working.
 CREATE FUNCTION simdup_reindex(tbl regclass, blocks integer DEFAULT 4) RETURNS void
-LANGUAGE plpgsql VOLATILE
+LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    cfg record;
+    cfg @extschema@.simdup_tables := @extschema@._simdup_registered(tbl);
     old regclass[];
     idx regclass;
 BEGIN
-    SELECT s.fingerprint_column, c.relowner INTO cfg
-    FROM @extschema@.simdup_tables s JOIN pg_class c ON c.oid = s.tbl
-    WHERE s.tbl = simdup_reindex.tbl;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'table % is not enabled for simdup', tbl USING ERRCODE = 'undefined_object';
-    END IF;
-    IF NOT pg_has_role(cfg.relowner, 'USAGE') THEN
-        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
-    END IF;
     PERFORM @extschema@._simdup_layout(blocks);  -- 22023 unless 2..8 blocks
     SELECT array_agg(b.index) INTO old FROM @extschema@.simdup_block_indexes(tbl) b;
     -- The new names must not collide with the old: drop same-named old ones first only when
@@ -259,21 +272,13 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    cfg record;
+    cfg @extschema@.simdup_tables;
     idx regclass;
 BEGIN
     IF tbl IS NULL THEN
         RAISE EXCEPTION 'table must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    SELECT s.text_column, s.fingerprint_column, s.on_duplicate, c.relowner INTO cfg
-    FROM @extschema@.simdup_tables s JOIN pg_class c ON c.oid = s.tbl
-    WHERE s.tbl = simdup_disable.tbl;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'table % is not enabled for simdup', tbl USING ERRCODE = 'undefined_object';
-    END IF;
-    IF NOT pg_has_role(cfg.relowner, 'USAGE') THEN
-        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
-    END IF;
+    cfg := @extschema@._simdup_registered(tbl);
     IF cfg.on_duplicate IS NOT NULL THEN
         EXECUTE format('DROP TRIGGER IF EXISTS simdup_dedup ON %s', tbl);
         IF cfg.on_duplicate = 'mark' THEN

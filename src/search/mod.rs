@@ -88,6 +88,23 @@ fn tids(relid: pg_sys::Oid, attnum: i32, q: i64, k: i32) -> Vec<pg_sys::ItemPoin
     out
 }
 
+/// The arguments (table oid, column number, fingerprint, integer) of the V1 search functions.
+///
+/// # Safety
+/// `fcinfo` is the function manager's call of a function declared STRICT with arguments
+/// (oid, integer, bigint, integer): every argument is present, not NULL, of that type.
+unsafe fn search_args(fcinfo: pg_sys::FunctionCallInfo) -> (pg_sys::Oid, i32, i64, i32) {
+    // SAFETY: see above.
+    unsafe {
+        (
+            pgrx::fcinfo::pg_getarg::<pg_sys::Oid>(fcinfo, 0).unwrap_or_default(),
+            pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 1).unwrap_or_default(),
+            pgrx::fcinfo::pg_getarg::<i64>(fcinfo, 2).unwrap_or_default(),
+            pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 3).unwrap_or_default(),
+        )
+    }
+}
+
 /// A `tid[]` of `tids`.
 fn tid_array(tids: &[pg_sys::ItemPointerData]) -> pg_sys::Datum {
     let mut datums: Vec<pg_sys::Datum> =
@@ -121,15 +138,8 @@ pub extern "C" fn pg_finfo__simdup_tids() -> &'static pg_sys::Pg_finfo_record {
 #[doc(hidden)]
 #[pg_guard]
 pub unsafe extern "C-unwind" fn _simdup_tids(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    // SAFETY: STRICT, so every argument is present and not NULL, of the declared types.
-    let (relid, attnum, q, k) = unsafe {
-        (
-            pgrx::fcinfo::pg_getarg::<pg_sys::Oid>(fcinfo, 0).unwrap_or_default(),
-            pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 1).unwrap_or_default(),
-            pgrx::fcinfo::pg_getarg::<i64>(fcinfo, 2).unwrap_or_default(),
-            pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 3).unwrap_or_default(),
-        )
-    };
+    // SAFETY: called by the function manager with its fcinfo.
+    let (relid, attnum, q, k) = unsafe { search_args(fcinfo) };
     tid_array(&tids(relid, attnum, q, k))
 }
 
@@ -195,15 +205,8 @@ pub extern "C" fn pg_finfo__simdup_nearest_tids() -> &'static pg_sys::Pg_finfo_r
 #[doc(hidden)]
 #[pg_guard]
 pub unsafe extern "C-unwind" fn _simdup_nearest_tids(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    // SAFETY: STRICT, so every argument is present and not NULL, of the declared types.
-    let (relid, attnum, q, n) = unsafe {
-        (
-            pgrx::fcinfo::pg_getarg::<pg_sys::Oid>(fcinfo, 0).unwrap_or_default(),
-            pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 1).unwrap_or_default(),
-            pgrx::fcinfo::pg_getarg::<i64>(fcinfo, 2).unwrap_or_default(),
-            pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 3).unwrap_or_default(),
-        )
-    };
+    // SAFETY: called by the function manager with its fcinfo.
+    let (relid, attnum, q, n) = unsafe { search_args(fcinfo) };
     let found: Vec<pg_sys::ItemPointerData> = nearest(relid, attnum, q, n).into_iter().map(|(t, _, _)| t).collect();
     tid_array(&found)
 }
