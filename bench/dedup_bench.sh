@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Insert throughput with the dedup trigger (issue #4) against the same table with only the
-# fingerprint (generated column + block indexes, trigger disabled).
+# Insert throughput with the dedup trigger (issues #4, #15) against the same table with only the
+# fingerprint (generated column + block indexes, trigger disabled). simdup 0.2.0: the trigger
+# probes the block indexes (B-trees on _simdup_key(fp, offset), SIMDUP_BENCH_BLOCKS blocks,
+# default 4) directly through the index access method, no SPI, no plan cache.
 #
 #   bench/dedup_bench.sh
 #
@@ -11,7 +13,8 @@
 # (pgbench, -c clients, the same documents in the same order for both variants), into a table
 #
 #   docs (id bigserial PRIMARY KEY, body text) + simdup_enable('docs', 'body',
-#                                                  on_duplicate => SIMDUP_BENCH_MODE (skip))
+#                                                  on_duplicate => SIMDUP_BENCH_MODE (skip),
+#                                                  blocks => SIMDUP_BENCH_BLOCKS (4))
 #
 # that already holds E rows, for E in SIMDUP_BENCH_EXISTING ("0 100000"; add 1000000 if you
 # have time): synthetic documents of 20 random sentences of the corpus (distinct from every real
@@ -20,7 +23,8 @@
 # fingerprint is still computed, the indexes still maintained). Clients: SIMDUP_BENCH_CLIENTS
 # ("1 8"). SIMDUP_BENCH_REPS (3) repetitions, interleaved (plain, trigger, plain, ...); the
 # inserted rows are deleted after each run and the table vacuumed before the next. Reported:
-# medians of the documents/s and the ratio trigger / plain.
+# medians of the documents/s and the ratio trigger / plain, and the table and block-index sizes
+# at each E.
 #
 # skip rather than reject: pgbench stops a client at its first error, and the real corpus has
 # reposts; a rejected insert does the same work as a skipped one. synchronous_commit = off, so
@@ -39,6 +43,7 @@ CLIENTS="${SIMDUP_BENCH_CLIENTS:-1 8}"
 DOCS="${SIMDUP_BENCH_DOCS:-3000}"
 REPS="${SIMDUP_BENCH_REPS:-3}"
 MODE="${SIMDUP_BENCH_MODE:-skip}"
+BLOCKS="${SIMDUP_BENCH_BLOCKS:-4}"
 cluster="${SIMDUP_CLUSTER:-regress}-dedupbench"
 port="${SIMDUP_BENCH_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
 [ -f "$DATA/zh_news.jsonl" ] || { echo "no $DATA/zh_news.jsonl: run bench/fetch_data.sh (or set SIMDUP_BENCH_DATA)" >&2; exit 1; }
@@ -53,7 +58,7 @@ trap 'scripts/cluster.sh stop "$cluster"; rm -rf "$work"' EXIT
 sock="/tmp/simdup-$cluster/sock"
 psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$sock" -p "$port" -U postgres -d bench "$@"; }
 "$PG_BIN/psql" -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE bench"
-echo "== simdup dedup insert benchmark: mode $MODE, $DOCS documents a run, $(nproc) cores, $(date -u +%F)"
+echo "== simdup dedup insert benchmark: mode $MODE, $BLOCKS blocks, $DOCS documents a run, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %H:%M UTC')"
 
 python3 - "$DATA/zh_news.jsonl" <<'PY' >"$work/zh.tsv"
 import json, sys
@@ -74,7 +79,8 @@ SELECT row_number() OVER ()::int AS i, s FROM raw, regexp_split_to_table(body, '
 ALTER TABLE sentences ADD PRIMARY KEY (i);
 CREATE SEQUENCE ctr MINVALUE 0 START 0;
 CREATE TABLE docs (id bigserial PRIMARY KEY, body text);
-SELECT simdup_enable('docs', 'body', on_duplicate => '$MODE');
+SELECT simdup_enable('docs', 'body', on_duplicate => '$MODE', blocks => $BLOCKS);
+SELECT 'simdup ' || extversion FROM pg_extension WHERE extname = 'simdup';
 SELECT format('%s documents, %s characters on average; %s sentences for the synthetic rows',
               count(*), round(avg(length(body))), (SELECT count(*) FROM sentences)) FROM src;
 SQL
@@ -105,6 +111,9 @@ VACUUM ANALYZE docs;
 SQL
     have=$e
   fi
+  psql -At -c "SELECT format('existing=%s: table %s, block indexes %s (%s x the table)', $e, pg_size_pretty(pg_table_size('docs')),
+                 pg_size_pretty(sum(pg_relation_size(b.index))), round(sum(pg_relation_size(b.index)) / pg_table_size('docs')::numeric, 2))
+               FROM simdup_block_indexes('docs') b"
   base=$(psql -At -c "SELECT coalesce(max(id), 0) FROM docs")
   for c in $CLIENTS; do
     per=$((DOCS / c))

@@ -179,36 +179,43 @@ def search(log, lines, logs):
     sizes = psql_table(lines, "table_size")
     if not lat:
         raise ValueError("no lookup latency table")
-    by = {(r["k"], r["method"]): r for r in lat}
-    # The script's own ratio: index and sequential scan on the same queries (the first few).
-    same_q = {r["k"]: float(r["seq/index p50"]) for r in cmp_ or []}
+    by = {(r["blocks"], r["k"], r["method"]): r for r in lat}
+    seq = {r["k"]: r for r in lat if r["method"] == "seqscan"}
+    layouts = list(dict.fromkeys(r["blocks"] for r in lat if r["method"] != "seqscan"))
+    ratio = {(r["blocks"], r["k"], r["method"]): r for r in cmp_ or []}
     out = []
-    for k in sorted({r["k"] for r in lat}, key=int):
-        i, s = by.get((k, "index")), by.get((k, "seqscan"))
-        if not i:
-            continue
-        ip50, ip99 = float(i["p50_ms"]), float(i["p99_ms"])
-        base, ratio = "—", "—"
-        if s:
-            sp50, sp99 = float(s["p50_ms"]), float(s["p99_ms"])
-            base = f"{num(sp50)} / {num(sp99)} (sequential scan)"
-            ratio = times(same_q[k], "faster (p50, same queries)") if k in same_q else times(sp50 / ip50, "faster (p50)")
-        out.append([f"lookup k = {k} at {label} rows, p50 / p99 ms", f"{num(ip50)} / {num(ip99)} (index)", base, ratio])
+    for b in layouts:
+        for k in sorted({r["k"] for r in lat}, key=int):
+            for meth, form in (("hamming", "`hamming(fp, q) <= k`"), ("match", "`simdup_match`")):
+                i = by.get((b, k, meth))
+                if not i:
+                    continue
+                s, r = seq.get(k), ratio.get((b, k, meth))
+                base = f"{num(float(s['p50_ms']))} / {num(float(s['p99_ms']))} (sequential scan)" if s else "—"
+                rt = times(float(r["seq/index p50"]), "faster (p50)") if r else "—"
+                out.append([f"lookup k = {k} at {label} rows, {b} blocks, {form}, p50 / p99 ms",
+                            f"{num(float(i['p50_ms']))} / {num(float(i['p99_ms']))} (index)", base, rt])
     if cmp_:
-        mism = sum(int(r["count_mismatches"]) for r in cmp_)
+        mism = sum(int(r["count_mismatches"]) + int(r.get("mismatches_vs_first") or 0) for r in cmp_)
         out.append([f"lookups at {label} rows: index answers ≠ sequential scan answers", str(mism), "0 expected", "—"])
-    if sizes:
-        s = sizes[0]
-        out.append([f"table and four block indexes at {label} rows", f"{s['block_indexes']} (indexes)",
+    for s in sizes or []:
+        out.append([f"table and {s['blocks']} block indexes at {label} rows", f"{s['block_indexes']} (indexes)",
                     f"{s['table_size']} (table)", f"{s['indexes_per_table']}× the table"])
     for k in (3, 6, 10):
-        p = time_after(lines, f"simdup_pairs(bench, {k}):")
-        g = time_after(lines, f"simdup_groups(bench, {k}):")
-        f = time_after(lines, f"simdup_fingerprint_pairs(bench, {k})")
-        if p is None and g is None:
+        def batch_time(marker):  # seconds, "timeout", or None when not run
+            part = from_marker(lines, marker)
+            end = next((i for i, l in enumerate(part) if l.startswith("backend peak RSS")), len(part))
+            if any(l.startswith("ERROR:") for l in part[:end]):
+                return "timeout"
+            return time_after(part[:end], marker)
+        p = batch_time(f"simdup_pairs(bench, {k}):")
+        g = batch_time(f"simdup_groups(bench, {k}):")
+        f = batch_time(f"_simdup_fingerprint_pairs(bench, fp, {k})")
+        if p is None and g is None and f is None:
             continue
+        show = lambda x: x if isinstance(x, str) else num(x)
         out.append([f"batch at {label} rows, k = {k}: `simdup_pairs` / `simdup_groups` / "
-                    f"`simdup_fingerprint_pairs`, s", f"{num(p)} / {num(g)} / {num(f)}", "—", "—"])
+                    f"`_simdup_fingerprint_pairs`, s", f"{show(p)} / {show(g)} / {show(f)}", "—", "—"])
     detail = drop_tables(from_marker(lines, "== simdup search benchmark"), {"QUERY PLAN", "time_queries", "simdup_enable", "count"})
     return out, "```text\n" + "\n".join(detail) + "\n```"
 

@@ -11,11 +11,14 @@
 #               (Python baselines, pinned), `cargo pgrx install --release` once
 #   throughput  bench/throughput.sh 9          simhash MB/s: raw jieba-rs, core, SQL, Python recipe
 #   stages      bench/rust/examples/throughput.rs --stages: the core's time, stage by stage
-#   search_1M   bench/search_bench.sh 1000000  lookups p50/p99 at k = 3, 6, 10 vs sequential scan,
-#                                              sizes, batch pairs/groups at k = 3 and 6
-#   search_10M  bench/search_bench.sh 10000000 the same at 10M rows, batch pairs/groups at k = 3 only
+#   search_1M   bench/search_bench.sh 1000000  lookups p50/p99 at k = 3, 6, 10 (hamming(fp, q) <= k
+#                                              and simdup_match) vs sequential scan
+#                                              (simdup.index_search = off), 4, 3 and 5 blocks, sizes,
+#                                              descent/check cost fit, batch pairs/groups at k = 10
+#   search_10M  bench/search_bench.sh 10000000 the same at 10M rows (batch limited to 10 minutes a
+#                                              statement), no skew part
 #   dedup       bench/dedup_bench.sh           inserts with the dedup trigger vs plain, existing rows
-#                                              0 / 100k / 1M, 1 and 8 clients
+#                                              0 / 1M, 1 and 8 clients
 #   minhash     bench/minhash_bench.sh         signatures/s vs datasketch and rensa, GIN search
 #   memory      bench/backend_memory.sh 20     first-call latency and private memory per backend,
 #                                              with and without shared_preload_libraries
@@ -131,16 +134,16 @@ fi
 if [ "$mode" = full ]; then
   run_part throughput bench/throughput.sh 9
   run_part stages cargo run --release -q -p simdup-bench --example throughput -- bench/data/zh_news.jsonl 5 --stages
-  run_part search_1M SIMDUP_BENCH_PAIR_K="3 6" bench/search_bench.sh 1000000
-  run_part search_10M SIMDUP_BENCH_PAIR_K=3 bench/search_bench.sh 10000000
-  run_part dedup SIMDUP_BENCH_EXISTING="0 100000 1000000" SIMDUP_BENCH_CLIENTS="1 8" bench/dedup_bench.sh
+  run_part search_1M SIMDUP_BENCH_PAIR_K=10 SIMDUP_BENCH_LAYOUTS="4 3 5" bench/search_bench.sh 1000000
+  run_part search_10M SIMDUP_BENCH_PAIR_K=10 SIMDUP_BENCH_LAYOUTS="4 3 5" SIMDUP_BENCH_SKEW=0 bench/search_bench.sh 10000000
+  run_part dedup SIMDUP_BENCH_EXISTING="0 1000000" SIMDUP_BENCH_CLIENTS="1 8" bench/dedup_bench.sh
   run_part minhash BENCH_VENV="$ROOT/bench/.venv" bench/minhash_bench.sh --runs 3 --out "$LOGS/minhash.json"
   run_part memory bench/backend_memory.sh 20
 else
   run_part throughput bench/throughput.sh 1
   run_part stages cargo run --release -q -p simdup-bench --example throughput -- bench/data/zh_news.jsonl 1 --stages
   run_part search_20k SIMDUP_BENCH_PAIR_K=3 SIMDUP_BENCH_QUERIES=40 SIMDUP_BENCH_SEQ_QUERIES=5 \
-    SIMDUP_BENCH_SKEW=1000 SIMDUP_BENCH_SHARED_BUFFERS=256MB bench/search_bench.sh 20000
+    SIMDUP_BENCH_COST_QUERIES=10 SIMDUP_BENCH_SKEW=1000 SIMDUP_BENCH_SHARED_BUFFERS=256MB bench/search_bench.sh 20000
   run_part dedup SIMDUP_BENCH_EXISTING=0 SIMDUP_BENCH_CLIENTS=1 SIMDUP_BENCH_DOCS=300 SIMDUP_BENCH_REPS=1 \
     SIMDUP_BENCH_SHARED_BUFFERS=256MB bench/dedup_bench.sh
   run_part minhash BENCH_VENV="$ROOT/bench/.venv" bench/minhash_bench.sh --runs 1 --limit 1000 \
