@@ -167,6 +167,28 @@ BEGIN
 END $$;
 SELECT pg_temp.literal_mismatches() AS mismatches, count(DISTINCT fp) * 17 AS statements FROM queries;
 
+-- Exact nearest neighbours: simdup_nearest(tbl, q, n) against a sort of the whole table by
+-- distance (ties by ctid), for every query and n = 1, 5, 50.
+CREATE FUNCTION pg_temp.nearest_mismatches() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  qfp bigint; n int; bad bigint := 0; got text; want text;
+BEGIN
+  SET LOCAL simdup.index_search = off;
+  FOR qfp IN SELECT DISTINCT fp FROM queries LOOP
+    FOREACH n IN ARRAY ARRAY[1, 5, 50] LOOP
+      SELECT string_agg(ctid::text || ':' || distance, ' ' ORDER BY distance, ctid) INTO got
+      FROM simdup_nearest('ex', qfp, n, 'fp');
+      SELECT string_agg(c::text || ':' || d, ' ' ORDER BY d, c) INTO want
+      FROM (SELECT ctid AS c, hamming(fp, qfp) AS d FROM ex ORDER BY 2, 1 LIMIT n) x;
+      IF got IS DISTINCT FROM want THEN bad := bad + 1; END IF;
+    END LOOP;
+  END LOOP;
+  RETURN bad;
+END $$;
+SELECT pg_temp.nearest_mismatches() AS mismatches, count(DISTINCT fp) * 3 AS searches FROM queries;
+SELECT * FROM simdup_nearest('ex', 0, 0, 'fp');
+SELECT * FROM simdup_nearest('ex', 0, 3, 'nope');
+
 -- Distances exactly at the edge: for every base and order, the variant with d flipped bits is
 -- found at k = d and not at k = d - 1.
 SELECT count(*) FILTER (WHERE NOT found_at_d) AS missed_at_d,
