@@ -39,7 +39,7 @@ for part in "${parts[@]}"; do
     cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$pgdata/data"
     ;;
   regress)
-    step "regress: cargo pgrx install --release, then pg_regress"
+    step "regress: install (scripts/install.sh), then pg_regress"
     install_release
     port=${SIMDUP_REGRESS_PORT:-54329}; cluster=${SIMDUP_CLUSTER:-regress}
     trap 'scripts/cluster.sh stop "$cluster"' EXIT
@@ -58,12 +58,12 @@ for part in "${parts[@]}"; do
     scripts/cluster.sh stop "$cluster"; trap - EXIT
     ;;
   concurrency)
-    step "concurrency: cargo pgrx install --release, then tests/concurrency/dedup_concurrency.sh"
+    step "concurrency: install (scripts/install.sh), then tests/concurrency/dedup_concurrency.sh"
     install_release
     tests/concurrency/dedup_concurrency.sh
     ;;
   hardening)
-    step "hardening: cargo pgrx install --release, then tests/hardening/dump_and_crash.sh"
+    step "hardening: install (scripts/install.sh), then tests/hardening/dump_and_crash.sh"
     install_release
     tests/hardening/dump_and_crash.sh
     ;;

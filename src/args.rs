@@ -34,8 +34,8 @@ pub fn layout(blocks: i32) -> Layout {
     u32::try_from(blocks).ok().and_then(|m| Layout::even(m).ok()).unwrap_or_else(|| {
         invalid_parameter(
             format!("{blocks} blocks is out of range"),
-            "A fingerprint is cut into 2 to 8 blocks, one B-tree index each; 4 (16 bits each) suits \
-             tables up to tens of millions of rows at k <= 12. See the README's layout section.",
+            "A fingerprint is cut into 2 to 8 blocks, one B-tree index each; the default is 4 blocks \
+             of 16 bits. See the README's section on layouts.",
         )
     })
 }

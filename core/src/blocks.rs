@@ -421,10 +421,18 @@ mod tests {
                 });
                 prop_assert!(found, "k={} d={} t={:?}", k, d, t);
                 prop_assert!(layout.first_block(a, b, k as u32, &t).is_some());
+                // Each probe is a run of values within the block's threshold, or the whole
+                // block where the ball holds more than an eighth of its values.
                 for p in &probes {
                     let w = layout.width(p.block);
-                    let v = ((p.lo as u64) ^ SIGN) >> (64 - w);
-                    prop_assert!((v ^ layout.value(a, p.block)).count_ones() as i32 <= t[p.block]);
+                    let lo = ((p.lo as u64) ^ SIGN) >> (64 - w);
+                    let hi = ((p.hi as u64) ^ SIGN) >> (64 - w);
+                    let near = |v: u64| (v ^ layout.value(a, p.block)).count_ones() as i32 <= t[p.block];
+                    if (lo, hi) == (0, (1u64 << w) - 1) && !near(lo) {
+                        prop_assert!(ball_size(w, t[p.block]) * 8 > 1u64 << w);
+                    } else {
+                        prop_assert!(near(lo) && near(hi));
+                    }
                 }
             }
             // And one bit less than the distance finds no first block.

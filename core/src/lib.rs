@@ -24,7 +24,8 @@
 //!
 //! Module layers (each uses only those above it): [`hash`], [`normalize`] → [`tokens`],
 //! [`idf`] → [`features`] → [`simhash`] → [`scheme`]; [`minhash`] on [`tokens`] and [`hash`];
-//! [`locks`] on [`hash`]; [`blocks`] → [`pairs`]; [`components`] alone.
+//! [`locks`] on [`hash`] (its tests also use [`blocks`]); [`blocks`] → [`pairs`] → [`leaders`];
+//! [`components`] alone.
 
 pub mod blocks;
 pub mod components;
@@ -53,7 +54,7 @@ pub type Interrupt<'a> = &'a mut dyn FnMut();
 pub fn no_interrupt() {}
 
 /// Default maximum Hamming distance for near-duplicates (`simdup.max_distance`), chosen by
-/// measurement on real Chinese and English news (bench/rust/src/bin/quality.rs; the README's
+/// measurement on real Chinese and English news (bench/rust/examples/quality.rs; the README's
 /// "Choosing k"): at 10, ≥ 97 % of copies with ~10 % of their clauses deleted are found and
 /// ≥ 99.4 % of unrelated pairs are at least 21 bits apart, in both languages.
 pub const DEFAULT_MAX_DISTANCE: u32 = 10;

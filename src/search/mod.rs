@@ -18,8 +18,9 @@ use simdup_core::blocks::key;
 use crate::errors::{invalid_parameter, not_in_prerequisite_state};
 
 /// Relative cost of one B-tree descent (a probe) and of one candidate checked from the index,
-/// for choosing per-block thresholds: measured on the 2-core development machine, a descent
-/// through `index_rescan` costs about as much as checking 50 candidates (README, "Layout").
+/// for choosing per-block thresholds (they matter only for layouts of unequal block widths):
+/// a descent is taken to cost as much as 50 candidate checks (docs/performance.md has the
+/// measured figures).
 pub(crate) const DESCENT_COST: f64 = 1.0;
 pub(crate) const CHECK_COST: f64 = 0.02;
 
@@ -50,6 +51,8 @@ unsafe fn open_indexed(relid: pg_sys::Oid, attnum: i32) -> (pg_sys::Relation, in
     // SAFETY: table_open raises an ERROR for a missing or non-table relation.
     let heap = unsafe { pg_sys::table_open(relid, pg_sys::AccessShareLock as pg_sys::LOCKMODE) };
     // SAFETY: `heap` is open.
+    unsafe { check_access(heap, attnum) };
+    // SAFETY: `heap` is open.
     let found = unsafe { indexes::block_indexes(heap, attnum as pg_sys::AttrNumber) };
     let Some(found) = found else {
         // SAFETY: `heap` is open; get_rel_name only reads the catalog.
@@ -60,6 +63,49 @@ unsafe fn open_indexed(relid: pg_sys::Oid, attnum: i32) -> (pg_sys::Relation, in
         );
     };
     (heap, found)
+}
+
+/// The search reads the table's indexes and heap directly, so it checks what a query of the
+/// table would: SELECT on the table or on the fingerprint column (42501 otherwise), and no
+/// row-level security in force for the current user (the search would see rows the policies
+/// hide; the planner step does not offer the search then, and a direct call is refused).
+///
+/// # Safety
+/// `heap` is an open relation and `attnum` a column number.
+unsafe fn check_access(heap: pg_sys::Relation, attnum: i32) {
+    // SAFETY: ACL and RLS checks of an open relation, as the executor makes them.
+    unsafe {
+        let relid = (*heap).rd_id;
+        let user = pg_sys::GetUserId();
+        let select = pg_sys::ACL_SELECT as pg_sys::AclMode;
+        let name = || std::ffi::CStr::from_ptr((*(*heap).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned();
+        if pg_sys::pg_class_aclcheck(relid, user, select) != pg_sys::AclResult::ACLCHECK_OK
+            && pg_sys::pg_attribute_aclcheck(relid, attnum as pg_sys::AttrNumber, user, select)
+                != pg_sys::AclResult::ACLCHECK_OK
+        {
+            crate::errors::Error::new(
+                crate::errors::Code::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                format!("permission denied for table {}", name()),
+            )
+            .raise();
+        }
+        if rls_applies(relid) {
+            crate::errors::Error::new(
+                crate::errors::Code::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                format!("simdup's index search is not available on table {} under row-level security", name()),
+            )
+            .hint("Query the table with hamming(fp, q) <= k: with row-level security in force the planner reads it without the block indexes, applying the policies.")
+            .raise();
+        }
+    }
+}
+
+/// Whether row-level security applies to the current user's reads of `relid`.
+pub(crate) fn rls_applies(relid: pg_sys::Oid) -> bool {
+    // SAFETY: a catalog check; with noError it never raises.
+    unsafe {
+        pg_sys::check_enable_rls(relid, pg_sys::InvalidOid, true) == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
+    }
 }
 
 /// Estimated rows of a relation, for choosing thresholds (never analyzed: 0).

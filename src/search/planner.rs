@@ -56,6 +56,7 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
             || (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
             || (*rte).relkind != pg_sys::RELKIND_RELATION as c_char
             || (*rte).inh
+            || super::rls_applies((*rte).relid)
         {
             return;
         }

@@ -25,6 +25,25 @@ SELECT simdup_enable('alice_docs', 'body');
 SELECT simdup_disable('alice_docs');
 DELETE FROM simdup_tables;
 SELECT count(*) AS alice_rows_left FROM simdup_tables;
+-- The search reads indexes and heap directly, so it checks what a query would: bob may not
+-- read alice's table, so he cannot probe it either.
+SELECT _simdup_tids('alice_docs'::regclass, 3, 0, 64);
+SELECT * FROM simdup_nearest('alice_docs', 0, 1);
+\set VERBOSITY default
+-- With SELECT granted, bob can search; with row-level security in force for him, the planner
+-- step is not offered (the policies apply through a sequential scan) and a direct call is
+-- refused.
+SET ROLE simdup_alice;
+GRANT SELECT ON alice_docs TO simdup_bob;
+SET ROLE simdup_bob;
+SELECT cardinality(_simdup_tids('alice_docs'::regclass, 3, 0, 64)) AS rows_found;
+SET ROLE simdup_alice;
+ALTER TABLE alice_docs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY only_none ON alice_docs FOR SELECT TO simdup_bob USING (false);
+SET ROLE simdup_bob;
+SELECT count(*) AS visible FROM alice_docs WHERE hamming(simhash, 0) <= 64;
+\set VERBOSITY sqlstate
+SELECT _simdup_tids('alice_docs'::regclass, 3, 0, 64);
 \set VERBOSITY default
 RESET ROLE;
 SELECT count(*) AS rows FROM alice_docs;
