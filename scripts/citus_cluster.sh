@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # A throwaway Citus cluster for simdup: a coordinator and two workers on loopback, run by the
-# `postgres` OS user (initdb refuses root), data under /tmp/simdup-citus/.
+# `postgres` OS user (initdb refuses root), data under /tmp/simdup-citus-BASEPORT/ (one directory per
+# base port, so that runs on other ports do not touch each other's cluster).
 #
 #   scripts/citus_cluster.sh start [BASEPORT]   coordinator on BASEPORT (default 55432), workers
 #                                               on BASEPORT+1 and BASEPORT+2; prints how to connect
 #   scripts/citus_cluster.sh stop [BASEPORT]    stops every node (also stale ones of an earlier
-#                                               run) and removes /tmp/simdup-citus/
+#                                               run) and removes /tmp/simdup-citus-BASEPORT/
 #
 # Environment:
 #   SIMDUP_PG_CONFIG   pg_config of the PostgreSQL 15 to run (default /usr/bin/pg_config); its
@@ -20,13 +21,13 @@
 # with citus_set_coordinator_host / citus_add_node, and CREATE EXTENSION simdup is run on the
 # coordinator only: Citus propagates it to the workers (docs/citus.md); start checks that it did.
 #
-# Connect:  psql -h /tmp/simdup-citus/sock -p BASEPORT -U postgres -d simdup_citus
+# Connect:  psql -h /tmp/simdup-citus-BASEPORT/sock -p BASEPORT -U postgres -d simdup_citus
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cmd="${1:-}"; base="${2:-55432}"
 PG_CONFIG="${SIMDUP_PG_CONFIG:-/usr/bin/pg_config}"
 DB="${SIMDUP_CITUS_DB:-simdup_citus}"
-DIR=/tmp/simdup-citus
+DIR=/tmp/simdup-citus-$base
 SOCK="$DIR/sock"
 NODES=(coord w1 w2)   # node i listens on base + i
 
