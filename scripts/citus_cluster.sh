@@ -50,11 +50,13 @@ stale_pids() {
 
 stop_all() {
   local i node pid n
-  for i in "${!NODES[@]}"; do
-    node="${NODES[$i]}"
+  for node in "${NODES[@]}"; do   # the nodes at once: each stop takes seconds
     if [ -f "$DIR/$node/postmaster.pid" ]; then
-      as_pg "$PG_BIN/pg_ctl" -D "$DIR/$node" -m immediate -w -t 30 stop >/dev/null 2>&1 || true
+      as_pg "$PG_BIN/pg_ctl" -D "$DIR/$node" -m immediate -w -t 30 stop >/dev/null 2>&1 &
     fi
+  done
+  wait || true
+  for i in "${!NODES[@]}"; do
     # A server of an earlier run whose data dir is gone, or started by another pg_ctl.
     for pid in $(stale_pids "$(port_of "$i")"); do
       log "stopping stale postmaster $pid on port $(port_of "$i")"
@@ -88,10 +90,17 @@ start)
   stop_all
   mkdir -p "$SOCK"
   chown -R postgres:postgres "$DIR"
+  pids=()
+  for node in "${NODES[@]}"; do   # the three initdbs at once
+    as_pg "$PG_BIN/initdb" -D "$DIR/$node" -U postgres -E UTF8 --locale=C.UTF-8 -A trust \
+      >"$DIR/$node.initdb.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!NODES[@]}"; do
+    wait "${pids[$i]}" || { cat "$DIR/${NODES[$i]}.initdb.log" >&2; die "initdb of ${NODES[$i]} failed"; }
+  done
   for i in "${!NODES[@]}"; do
     node="${NODES[$i]}"
-    as_pg "$PG_BIN/initdb" -D "$DIR/$node" -U postgres -E UTF8 --locale=C.UTF-8 -A trust \
-      >"$DIR/$node.initdb.log" 2>&1 || { cat "$DIR/$node.initdb.log" >&2; exit 1; }
     cat >>"$DIR/$node/postgresql.conf" <<EOF
 # scripts/citus_cluster.sh
 port = $(port_of "$i")

@@ -12,16 +12,21 @@
 #                               Without it, simdup must already be installed there.
 #   SIMDUP_CITUS_KEEP=1         leave the cluster running after a failure (to look around)
 #
-# What is checked (docs/citus.md, "Findings", says what each shows and what does not work):
-#   checks.sql      simdup_enable on a distributed table, simhash / simdup_match / batch
-#                   functions / MinHash on shards against a local copy of the same rows, the
-#                   per-shard dedup trigger (mark, skip, reject);
+# What is checked (docs/citus.md says what each shows and what does not work):
+#   checks.sql      simdup_enable on a distributed table; simhash, simdup_match and
+#                   hamming(fp, q) <= k (k = 3, 10) against a local copy of the same rows, and
+#                   EXPLAIN: a Tid Scan over _simdup_tids on every shard; simdup_nearest
+#                   (fails), simdup_pairs (needs citus.enable_repartition_joins), simdup_groups,
+#                   MinHash; simdup_enable(..., on_duplicate) refused on a distributed table,
+#                   working on a reference table; the trigger of a table enabled before
+#                   distribution, per shard (mark, reject);
 #   here            COPY through the coordinator fires the shard's trigger; a shard trigger can
 #                   tell whether the write came from the coordinator or from a worker (MX);
 #   coordinator_dedup.sql + coordinator_dedup_checks.sql
 #                   the prototype of cross-shard dedup on the coordinator (docs/citus.md,
-#                   "Design"): same answers as the dedup trigger on a local table, and a
-#                   concurrent near-duplicate on another shard waits and is then rejected.
+#                   "Dedup across shards"): same answers as the dedup trigger on a local table;
+#                   a concurrent near-duplicate on another shard waits and is then rejected;
+#                   8 concurrent clients never store two rows within k on any shards.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
