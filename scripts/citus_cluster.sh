@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # A throwaway Citus cluster for simdup: a coordinator and two workers on loopback, run by the
-# `postgres` OS user (initdb refuses root), data under /tmp/simdup-citus/.
+# `postgres` OS user (initdb refuses root), data under /tmp/simdup-citus-BASEPORT/ (one directory per
+# base port, so that runs on other ports do not touch each other's cluster).
 #
 #   scripts/citus_cluster.sh start [BASEPORT]   coordinator on BASEPORT (default 55432), workers
 #                                               on BASEPORT+1 and BASEPORT+2; prints how to connect
 #   scripts/citus_cluster.sh stop [BASEPORT]    stops every node (also stale ones of an earlier
-#                                               run) and removes /tmp/simdup-citus/
+#                                               run) and removes /tmp/simdup-citus-BASEPORT/
 #
 # Environment:
 #   SIMDUP_PG_CONFIG   pg_config of the PostgreSQL 15 to run (default /usr/bin/pg_config); its
@@ -20,13 +21,13 @@
 # with citus_set_coordinator_host / citus_add_node, and CREATE EXTENSION simdup is run on the
 # coordinator only: Citus propagates it to the workers (docs/citus.md); start checks that it did.
 #
-# Connect:  psql -h /tmp/simdup-citus/sock -p BASEPORT -U postgres -d simdup_citus
+# Connect:  psql -h /tmp/simdup-citus-BASEPORT/sock -p BASEPORT -U postgres -d simdup_citus
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cmd="${1:-}"; base="${2:-55432}"
 PG_CONFIG="${SIMDUP_PG_CONFIG:-/usr/bin/pg_config}"
 DB="${SIMDUP_CITUS_DB:-simdup_citus}"
-DIR=/tmp/simdup-citus
+DIR=/tmp/simdup-citus-$base
 SOCK="$DIR/sock"
 NODES=(coord w1 w2)   # node i listens on base + i
 
@@ -49,11 +50,13 @@ stale_pids() {
 
 stop_all() {
   local i node pid n
-  for i in "${!NODES[@]}"; do
-    node="${NODES[$i]}"
+  for node in "${NODES[@]}"; do   # the nodes at once: each stop takes seconds
     if [ -f "$DIR/$node/postmaster.pid" ]; then
-      as_pg "$PG_BIN/pg_ctl" -D "$DIR/$node" -m immediate -w -t 30 stop >/dev/null 2>&1 || true
+      as_pg "$PG_BIN/pg_ctl" -D "$DIR/$node" -m immediate -w -t 30 stop >/dev/null 2>&1 &
     fi
+  done
+  wait || true
+  for i in "${!NODES[@]}"; do
     # A server of an earlier run whose data dir is gone, or started by another pg_ctl.
     for pid in $(stale_pids "$(port_of "$i")"); do
       log "stopping stale postmaster $pid on port $(port_of "$i")"
@@ -87,10 +90,17 @@ start)
   stop_all
   mkdir -p "$SOCK"
   chown -R postgres:postgres "$DIR"
+  pids=()
+  for node in "${NODES[@]}"; do   # the three initdbs at once
+    as_pg "$PG_BIN/initdb" -D "$DIR/$node" -U postgres -E UTF8 --locale=C.UTF-8 -A trust \
+      >"$DIR/$node.initdb.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!NODES[@]}"; do
+    wait "${pids[$i]}" || { cat "$DIR/${NODES[$i]}.initdb.log" >&2; die "initdb of ${NODES[$i]} failed"; }
+  done
   for i in "${!NODES[@]}"; do
     node="${NODES[$i]}"
-    as_pg "$PG_BIN/initdb" -D "$DIR/$node" -U postgres -E UTF8 --locale=C.UTF-8 -A trust \
-      >"$DIR/$node.initdb.log" 2>&1 || { cat "$DIR/$node.initdb.log" >&2; exit 1; }
     cat >>"$DIR/$node/postgresql.conf" <<EOF
 # scripts/citus_cluster.sh
 port = $(port_of "$i")

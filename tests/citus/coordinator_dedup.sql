@@ -1,5 +1,5 @@
 -- Prototype of cross-shard dedup on the coordinator (docs/citus.md, "Design"), in PL/pgSQL on
--- top of simdup 0.1.0, so that the design can be tested before it is written in Rust.
+-- top of simdup 0.2.0 (first written for 0.1.0), so that the design can be tested before it is written in Rust.
 --
 --   SELECT simdup_citus_insert('docs', to_jsonb(r), 'reject' | 'skip' | 'mark', k) FROM src r ORDER BY ...;
 --
@@ -10,7 +10,7 @@
 -- 23505 instead, 'skip' leaves the row out, 'mark' stores it with dup_of = that key.
 --
 -- Why this is correct when every write goes through it, on the coordinator:
--- 1. Locks: the k + 1 stripes of the fingerprint (simdup_lock_stripes, the same pieces as the
+-- 1. Locks: the k + 1 stripes of the fingerprint (_simdup_lock_stripes, the same pieces as the
 --    dedup trigger) are taken as transaction-scoped advisory locks ON THE COORDINATOR, keyed
 --    by the shell table's OID, ascending. Two fingerprints within k share a stripe, so two
 --    writers of near-duplicates serialize on it, whichever shards their rows go to.
@@ -51,7 +51,7 @@ BEGIN
 
     fp := simhash(new_row ->> cfg.text_column);
     IF fp IS NOT NULL THEN
-        PERFORM pg_advisory_xact_lock(tbl::oid::integer, s) FROM unnest(simdup_lock_stripes(fp, k)) s ORDER BY s;
+        PERFORM pg_advisory_xact_lock(tbl::oid::integer, s) FROM unnest(_simdup_lock_stripes(fp, k)) s ORDER BY s;
         -- (ORDER BY t.key: the key's own order, not that of its text in the output column)
         EXECUTE format('SELECT t.%1$I::text, hamming(t.%2$I, $1) FROM %3$s t WHERE simdup_match(t.%2$I, $1, $2) ORDER BY t.%1$I LIMIT 1',
                        key_col, cfg.fingerprint_column, tbl)

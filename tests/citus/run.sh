@@ -7,30 +7,33 @@
 # Environment:
 #   SIMDUP_PG_CONFIG            PostgreSQL 15 to use (default /usr/bin/pg_config)
 #   SIMDUP_CITUS_PORT           coordinator port, workers on the next two (default 55432)
-#   SIMDUP_CITUS_INSTALL=1      run `cargo pgrx install --release --pg-config $SIMDUP_PG_CONFIG`
-#                               first. Off by default: installing replaces simdup.so under
-#                               every server running from that PostgreSQL (a private copy of
-#                               PostgreSQL avoids that, see docs/citus.md). Without it, simdup
-#                               must already be installed there.
+#   SIMDUP_CITUS_INSTALL=1      run `scripts/install.sh --pg-config $SIMDUP_PG_CONFIG` (release)
+#                               first. Off by default (scripts/test.sh citus installs itself).
+#                               Without it, simdup must already be installed there.
 #   SIMDUP_CITUS_KEEP=1         leave the cluster running after a failure (to look around)
 #
-# What is checked (docs/citus.md, "Findings", says what each shows and what does not work):
-#   checks.sql      simdup_enable on a distributed table, simhash / simdup_match / batch
-#                   functions / MinHash on shards against a local copy of the same rows, the
-#                   per-shard dedup trigger (mark, skip, reject);
+# What is checked (docs/citus.md says what each shows and what does not work):
+#   checks.sql      simdup_enable on a distributed table; simhash, simdup_match and
+#                   hamming(fp, q) <= k (k = 3, 10) against a local copy of the same rows, and
+#                   EXPLAIN: a Tid Scan over _simdup_tids on every shard; simdup_nearest
+#                   (fails), simdup_pairs (needs citus.enable_repartition_joins), simdup_groups,
+#                   MinHash; simdup_enable(..., on_duplicate) refused on a distributed table,
+#                   working on a reference table; the trigger of a table enabled before
+#                   distribution, per shard (mark, reject);
 #   here            COPY through the coordinator fires the shard's trigger; a shard trigger can
 #                   tell whether the write came from the coordinator or from a worker (MX);
 #   coordinator_dedup.sql + coordinator_dedup_checks.sql
 #                   the prototype of cross-shard dedup on the coordinator (docs/citus.md,
-#                   "Design"): same answers as the dedup trigger on a local table, and a
-#                   concurrent near-duplicate on another shard waits and is then rejected.
+#                   "Dedup across shards"): same answers as the dedup trigger on a local table;
+#                   a concurrent near-duplicate on another shard waits and is then rejected;
+#                   8 concurrent clients never store two rows within k on any shards.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 export SIMDUP_PG_CONFIG="${SIMDUP_PG_CONFIG:-/usr/bin/pg_config}"
 BASE="${SIMDUP_CITUS_PORT:-55432}"
 PG_BIN="$("$SIMDUP_PG_CONFIG" --bindir)"
-SOCK=/tmp/simdup-citus/sock
+SOCK=/tmp/simdup-citus-$BASE/sock
 DB=simdup_citus
 export SIMDUP_CITUS_DB=$DB
 t0=$(date +%s.%N)
@@ -47,8 +50,8 @@ checks() { # checks FILE: run a check file on the coordinator, its "ok:" lines s
 }
 
 if [ "${SIMDUP_CITUS_INSTALL:-0}" = 1 ]; then
-  step "cargo pgrx install --release --pg-config $SIMDUP_PG_CONFIG"
-  cargo pgrx install --release --pg-config "$SIMDUP_PG_CONFIG" >/dev/null
+  step "scripts/install.sh --pg-config $SIMDUP_PG_CONFIG"
+  scripts/install.sh --pg-config "$SIMDUP_PG_CONFIG" >/dev/null
 fi
 t0=$(date +%s.%N)   # the timed part: cluster, checks, teardown
 
@@ -76,9 +79,10 @@ checks tests/citus/checks.sql
 step "COPY through the coordinator fires the shard's dedup trigger"
 # Two rows of one shard within 3 bits: COPY of both into an empty table with the reject
 # trigger (k = 3) must fail and store neither.
+# (Enabled before distribution: simdup_enable refuses on_duplicate on a distributed table.)
 psql_on 0 -o /dev/null -c "CREATE TABLE copied (id bigint PRIMARY KEY, body text NOT NULL)" \
-  -c "SELECT create_distributed_table('copied', 'id', shard_count => 4)" \
-  -c "SELECT simdup_enable('copied', 'body', on_duplicate => 'reject', max_distance => 3)"
+  -c "SELECT simdup_enable('copied', 'body', on_duplicate => 'reject', max_distance => 3)" \
+  -c "SELECT create_distributed_table('copied', 'id', shard_count => 4)"
 pair="$(psql_on 0 -tA -F ' ' -c "SELECT a.id, b.id FROM pool a JOIN pool b ON a.id < b.id AND hamming(a.fp, b.fp) <= 3
     AND get_shard_id_for_distribution_column('copied', a.id) = get_shard_id_for_distribution_column('copied', b.id)
     ORDER BY 1, 2 LIMIT 1")"
@@ -135,6 +139,41 @@ grep -q "ERROR:  23505: near-duplicate row violates simdup_citus_insert on relat
 awk -v w="$waited" 'BEGIN { exit !(w > 1.5) }' || fail "the second writer did not wait for the first (${waited}s)"
 [ "$(psql_on 0 -tA -c "SELECT string_agg(id::text, ',') FROM conc")" = "$1" ] || fail "conc holds the wrong rows"
 printf '  ok: the second writer (row %s, another shard) waited %s s for the first (row %s), then got 23505\n' "$2" "$waited" "$1" >&2
+
+step "prototype under 8 concurrent clients: no two stored rows within 3 bits, on any shards"
+# Client c (0..7) writes the pool rows with id % 8 = 2 * (c % 4) under ids c * 100000 + id,
+# one transaction per row, mode skip, k = 3; clients c and c + 4 send the same texts from
+# opposite ends, so identical and near-duplicate texts race each other on different shards.
+psql_on 0 -o /dev/null -c "CREATE TABLE conc8 (id bigint PRIMARY KEY, body text NOT NULL)" \
+  -c "SELECT create_distributed_table('conc8', 'id')" -c "SELECT simdup_enable('conc8', 'body')"
+pids=()
+for c in 0 1 2 3 4 5 6 7; do
+  dir=ASC; [ "$c" -ge 4 ] && dir=DESC
+  psql_on 0 -o /dev/null >"/tmp/simdup-citus-$BASE/conc8.$c.log" 2>&1 <<SQL &
+SELECT format('SELECT simdup_citus_insert(''conc8'', jsonb_build_object(''id'', %s, ''body'', body), ''skip'', 3) FROM pool WHERE id = %s',
+              $c * 100000 + id, id)
+FROM pool WHERE id % 8 = $((2 * (c % 4))) ORDER BY id $dir \gexec
+SQL
+  pids+=($!)
+done
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || { cat "/tmp/simdup-citus-$BASE/conc8.$i.log" >&2; fail "concurrent client $i failed"; }
+done
+res="$(psql_on 0 -tA -F ' ' -c "CREATE TEMP TABLE s AS SELECT id, simhash, get_shard_id_for_distribution_column('conc8', id) AS shard FROM conc8;
+  CREATE TEMP TABLE att AS SELECT c * 100000 + p.id AS id, p.fp, get_shard_id_for_distribution_column('conc8', c * 100000 + p.id) AS shard
+    FROM pool p, generate_series(0, 7) c WHERE p.id % 8 = 2 * (c % 4);
+  SELECT (SELECT count(*) FROM s),
+         (SELECT count(*) FROM s a JOIN s b ON a.id < b.id AND hamming(a.simhash, b.simhash) <= 3),
+         (SELECT count(*) FROM att a WHERE NOT EXISTS (SELECT FROM s WHERE hamming(s.simhash, a.fp) <= 3)),
+         (SELECT count(*) FROM att a WHERE a.id NOT IN (SELECT id FROM s)
+            AND NOT EXISTS (SELECT FROM s WHERE s.shard = a.shard AND hamming(s.simhash, a.fp) <= 3)),
+         (SELECT count(*) FROM att)")"
+set -- $res
+[ "$2" = 0 ] || fail "8 clients: $2 pairs of stored rows within 3 bits"
+[ "$3" = 0 ] || fail "8 clients: $3 attempted rows have no stored row within 3 bits (skipped without a near-duplicate?)"
+[ "$4" -gt 0 ] || fail "8 clients: no row was skipped for a near-duplicate on another shard only (the test shows nothing)"
+[ "$1" -gt 0 ] && [ "$1" -lt "$5" ] || fail "8 clients stored $1 rows of $5 attempts"
+printf '  ok: 8 clients, %s single-row inserts (each even-numbered pool text twice): %s stored, no two within 3 bits across shards, every attempt has a stored row within 3; %s skipped for a near-duplicate on another shard only\n' "$5" "$1" "$4" >&2
 
 step "stop the cluster"
 scripts/citus_cluster.sh stop "$BASE"
