@@ -487,30 +487,22 @@ COMMENT ON FUNCTION simdup_block_indexes(regclass) IS
   'simdup: the block indexes of a table enabled with simdup_enable, from the catalog: index, block, the bit offset where the block starts, its width in bits, and kind (key: 0.2.0; block: simhash_block INCLUDE (fp) of 0.1.0, replaced by simdup_reindex)';
 
 -- Replaces the block indexes of an enabled table (those of 0.1.0 included) with the key indexes
--- of an m-block layout: the new ones are built first, so search and dedup keep working.
+-- of an m-block layout, in one transaction.
 CREATE FUNCTION simdup_reindex(tbl regclass, blocks integer DEFAULT 4) RETURNS void
 LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     cfg @extschema@.simdup_tables := @extschema@._simdup_registered(tbl);
-    old regclass[];
     idx regclass;
 BEGIN
     PERFORM @extschema@._simdup_layout(blocks);  -- 22023 unless 2..8 blocks
-    SELECT array_agg(b.index) INTO old FROM @extschema@.simdup_block_indexes(tbl) b;
-    -- The new names must not collide with the old: drop same-named old ones first only when
-    -- they are key indexes being rebuilt.
-    FOREACH idx IN ARRAY coalesce(old, '{}') LOOP
-        IF EXISTS (SELECT FROM @extschema@.simdup_block_indexes(tbl) b WHERE b.index = idx AND b.kind = 'key') THEN
-            EXECUTE format('DROP INDEX %s', idx);
-            old := array_remove(old, idx);
-        END IF;
-    END LOOP;
-    PERFORM @extschema@._simdup_create_block_indexes(tbl, cfg.fingerprint_column, blocks);
-    FOREACH idx IN ARRAY coalesce(old, '{}') LOOP
+    -- All in this transaction: other sessions see the old indexes until it commits, then the
+    -- new ones (DROP and CREATE INDEX lock the table against writes meanwhile).
+    FOR idx IN SELECT b.index FROM @extschema@.simdup_block_indexes(tbl) b LOOP
         EXECUTE format('DROP INDEX %s', idx);
     END LOOP;
+    PERFORM @extschema@._simdup_create_block_indexes(tbl, cfg.fingerprint_column, blocks);
 END
 $$;
 COMMENT ON FUNCTION simdup_reindex(regclass, integer) IS

@@ -129,6 +129,10 @@ impl std::error::Error for LayoutError {}
 pub const MIN_BLOCK_BITS: u32 = 8;
 pub const MAX_BLOCK_BITS: u32 = 32;
 
+/// Probe values of one block beyond which the whole block index is read instead (wide blocks at
+/// large k: 32-bit blocks at threshold 8 would be 15 million values).
+pub const MAX_PROBES: u64 = 1 << 16;
+
 /// The cut of a 64-bit fingerprint into contiguous blocks, most significant first, given by the
 /// bit offset at which each block starts (the first at 0).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -269,7 +273,7 @@ impl Layout {
                 let hi = ((b << shift) | low_mask) ^ SIGN;
                 out.push(Probe { block: i, lo: lo as i64, hi: hi as i64 });
             };
-            if t[i] >= 0 && ball_size(w, t[i]) as f64 * 8.0 > 2f64.powi(w as i32) {
+            if t[i] >= 0 && (ball_size(w, t[i]) as f64 * 8.0 > 2f64.powi(w as i32) || ball_size(w, t[i]) > MAX_PROBES) {
                 // So many values that reading the whole index is cheaper than listing them.
                 push((0, (1u64 << w) - 1));
                 continue;
@@ -429,7 +433,8 @@ mod tests {
                     let hi = ((p.hi as u64) ^ SIGN) >> (64 - w);
                     let near = |v: u64| (v ^ layout.value(a, p.block)).count_ones() as i32 <= t[p.block];
                     if (lo, hi) == (0, (1u64 << w) - 1) && !near(lo) {
-                        prop_assert!(ball_size(w, t[p.block]) * 8 > 1u64 << w);
+                        let n = ball_size(w, t[p.block]);
+                        prop_assert!(n * 8 > 1u64 << w || n > MAX_PROBES);
                     } else {
                         prop_assert!(near(lo) && near(hi));
                     }

@@ -2,6 +2,7 @@
 -- search", "MinHash and Jaccard"), so they cannot drift: change one, change the other, and copy
 -- the output shown here into the README. The schema keeps the README's table names away from
 -- the other tests'. Fast: under 10 s.
+\set SHOW_CONTEXT never
 CREATE SCHEMA readme;
 SET search_path = readme, public;
 CREATE EXTENSION IF NOT EXISTS simdup;

@@ -147,6 +147,13 @@ SELECT * FROM pg_temp.card_mismatches();
 SELECT simdup_reindex('ex');
 SELECT index, block, bit_offset, bits, kind FROM simdup_block_indexes('ex');
 SELECT * FROM pg_temp.card_mismatches();
+-- Any layout to any other, the same one included: 4 -> 4 -> 8 -> 2 -> 3 -> 4 (two 32-bit blocks
+-- are not searched here: at k = 16 they would probe one block in full).
+SELECT simdup_reindex('ex'), simdup_reindex('ex', 8), simdup_reindex('ex', 2), simdup_reindex('ex', 3);
+SELECT block, bit_offset, bits, kind FROM simdup_block_indexes('ex');
+SELECT * FROM pg_temp.card_mismatches();
+SELECT simdup_reindex('ex');
+SELECT count(*) AS blocks, min(bits), max(bits), min(kind) AS kind FROM simdup_block_indexes('ex');
 
 SELECT k, count(*) AS matches FROM via_index GROUP BY k ORDER BY k;
 
