@@ -432,12 +432,12 @@ mod tests {
                     let lo = ((p.lo as u64) ^ SIGN) >> (64 - w);
                     let hi = ((p.hi as u64) ^ SIGN) >> (64 - w);
                     let near = |v: u64| (v ^ layout.value(a, p.block)).count_ones() as i32 <= t[p.block];
-                    if (lo, hi) == (0, (1u64 << w) - 1) && !near(lo) {
-                        let n = ball_size(w, t[p.block]);
-                        prop_assert!(n * 8 > 1u64 << w || n > MAX_PROBES);
-                    } else {
-                        prop_assert!(near(lo) && near(hi));
-                    }
+                    let n = ball_size(w, t[p.block]);
+                    let whole = (lo, hi) == (0, (1u64 << w) - 1);
+                    prop_assert!(
+                        (whole && (n * 8 > 1u64 << w || n > MAX_PROBES)) || (near(lo) && near(hi)),
+                        "block {} probe {}..={} t={}", p.block, lo, hi, t[p.block]
+                    );
                 }
             }
             // And one bit less than the distance finds no first block.
