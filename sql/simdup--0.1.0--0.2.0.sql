@@ -704,3 +704,192 @@ COMMENT ON FUNCTION simhash_features(text) IS 'simdup: the weighted features beh
 COMMENT ON FUNCTION simhash_features(text, text, text) IS 'simdup: the weighted features behind simhash(body, title, scheme), one row per distinct token: token, weight, hash, count, idf';
 
 COMMENT ON FUNCTION word_shingles(text, integer) IS 'simdup: set of hashes of the word k-shingles (default k = 3) of the text: jieba words, numbers and English words, punctuation dropped; NULL for text without words';
+
+-- ---------------------------------------------------------------------------------------------
+-- Verified similarity search (sql/similar.sql, src/similar.rs): the same definitions as a fresh
+-- install.
+-- ---------------------------------------------------------------------------------------------
+CREATE  FUNCTION "_simdup_check_similarity"(
+	"threshold" double precision, /* f64 */
+	"recall" double precision /* f64 */
+) RETURNS double precision /* f64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_check_similarity_wrapper';
+COMMENT ON FUNCTION _simdup_check_similarity(double precision, double precision) IS 'simdup (internal): the threshold when it is a valid Jaccard threshold (0 < t <= 1) and recall a valid recall (0 < r < 1); 22023 otherwise';
+
+CREATE  FUNCTION "minhash_choose_bands"(
+	"n" INT, /* i32 */
+	"threshold" double precision, /* f64 */
+	"recall" double precision /* f64 */
+) RETURNS TABLE (
+	"bands" INT,  /* i32 */
+	"rows" INT,  /* i32 */
+	"approx_threshold" double precision  /* f64 */
+)
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'minhash_choose_bands_for_recall_wrapper';
+COMMENT ON FUNCTION minhash_choose_bands(integer, double precision, double precision) IS 'simdup: bands and rows (bands*rows <= n) under which a pair of Jaccard similarity threshold becomes a candidate with probability at least recall (minhash_s_curve(threshold, bands, rows) >= recall), the steepest such curve (smallest false-positive area below the threshold), with its approximate threshold (1/bands)^(1/rows); for verified searches (simdup_similar), see docs/similar.md';
+
+-- simdup: verified similarity search (issue #16, items 4 and 5).
+--
+-- simdup_similar(tbl, query, threshold) returns the rows whose exact Jaccard similarity of
+-- character k-shingles with the query, jaccard(body, query, k), is at least the threshold.
+-- Candidates come from a GIN index on MinHash LSH bands whose S-curve finds a pair at the
+-- threshold with probability >= recall (0.99 by default; minhash_choose_bands(n, t, recall));
+-- each candidate is verified exactly, so precision is exact and recall is the S-curve's
+-- (>= recall at the threshold, more above it). docs/similar.md.
+--
+-- What simdup_enable_similar('docs', 'body', 0.5) does, as plain DDL (run it yourself to build the
+-- index CONCURRENTLY, or to choose its name or tablespace):
+--
+--   SELECT * FROM minhash_choose_bands(128, 0.5, 0.99);           -- 35 bands x 3 rows
+--   CREATE INDEX docs_body_similar_idx ON docs USING gin (_simdup_similar_bands(body, 5, 35, 3));
+--
+-- No column is added: the index expression computes the signature (35 x 3 = 105 values) once
+-- per inserted or updated row. simdup_similar reads k, bands and rows back from the index
+-- definition, so the index is the whole configuration; DROP INDEX undoes it.
+
+-- The LSH band values of a text for a verified search: bands hashes of rows MinHash values each
+-- (a signature of exactly bands * rows values). Inlinable (LANGUAGE sql, one expression,
+-- IMMUTABLE, not STRICT, no SET clause): the index expression and the query's are the same
+-- expression after inlining. The functions inside check k, bands and rows (22023).
+CREATE FUNCTION _simdup_similar_bands(body text, k integer, bands integer, rows integer) RETURNS bigint[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN minhash_bands(minhash(body, k, bands * rows), bands, rows);
+COMMENT ON FUNCTION _simdup_similar_bands(text, integer, integer, integer) IS
+  'simdup (internal): LSH band values of the character k-shingles of a text, minhash_bands(minhash(body, k, bands*rows), bands, rows): the GIN index expression of simdup_enable_similar; NULL for text without shingles';
+
+-- The similarity indexes of a table: (index, text expression, k, bands, rows), read from the
+-- index definitions, oldest first. The expression is SQL text as pg_get_indexdef prints it
+-- under search_path pg_catalog (names outside it qualified), for the caller's dynamic SQL.
+CREATE FUNCTION _simdup_similar_indexes(tbl regclass)
+RETURNS TABLE (index regclass, text_expr text, k integer, bands integer, rows integer)
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN QUERY
+    SELECT x.indexrelid::regclass, m[1], m[2]::integer, m[3]::integer, m[4]::integer
+    FROM (SELECT i.indexrelid,
+                 regexp_match(pg_get_indexdef(i.indexrelid, 1, false),
+                              '^(?:[^(]*\.)?_simdup_similar_bands\((.*), (\d+), (\d+), (\d+)\)$') AS m
+          FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+          WHERE i.indrelid = tbl AND i.indisvalid AND i.indnatts = 1 AND a.amname = 'gin'
+            AND i.indpred IS NULL) x
+    WHERE x.m IS NOT NULL
+    ORDER BY x.indexrelid;
+END
+$$;
+COMMENT ON FUNCTION _simdup_similar_indexes(regclass) IS
+  'simdup (internal): the valid GIN indexes of a table on _simdup_similar_bands(expr, k, bands, rows), oldest first, with expr (SQL text), k, bands and rows read from their definitions';
+
+-- Equips a table for simdup_similar: one GIN index on the LSH bands of text_column.
+CREATE FUNCTION simdup_enable_similar(tbl regclass, text_column name, threshold double precision DEFAULT 0.5,
+                                      k integer DEFAULT 5, recall double precision DEFAULT 0.99)
+RETURNS TABLE (index regclass, bands integer, rows integer, p_at_threshold double precision)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel record;
+    b integer;
+    r integer;
+    idx text;
+BEGIN
+    IF tbl IS NULL OR text_column IS NULL OR threshold IS NULL OR k IS NULL OR recall IS NULL THEN
+        RAISE EXCEPTION 'table, text column, threshold, k and recall must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT c.relname, c.relkind, c.relowner INTO rel FROM pg_class c WHERE c.oid = tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', tbl::oid USING ERRCODE = 'undefined_table';
+    END IF;
+    IF rel.relkind NOT IN ('r', 'p', 'm') THEN
+        RAISE EXCEPTION '% is not a table', tbl USING ERRCODE = 'wrong_object_type';
+    END IF;
+    IF NOT pg_has_role(rel.relowner, 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = text_column
+                   AND a.attnum > 0 AND NOT a.attisdropped) THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', text_column, tbl
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    PERFORM @extschema@._simdup_check_similarity(threshold, recall);  -- 22023 (src/args.rs)
+    PERFORM @extschema@.shingles('', k);                               -- 22023 unless 1..256
+    SELECT c.bands, c.rows INTO b, r FROM @extschema@.minhash_choose_bands(128, threshold, recall) c;
+    -- <table>_<column>_similar_idx, the prefix clipped to stay within NAMEDATALEN.
+    idx := rel.relname || '_' || text_column;
+    WHILE octet_length(idx) > 51 LOOP
+        idx := left(idx, -1);
+    END LOOP;
+    idx := idx || '_similar_idx';
+    EXECUTE format('CREATE INDEX %I ON %s USING gin (@extschema@._simdup_similar_bands(%I, %s, %s, %s))',
+                   idx, tbl, text_column, k, b, r);
+    RETURN QUERY
+    SELECT format('%I.%I', n.nspname, idx)::regclass, b, r, @extschema@.minhash_s_curve(threshold, b, r)
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl;
+END
+$$;
+COMMENT ON FUNCTION simdup_enable_similar(regclass, name, double precision, integer, double precision) IS
+  'simdup: equips a table for simdup_similar: a GIN index <table>_<column>_similar_idx on the LSH bands of text_column (_simdup_similar_bands(text_column, k, bands, rows), no column added), with bands x rows (<= 128) chosen so that a pair of character-k-shingle Jaccard similarity threshold (default 0.5, k default 5) becomes a candidate with probability >= recall (default 0.99): minhash_choose_bands(128, threshold, recall). Returns the index, bands, rows and that probability. Requires owning the table; DROP INDEX undoes it';
+
+-- The rows of tbl whose jaccard(text, query, k) >= threshold, most similar first (ties by ctid).
+-- Join on ctid for the rows themselves:
+--   SELECT d.*, s.similarity FROM simdup_similar('docs', $1) s JOIN docs d ON d.ctid = s.ctid;
+CREATE FUNCTION simdup_similar(tbl regclass, query text, threshold double precision DEFAULT 0.5,
+                               min_recall double precision DEFAULT 0.99)
+RETURNS TABLE (ctid tid, similarity double precision)
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+-- The bands expression in a sequential scan's filter computes a MinHash for every row, which the
+-- planner cannot see (function cost 1): always take the index.
+SET enable_seqscan = off
+AS $$
+DECLARE
+    ix record;
+    best record;
+    n integer := 0;
+    found_one boolean := false;
+    p double precision;
+    qset bigint[];
+BEGIN
+    PERFORM @extschema@._simdup_check_similarity(threshold, min_recall);  -- 22023 (src/args.rs)
+    -- The first similarity index whose S-curve reaches min_recall at the threshold.
+    FOR ix IN SELECT * FROM @extschema@._simdup_similar_indexes(tbl) LOOP
+        n := n + 1;
+        p := @extschema@.minhash_s_curve(threshold, ix.bands, ix.rows);
+        IF p >= min_recall THEN
+            best := ix;
+            found_one := true;
+            EXIT;
+        END IF;
+    END LOOP;
+    IF NOT found_one THEN
+        IF n = 0 THEN
+            RAISE EXCEPTION 'table % has no similarity index', tbl
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'Call simdup_enable_similar(table, text_column, threshold) first.';
+        END IF;
+        RAISE EXCEPTION 'the similarity index % finds pairs of similarity % with probability %, below min_recall %',
+                        ix.index, threshold, round(p::numeric, 4), min_recall
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('Search at a threshold of at least the one the index was made for, or add an index for this one: simdup_enable_similar(%L, text_column, %s).', tbl::text, threshold);
+    END IF;
+    qset := @extschema@.shingles(query, best.k);
+    IF qset IS NULL THEN
+        RETURN;  -- no shingles: no similarity to anything
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT s.ctid, s.similarity FROM ('
+        '  SELECT t.ctid, @extschema@.jaccard(@extschema@.shingles(%1$s, %2$s), $1) AS similarity '
+        '  FROM %3$s t WHERE @extschema@._simdup_similar_bands(%1$s, %2$s, %4$s, %5$s) && $2 OFFSET 0) s '
+        'WHERE s.similarity >= $3 ORDER BY s.similarity DESC, s.ctid',
+        best.text_expr, best.k, tbl, best.bands, best.rows)
+    USING qset, @extschema@._simdup_similar_bands(query, best.k, best.bands, best.rows), threshold;
+END
+$$;
+COMMENT ON FUNCTION simdup_similar(regclass, text, double precision, double precision) IS
+  'simdup: the rows of tbl whose exact Jaccard similarity of character k-shingles with query (jaccard(text_column, query, k)) is at least threshold (default 0.5), most similar first: (ctid, similarity). Candidates from the GIN index of simdup_enable_similar (LSH bands, k read from it), each verified exactly: precision is exact, recall at the threshold is minhash_s_curve(threshold, bands, rows) >= min_recall (default 0.99; 22023 when the index cannot reach it). NULL query: no rows';

@@ -146,3 +146,19 @@ pgrx::extension_sql!(
     name = "comment__simdup_check_group_method",
     requires = [_simdup_check_group_method]
 );
+
+const SIMILARITY_HINT: &str = "Jaccard similarity is a fraction: 0 for disjoint shingle sets, 1 for equal ones; \
+     simdup_similar finds rows at or above a threshold in (0, 1], with at least a recall in (0, 1) at the threshold.";
+
+/// A Jaccard threshold of a verified similarity search (`simdup_similar`,
+/// `simdup_enable_similar`, `minhash_choose_bands(n, threshold, recall)`): 0 < t ≤ 1, and the
+/// recall wanted at it: 0 < recall < 1.
+pub fn similarity_target(threshold: f64, recall: f64) -> (f64, f64) {
+    if !(threshold > 0.0 && threshold <= 1.0) {
+        invalid_parameter(format!("similarity threshold must be in (0, 1], got {threshold}"), SIMILARITY_HINT);
+    }
+    if !(recall > 0.0 && recall < 1.0) {
+        invalid_parameter(format!("recall must be strictly between 0 and 1, got {recall}"), SIMILARITY_HINT);
+    }
+    (threshold, recall)
+}

@@ -16,6 +16,7 @@ mod gucs;
 mod minhash;
 mod operators;
 mod search;
+mod similar;
 
 pg_module_magic!();
 
@@ -58,6 +59,12 @@ extension_sql_file!(
     "../sql/batch.sql",
     name = "batch_sql",
     requires = ["enable", batch::_simdup_fingerprint_pairs, batch::_simdup_fingerprint_components]
+);
+
+extension_sql_file!(
+    "../sql/similar.sql",
+    name = "similar_sql",
+    requires = [similar::_simdup_check_similarity, similar::minhash_choose_bands_for_recall, "comment_minhash_bands", "comment_minhash", "comment_shingles", "comment_jaccard_sets", "comment_minhash_s_curve"]
 );
 
 #[cfg(any(test, feature = "pg_test"))]

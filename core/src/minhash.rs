@@ -122,6 +122,17 @@ pub enum MinHashError {
     },
     /// Similarity threshold not in `(0, 1]`.
     Threshold(f64),
+    /// Recall target not strictly between 0 and 1.
+    Recall(f64),
+    /// No `bands × rows ≤ n` reaches the recall target at the threshold.
+    RecallUnreachable {
+        /// Signature length available.
+        n: usize,
+        /// Jaccard threshold.
+        threshold: f64,
+        /// Recall target.
+        recall: f64,
+    },
 }
 
 impl fmt::Display for MinHashError {
@@ -145,6 +156,11 @@ impl fmt::Display for MinHashError {
                 }
             }
             MinHashError::Threshold(t) => write!(f, "threshold must be in (0, 1], got {t}"),
+            MinHashError::Recall(r) => write!(f, "recall must be strictly between 0 and 1, got {r}"),
+            MinHashError::RecallUnreachable { n, threshold, recall } => write!(
+                f,
+                "no banding of {n} signature values finds pairs of similarity {threshold} with probability {recall}"
+            ),
         }
     }
 }
@@ -553,6 +569,37 @@ pub fn choose_bands(n: usize, t: f64) -> Result<(usize, usize), MinHashError> {
     Ok(best)
 }
 
+/// Chooses `(bands, rows)` with `bands × rows ≤ n` so that a pair of Jaccard similarity `t`
+/// becomes a candidate with probability at least `recall` (`s_curve(t, bands, rows) ≥ recall`),
+/// and among those the one with the smallest false-positive area `∫₀ᵗ s_curve(j) dj` (midpoint
+/// rule, 128 steps): the steepest curve that is already high at `t`. For each `rows` only the
+/// fewest bands reaching `recall` are considered (more bands only add false candidates); ties go
+/// to more rows. This is the choice for a *verified* search, where every candidate is checked
+/// exactly, so a missed pair costs recall and an extra candidate only time; [`choose_bands`]
+/// instead balances both errors and finds a pair at `t` with probability 0.3–0.65.
+/// Only the first `bands × rows` signature values are used, so a signature of exactly that
+/// length suffices (the permutation seeds of a shorter signature are a prefix of a longer one's).
+/// Deterministic (integer powers only). An error when `n`, `t` or `recall` is out of range, or
+/// when no banding of `n` values reaches `recall` at `t`.
+pub fn choose_bands_for_recall(n: usize, t: f64, recall: f64) -> Result<(usize, usize), MinHashError> {
+    check_permutations(n)?;
+    check_threshold(t)?;
+    if !(recall > 0.0 && recall < 1.0) {
+        return Err(MinHashError::Recall(recall));
+    }
+    let step = t / CHOOSE_STEPS as f64;
+    let grid: Vec<f64> = (0..CHOOSE_STEPS).map(|i| (i as f64 + 0.5) * step).collect();
+    let mut best: Option<((usize, usize), f64)> = None;
+    for r in 1..=n {
+        let Some(b) = (1..=n / r).find(|&b| s_curve(t, b, r) >= recall) else { continue };
+        let area: f64 = grid.iter().map(|&j| s_curve(j, b, r)).sum::<f64>() * step;
+        if best.is_none_or(|(_, a)| area <= a) {
+            best = Some(((b, r), area));
+        }
+    }
+    best.map(|(br, _)| br).ok_or(MinHashError::RecallUnreachable { n, threshold: t, recall })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -653,5 +700,40 @@ mod tests {
         let mut calls = 0;
         minhash_with(&xs, 4, &mut || calls += 1).unwrap();
         assert_eq!(calls, 7);
+    }
+    #[test]
+    fn choose_bands_for_recall_meets_recall() {
+        // The pairs documented in docs/similar.md (n = 128, recall 0.99).
+        assert_eq!(choose_bands_for_recall(128, 0.5, 0.99), Ok((35, 3)));
+        for &t in &[0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0] {
+            for &n in &[16usize, 64, 128, 256] {
+                for &recall in &[0.9, 0.95, 0.99, 0.999] {
+                    let Ok((b, r)) = choose_bands_for_recall(n, t, recall) else {
+                        // Unreachable only when even one row per band cannot reach it.
+                        assert!(s_curve(t, n, 1) < recall, "n {n} t {t} recall {recall}");
+                        continue;
+                    };
+                    assert!(b * r <= n);
+                    assert!(s_curve(t, b, r) >= recall, "n {n} t {t} -> {b}x{r}");
+                    // Fewest bands for its rows.
+                    assert!(b == 1 || s_curve(t, b - 1, r) < recall);
+                    // No feasible pair has a smaller false-positive area.
+                    let area = |b: usize, r: usize| (0..128).map(|i| s_curve((i as f64 + 0.5) * t / 128.0, b, r)).sum::<f64>();
+                    for r2 in 1..=n {
+                        if let Some(b2) = (1..=n / r2).find(|&b2| s_curve(t, b2, r2) >= recall) {
+                            assert!(area(b, r) <= area(b2, r2) + 1e-12, "n {n} t {t}: {b}x{r} vs {b2}x{r2}");
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(choose_bands_for_recall(128, 0.0, 0.99), Err(MinHashError::Threshold(0.0)));
+        assert_eq!(choose_bands_for_recall(128, 0.5, 1.0), Err(MinHashError::Recall(1.0)));
+        assert!(choose_bands_for_recall(128, 0.5, f64::NAN).is_err());
+        assert_eq!(choose_bands_for_recall(0, 0.5, 0.99), Err(MinHashError::Permutations(0)));
+        assert_eq!(
+            choose_bands_for_recall(2, 0.1, 0.99),
+            Err(MinHashError::RecallUnreachable { n: 2, threshold: 0.1, recall: 0.99 })
+        );
     }
 }
