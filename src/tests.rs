@@ -73,7 +73,7 @@ mod tests {
         assert_eq!(got, "-2,-1:1 0,1:1 0,3:2 1,3:1");
     }
 
-    #[pg_test(error = "table not_enabled is not enabled for simdup")]
+    #[pg_test(error = "table public.not_enabled is not enabled for simdup")]
     fn pairs_need_enable() {
         Spi::run("CREATE TABLE not_enabled (id int PRIMARY KEY, fp bigint)").unwrap();
         Spi::run("SELECT * FROM simdup_pairs('not_enabled', 3)").unwrap();
