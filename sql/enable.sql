@@ -121,7 +121,6 @@ DECLARE
     pk record;
     k integer;
     trigger_args text;
-    citus_method text;
 BEGIN
     IF tbl IS NULL OR fingerprint_column IS NULL OR blocks IS NULL THEN
         RAISE EXCEPTION 'table, fingerprint column and blocks must not be NULL'
@@ -171,15 +170,11 @@ BEGIN
         -- Citus (detected from its catalog, without depending on it): on a distributed table the
         -- trigger runs on each shard and sees only that shard's rows (docs/citus.md). Reference
         -- tables (partmethod 'n': every placement holds every row) are checked whole.
-        IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
-            EXECUTE 'SELECT p.partmethod::text FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = $1'
-                INTO citus_method USING tbl;
-            IF citus_method <> 'n' THEN
-                RAISE EXCEPTION 'on_duplicate is not supported on distributed table %', tbl
-                    USING ERRCODE = 'feature_not_supported',
-                          DETAIL = 'The dedup trigger would run on each shard and miss near-duplicates stored on other shards.',
-                          HINT = 'Enable search only (without on_duplicate), or use a reference table; see simdup''s docs/citus.md.';
-            END IF;
+        IF @extschema@._simdup_citus_method(tbl) <> 'n' THEN
+            RAISE EXCEPTION 'on_duplicate is not supported on distributed table %', tbl
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'The dedup trigger would run on each shard and miss near-duplicates stored on other shards.',
+                      HINT = 'Enable search only (without on_duplicate), or use a reference table; see simdup''s docs/citus.md.';
         END IF;
         IF pk.key_column IS NULL THEN
             RAISE EXCEPTION 'table % has no single-column primary key', tbl

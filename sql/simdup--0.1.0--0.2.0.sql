@@ -185,6 +185,29 @@ ALTER FUNCTION hamming(bigint, bigint) SUPPORT _simdup_hamming_support;
 -- sequential scan's: on large tables, not on a few thousand rows.
 
 -- ---------------------------------------------------------------------------------------------
+-- Private functions
+-- ---------------------------------------------------------------------------------------------
+-- The Citus distribution method of a table ('h' hash, 'a' append, 'r' range; 'n' reference
+-- and Citus local tables), NULL when the table is not distributed or Citus is not installed:
+-- read from Citus's catalog when there is one, without depending on Citus.
+CREATE FUNCTION _simdup_citus_method(tbl regclass) RETURNS text
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    method text;
+BEGIN
+    IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        EXECUTE 'SELECT p.partmethod::text FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = $1'
+            INTO method USING tbl;
+    END IF;
+    RETURN method;
+END
+$$;
+COMMENT ON FUNCTION _simdup_citus_method(regclass) IS
+  'simdup (internal): the Citus distribution method of a table (h, a, r; n for reference and local tables), NULL when it is not distributed or Citus is absent';
+
+-- ---------------------------------------------------------------------------------------------
 -- Functions
 -- ---------------------------------------------------------------------------------------------
 -- Inlinable: LANGUAGE sql, one expression, IMMUTABLE, not STRICT, no SET clause. A SQL-standard
@@ -213,6 +236,13 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'column "%" of relation % does not exist', fingerprint_column, tbl
             USING ERRCODE = 'undefined_column';
+    END IF;
+    -- On Citus the query below would run on the shards with this (the coordinator's) table
+    -- OID, which names nothing there, or another relation.
+    IF @extschema@._simdup_citus_method(tbl) IN ('h', 'a', 'r') THEN
+        RAISE EXCEPTION 'simdup_nearest is not supported on distributed table %', tbl
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Use SELECT ... ORDER BY fp <~> q LIMIT n, which Citus runs on every shard.';
     END IF;
     RETURN QUERY EXECUTE format(
         'SELECT t.ctid, t.%1$I, @extschema@.hamming(t.%1$I, $1) FROM %2$s t '
@@ -356,7 +386,6 @@ DECLARE
     pk record;
     k integer;
     trigger_args text;
-    citus_method text;
 BEGIN
     IF tbl IS NULL OR fingerprint_column IS NULL OR blocks IS NULL THEN
         RAISE EXCEPTION 'table, fingerprint column and blocks must not be NULL'
@@ -406,15 +435,11 @@ BEGIN
         -- Citus (detected from its catalog, without depending on it): on a distributed table the
         -- trigger runs on each shard and sees only that shard's rows (docs/citus.md). Reference
         -- tables (partmethod 'n': every placement holds every row) are checked whole.
-        IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
-            EXECUTE 'SELECT p.partmethod::text FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = $1'
-                INTO citus_method USING tbl;
-            IF citus_method <> 'n' THEN
-                RAISE EXCEPTION 'on_duplicate is not supported on distributed table %', tbl
-                    USING ERRCODE = 'feature_not_supported',
-                          DETAIL = 'The dedup trigger would run on each shard and miss near-duplicates stored on other shards.',
-                          HINT = 'Enable search only (without on_duplicate), or use a reference table; see simdup''s docs/citus.md.';
-            END IF;
+        IF @extschema@._simdup_citus_method(tbl) <> 'n' THEN
+            RAISE EXCEPTION 'on_duplicate is not supported on distributed table %', tbl
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'The dedup trigger would run on each shard and miss near-duplicates stored on other shards.',
+                      HINT = 'Enable search only (without on_duplicate), or use a reference table; see simdup''s docs/citus.md.';
         END IF;
         IF pk.key_column IS NULL THEN
             RAISE EXCEPTION 'table % has no single-column primary key', tbl

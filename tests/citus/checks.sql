@@ -174,17 +174,18 @@ SELECT check_that('ORDER BY fp <~> q, id LIMIT 5 across shards = local',
   = (SELECT array(SELECT l.id FROM fps_local l ORDER BY l.fp <~> :q9, l.id LIMIT 5)));
 
 -- simdup_nearest(tbl, q, n) runs SELECT ... FROM tbl WHERE ctid = ANY (_simdup_nearest_tids(tbl's
--- OID, ...)): on a distributed table Citus sends that to the workers with the COORDINATOR's OID
--- of tbl, which names no relation there (or an unrelated one): it cannot work (a known
--- limitation, docs/citus.md). ORDER BY fp <~> q LIMIT n is the distributed alternative.
+-- OID, ...)): on a distributed table Citus would send that to the workers with the
+-- COORDINATOR's OID of tbl, which names no relation there (or an unrelated one), so it is
+-- refused with 0A000 and a hint. ORDER BY fp <~> q LIMIT n is the distributed alternative.
 SET x.q9 = :q9;
-DO $$ DECLARE msg text; BEGIN
+DO $$ DECLARE msg text; state text; BEGIN
   PERFORM count(*) FROM simdup_nearest('fps', current_setting('x.q9')::bigint, 5, 'fp');
   RAISE EXCEPTION 'simdup_nearest ran on a distributed table';
 EXCEPTION WHEN others THEN
-  GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
-  PERFORM check_that(format('simdup_nearest on a distributed table fails ("%s": the coordinator''s OID of the table is sent to the workers), on the local copy it gives 5 rows', msg),
-    (SELECT count(*) FROM simdup_nearest('fps_local', current_setting('x.q9')::bigint, 5, 'fp')) = 5, msg);
+  GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
+  PERFORM check_that(format('simdup_nearest on a distributed table is refused (%s: "%s"), on the local copy it gives 5 rows', state, msg),
+    state = '0A000'
+    AND (SELECT count(*) FROM simdup_nearest('fps_local', current_setting('x.q9')::bigint, 5, 'fp')) = 5, msg);
 END $$;
 SELECT check_that('the alternative ORDER BY fp <~> q LIMIT 5 on the distributed table = distances of simdup_nearest on the local copy',
   (SELECT array(SELECT d.fp <~> :q9 FROM fps d ORDER BY d.fp <~> :q9 LIMIT 5))

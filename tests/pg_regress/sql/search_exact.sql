@@ -193,8 +193,10 @@ BEGIN
   RETURN bad;
 END $$;
 SELECT pg_temp.nearest_mismatches() AS mismatches, count(DISTINCT fp) * 3 AS searches FROM queries;
+\set SHOW_CONTEXT never
 SELECT * FROM simdup_nearest('ex', 0, 0, 'fp');
 SELECT * FROM simdup_nearest('ex', 0, 3, 'nope');
+\set SHOW_CONTEXT errors
 
 -- Distances exactly at the edge: for every base and order, the variant with d flipped bits is
 -- found at k = d and not at k = d - 1.
