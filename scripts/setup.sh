@@ -22,6 +22,15 @@ APT_PACKAGES="$(setting postgres apt)"
 export CARGO_PGRX_VERSION PG_MAJOR PG_CONFIG
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+# 0. Rust, which this script does not install (the machine's toolchain is the project's).
+RUST_MIN="$(setting rust minimum)"
+command -v cargo >/dev/null && command -v rustc >/dev/null \
+  || die "Rust is not installed: install Rust $RUST_MIN or newer (rustup, or your distribution's rustc and cargo), then run this again."
+rust_version="$(rustc --version | awk '{print $2}')"
+[ "$(printf '%s\n%s\n' "$RUST_MIN" "$rust_version" | sort -V | head -1)" = "$RUST_MIN" ] \
+  || die "rustc $rust_version is too old: simdup (pgrx $CARGO_PGRX_VERSION) needs Rust $RUST_MIN or newer."
 
 # 1. Debian packages.
 missing=()
@@ -36,6 +45,18 @@ if ((${#missing[@]})); then
 else
   log "Debian packages present"
 fi
+# 1b. Prerequisites checked, not discovered halfway through a build.
+[ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG: install postgresql-server-dev-$PG_MAJOR (or set SIMDUP_PG_CONFIG)."
+pg_version="$("$PG_CONFIG" --version | awk '{print $2}')"
+supported="$(setting postgres versions)"
+case " $supported " in
+  *" ${pg_version%%.*} "*) ;;
+  *) die "PostgreSQL $pg_version at $PG_CONFIG is not supported: simdup supports PostgreSQL $supported." ;;
+esac
+[ -f "$("$PG_CONFIG" --includedir-server)/postgres.h" ] \
+  || die "the PostgreSQL server headers are missing: install postgresql-server-dev-${pg_version%%.*}."
+command -v clang >/dev/null && ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 \
+  || die "clang and libclang are needed to build simdup (pgrx generates its bindings with them): install clang libclang-dev."
 PG_BIN="$("$PG_CONFIG" --bindir)"
 export PG_BIN
 
