@@ -4,6 +4,7 @@
 #   scripts/cluster.sh stop NAME         -> stops it and removes the directory
 # Connect with: psql -h /tmp/simdup-NAME/sock -p PORT -U postgres
 set -euo pipefail
+SIMDUP_NO_BUILD=1
 . "$(dirname "$0")/setup.sh" >/dev/null 2>&1 || . "$(dirname "$0")/setup.sh"
 cmd="$1"; name="$2"; dir="/tmp/simdup-$name"
 as_pg() { if [ "$(id -un)" = postgres ]; then "$@"; else sudo -u postgres "$@"; fi; }

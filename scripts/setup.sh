@@ -45,18 +45,22 @@ if ((${#missing[@]})); then
 else
   log "Debian packages present"
 fi
-# 1b. Prerequisites checked, not discovered halfway through a build.
-[ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG: install postgresql-server-dev-$PG_MAJOR (or set SIMDUP_PG_CONFIG)."
-pg_version="$("$PG_CONFIG" --version | awk '{print $2}')"
-supported="$(setting postgres versions)"
-case " $supported " in
-  *" ${pg_version%%.*} "*) ;;
-  *) die "PostgreSQL $pg_version at $PG_CONFIG is not supported: simdup supports PostgreSQL $supported." ;;
-esac
-[ -f "$("$PG_CONFIG" --includedir-server)/postgres.h" ] \
-  || die "the PostgreSQL server headers are missing: install postgresql-server-dev-${pg_version%%.*}."
-command -v clang >/dev/null && ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 \
-  || die "clang and libclang are needed to build simdup (pgrx generates its bindings with them): install clang libclang-dev."
+# 1b. Prerequisites checked, not discovered halfway through a build (skipped by scripts that
+# only run servers, which also work from a relocated copy of PostgreSQL without headers:
+# SIMDUP_NO_BUILD=1).
+if [ "${SIMDUP_NO_BUILD:-0}" != 1 ]; then
+  [ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG: install postgresql-server-dev-$PG_MAJOR (or set SIMDUP_PG_CONFIG)."
+  pg_version="$("$PG_CONFIG" --version | awk '{print $2}')"
+  supported="$(setting postgres versions)"
+  case " $supported " in
+    *" ${pg_version%%.*} "*) ;;
+    *) die "PostgreSQL $pg_version at $PG_CONFIG is not supported: simdup supports PostgreSQL $supported." ;;
+  esac
+  [ -f "$("$PG_CONFIG" --includedir-server)/postgres.h" ] \
+    || die "the PostgreSQL server headers are missing: install postgresql-server-dev-${pg_version%%.*}."
+  command -v clang >/dev/null && ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 \
+    || die "clang and libclang are needed to build simdup (pgrx generates its bindings with them): install clang libclang-dev."
+fi
 PG_BIN="$("$PG_CONFIG" --bindir)"
 export PG_BIN
 

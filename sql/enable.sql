@@ -31,6 +31,31 @@ END;
 COMMENT ON FUNCTION _simdup_primary_key(regclass) IS
   'simdup (internal): the single-column primary key of a table (column and type), NULLs when it has none';
 
+-- A table (relkind among kinds) that the caller owns: its name and kind. 42P01 when it does not
+-- exist, 42809 when it is not a table of those kinds, 42501 when the caller does not own it.
+-- The one check of simdup_enable and simdup_enable_similar.
+CREATE FUNCTION _simdup_owned_table(tbl regclass, kinds text, OUT relname name, OUT relkind "char")
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    owner oid;
+BEGIN
+    SELECT c.relname, c.relkind, c.relowner INTO relname, relkind, owner FROM pg_class c WHERE c.oid = tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', tbl::oid USING ERRCODE = 'undefined_table';
+    END IF;
+    IF strpos(kinds, relkind::text) = 0 THEN
+        RAISE EXCEPTION '% is not a table', tbl USING ERRCODE = 'wrong_object_type';
+    END IF;
+    IF NOT pg_has_role(owner, 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION _simdup_owned_table(regclass, text) IS
+  'simdup (internal): name and kind of a table of one of the given relkinds that the caller owns; 42P01, 42809 or 42501 otherwise';
+
 -- Fingerprint column and primary key of an enabled table, for the batch functions; errors say
 -- what is missing.
 CREATE FUNCTION _simdup_table_info(tbl regclass, OUT fingerprint_column name, OUT key_column name)
@@ -126,16 +151,7 @@ BEGIN
         RAISE EXCEPTION 'table, fingerprint column and blocks must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    SELECT c.relname, c.relkind, c.relowner INTO rel FROM pg_class c WHERE c.oid = tbl;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'relation with OID % does not exist', tbl::oid USING ERRCODE = 'undefined_table';
-    END IF;
-    IF rel.relkind NOT IN ('r', 'p') THEN
-        RAISE EXCEPTION '% is not a table', tbl USING ERRCODE = 'wrong_object_type';
-    END IF;
-    IF NOT pg_has_role(rel.relowner, 'USAGE') THEN
-        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
-    END IF;
+    SELECT * INTO rel FROM @extschema@._simdup_owned_table(tbl, 'rp');
     -- Forget tables that are gone without an event trigger firing (temporary tables at the end
     -- of their session), so that a reused OID is not mistaken for an enabled table.
     DELETE FROM @extschema@.simdup_tables s WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = s.tbl);

@@ -296,6 +296,31 @@ END;
 COMMENT ON FUNCTION _simdup_primary_key(regclass) IS
   'simdup (internal): the single-column primary key of a table (column and type), NULLs when it has none';
 
+-- A table (relkind among kinds) that the caller owns: its name and kind. 42P01 when it does not
+-- exist, 42809 when it is not a table of those kinds, 42501 when the caller does not own it.
+-- The one check of simdup_enable and simdup_enable_similar.
+CREATE FUNCTION _simdup_owned_table(tbl regclass, kinds text, OUT relname name, OUT relkind "char")
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    owner oid;
+BEGIN
+    SELECT c.relname, c.relkind, c.relowner INTO relname, relkind, owner FROM pg_class c WHERE c.oid = tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', tbl::oid USING ERRCODE = 'undefined_table';
+    END IF;
+    IF strpos(kinds, relkind::text) = 0 THEN
+        RAISE EXCEPTION '% is not a table', tbl USING ERRCODE = 'wrong_object_type';
+    END IF;
+    IF NOT pg_has_role(owner, 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION _simdup_owned_table(regclass, text) IS
+  'simdup (internal): name and kind of a table of one of the given relkinds that the caller owns; 42P01, 42809 or 42501 otherwise';
+
 -- Fingerprint column and primary key of an enabled table, for the batch functions; errors say
 -- what is missing.
 CREATE FUNCTION _simdup_table_info(tbl regclass, OUT fingerprint_column name, OUT key_column name)
@@ -391,16 +416,7 @@ BEGIN
         RAISE EXCEPTION 'table, fingerprint column and blocks must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    SELECT c.relname, c.relkind, c.relowner INTO rel FROM pg_class c WHERE c.oid = tbl;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'relation with OID % does not exist', tbl::oid USING ERRCODE = 'undefined_table';
-    END IF;
-    IF rel.relkind NOT IN ('r', 'p') THEN
-        RAISE EXCEPTION '% is not a table', tbl USING ERRCODE = 'wrong_object_type';
-    END IF;
-    IF NOT pg_has_role(rel.relowner, 'USAGE') THEN
-        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
-    END IF;
+    SELECT * INTO rel FROM @extschema@._simdup_owned_table(tbl, 'rp');
     -- Forget tables that are gone without an event trigger firing (temporary tables at the end
     -- of their session), so that a reused OID is not mistaken for an enabled table.
     DELETE FROM @extschema@.simdup_tables s WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = s.tbl);
@@ -734,6 +750,7 @@ COMMENT ON FUNCTION word_shingles(text, integer) IS 'simdup: set of hashes of th
 -- Verified similarity search (sql/similar.sql, src/similar.rs): the same definitions as a fresh
 -- install.
 -- ---------------------------------------------------------------------------------------------
+
 CREATE  FUNCTION "_simdup_check_similarity"(
 	"threshold" double precision, /* f64 */
 	"recall" double precision /* f64 */
@@ -741,6 +758,7 @@ CREATE  FUNCTION "_simdup_check_similarity"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_simdup_check_similarity_wrapper';
+
 COMMENT ON FUNCTION _simdup_check_similarity(double precision, double precision) IS 'simdup (internal): the threshold when it is a valid Jaccard threshold (0 < t <= 1) and recall a valid recall (0 < r < 1); 22023 otherwise';
 
 CREATE  FUNCTION "minhash_choose_bands"(
@@ -752,9 +770,10 @@ CREATE  FUNCTION "minhash_choose_bands"(
 	"rows" INT,  /* i32 */
 	"approx_threshold" double precision  /* f64 */
 )
-IMMUTABLE STRICT PARALLEL SAFE
+IMMUTABLE STRICT PARALLEL SAFE 
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'minhash_choose_bands_for_recall_wrapper';
+
 COMMENT ON FUNCTION minhash_choose_bands(integer, double precision, double precision) IS 'simdup: bands and rows (bands*rows <= n) under which a pair of Jaccard similarity threshold becomes a candidate with probability at least recall (minhash_s_curve(threshold, bands, rows) >= recall), the steepest such curve (smallest false-positive area below the threshold), with its approximate threshold (1/bands)^(1/rows); for verified searches (simdup_similar), see docs/similar.md';
 
 -- simdup: verified similarity search (issue #16, items 4 and 5).
@@ -827,16 +846,7 @@ BEGIN
         RAISE EXCEPTION 'table, text column, threshold, k and recall must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    SELECT c.relname, c.relkind, c.relowner INTO rel FROM pg_class c WHERE c.oid = tbl;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'relation with OID % does not exist', tbl::oid USING ERRCODE = 'undefined_table';
-    END IF;
-    IF rel.relkind NOT IN ('r', 'p', 'm') THEN
-        RAISE EXCEPTION '% is not a table', tbl USING ERRCODE = 'wrong_object_type';
-    END IF;
-    IF NOT pg_has_role(rel.relowner, 'USAGE') THEN
-        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
-    END IF;
+    SELECT * INTO rel FROM @extschema@._simdup_owned_table(tbl, 'rpm');
     IF NOT EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = text_column
                    AND a.attnum > 0 AND NOT a.attisdropped) THEN
         RAISE EXCEPTION 'column "%" of relation % does not exist', text_column, tbl

@@ -68,16 +68,7 @@ BEGIN
         RAISE EXCEPTION 'table, text column, threshold, k and recall must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    SELECT c.relname, c.relkind, c.relowner INTO rel FROM pg_class c WHERE c.oid = tbl;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'relation with OID % does not exist', tbl::oid USING ERRCODE = 'undefined_table';
-    END IF;
-    IF rel.relkind NOT IN ('r', 'p', 'm') THEN
-        RAISE EXCEPTION '% is not a table', tbl USING ERRCODE = 'wrong_object_type';
-    END IF;
-    IF NOT pg_has_role(rel.relowner, 'USAGE') THEN
-        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
-    END IF;
+    SELECT * INTO rel FROM @extschema@._simdup_owned_table(tbl, 'rpm');
     IF NOT EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = text_column
                    AND a.attnum > 0 AND NOT a.attisdropped) THEN
         RAISE EXCEPTION 'column "%" of relation % does not exist', text_column, tbl

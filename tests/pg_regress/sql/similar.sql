@@ -1,6 +1,7 @@
 -- Verified similarity search: simdup_similar(tbl, query, threshold) returns exactly the rows
 -- whose jaccard(body, query) (character 5-shingles) is at least the threshold, found through the
 -- GIN index of simdup_enable_similar (MinHash LSH bands) and verified exactly.
+\set SHOW_CONTEXT never
 
 -------------------------------------------------------------------------------------------
 -- Choosing bands x rows for a recall target: the steepest S-curve that finds a pair at the
