@@ -96,6 +96,12 @@ SQL
   # Dedup, reject: a near-duplicate of a row stored under 0.1.0 is refused with 23505.
   err=$(q -c "INSERT INTO news VALUES (10 + (SELECT count(*) FROM news), 'PostgreSQL is a powerful, open source object-relational database system with over thirty years of active development!')" 2>&1 || true)
   grep -q "near-duplicate row violates simdup_dedup" <<<"$err" || fail "$phase: reject mode let a near-duplicate in: $err"
+  # The fields drivers map unique violations by, as libpq hands them to a client (psql prints
+  # PG_DIAG_SCHEMA_NAME, PG_DIAG_TABLE_NAME and PG_DIAG_CONSTRAINT_NAME at VERBOSITY verbose).
+  for field in "ERROR:  23505" "SCHEMA NAME:  public" "TABLE NAME:  news" "CONSTRAINT NAME:  simdup_dedup"; do
+    grep -q "$field" <<<"$(q -v VERBOSITY=verbose -c "INSERT INTO news VALUES (99, 'PostgreSQL is a powerful, open source object-relational database system with over thirty years of active development!')" 2>&1)" \
+      || fail "$phase: the client does not get the field $field"
+  done
   n=$(q -c "INSERT INTO news VALUES (20 + (SELECT count(*) FROM news), '$phase: ' || (CASE '$phase' WHEN 'updated' THEN '完全不同的一段新闻：今天上午，一场春雨降临城市，气温明显下降。' ELSE 'An unrelated story: the city council approved a new budget for parks and libraries on Monday.' END)) RETURNING id" | wc -l)
   [ "$n" = 1 ] || fail "$phase: reject mode refused a new document"
   # Dedup, mark: dup_of names the 0.1.0 row.
