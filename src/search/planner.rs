@@ -56,7 +56,6 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
             || (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
             || (*rte).relkind != pg_sys::RELKIND_RELATION as c_char
             || (*rte).inh
-            || super::rls_applies((*rte).relid)
         {
             return;
         }
@@ -68,6 +67,10 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
         for cell in clauses {
             let rinfo = cell.ptr_value as *mut pg_sys::RestrictInfo;
             let Some(m) = match_clause(root, (*rinfo).clause as *mut pg_sys::Node, rti) else { continue };
+            // Under row-level security the search would see rows the policies hide: no path.
+            if super::rls_applies((*rte).relid) {
+                return;
+            }
             // The table's block indexes on that column (read once per scan and column).
             if indexes.as_ref().map(|(a, _)| *a) != Some(m.attnum) {
                 let heap = pg_sys::table_open((*rte).relid, pg_sys::NoLock as pg_sys::LOCKMODE);
