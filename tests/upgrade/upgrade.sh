@@ -4,6 +4,8 @@
 #      0.1.0 (search, and dedup in reject and mark mode) and rows in them;
 #   2. install this build while the server runs and a backend is busy in a simdup call
 #      (scripts/install.sh renames files into place): the busy backend finishes, nothing crashes;
+#      a second server that preloads simdup (shared_preload_libraries, as Citus set-ups do)
+#      keeps running on the library it loaded, and after a restart runs the new one;
 #   3. ALTER EXTENSION simdup UPDATE: the schema equals a fresh 0.2.0 install's
 #      (sql/schema/0.2.0.txt); the 0.1.0 tables still search exactly, dedup, and pair; then
 #      simdup_reindex moves them to the 0.2.0 indexes and everything still holds.
@@ -14,13 +16,15 @@ set -euo pipefail
 cd "$SIMDUP_ROOT"
 OLD_COMMIT=6335b0abf524b2cc72885cb4e2374262b339d2be   # main when 0.1.0 was released
 port=${SIMDUP_UPGRADE_PORT:-54331}
+pport=$((port + 10))   # the preloading server
 mode=(); [ "${1:-}" = --debug ] && mode=(--debug)
 sock=/tmp/simdup-upgrade/sock
 fail() { echo "upgrade test: FAILED: $*" >&2; exit 1; }
 step() { printf '\033[1mupgrade:\033[0m %s\n' "$*" >&2; }
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$sock" -p "$port" -U postgres -d upgrade "$@"; }
 
-old=$(mktemp -d); trap 'rm -rf "$old"; scripts/cluster.sh stop upgrade' EXIT
+old=$(mktemp -d); trap 'rm -rf "$old"; scripts/cluster.sh stop upgrade; scripts/cluster.sh stop upgrade-preload' EXIT
+pq() { psql -X -q -At -v ON_ERROR_STOP=1 -h /tmp/simdup-upgrade-preload/sock -p "$pport" -U postgres -d postgres "$@"; }
 step "build and install simdup 0.1.0 (commit ${OLD_COMMIT:0:7})"
 git -C "$SIMDUP_ROOT" archive "$OLD_COMMIT" | tar -x -C "$old"
 # A target directory of its own, kept between runs (cargo would mix up the two trees' simdup-core,
@@ -54,6 +58,10 @@ SQL
 [ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM archive")" = "1:- 2:1" ] \
   || fail "0.1.0 mark mode"
 
+PG_EXTRA_OPTS="-c shared_preload_libraries=simdup" scripts/cluster.sh start upgrade-preload "$pport"
+pq -c "CREATE EXTENSION simdup" >/dev/null
+[ "$(pq -c "SELECT simhash('preloaded server') IS NOT NULL")" = t ] || fail "the preloading server does not run simdup 0.1.0"
+
 step "install this build while a backend is busy in simdup (0.1.0 library mapped)"
 q -c "SELECT count(simhash(repeat(body, 20000))) FROM news, generate_series(1, 40)" >/tmp/simdup-upgrade-busy.out 2>&1 &
 busy=$!
@@ -62,6 +70,17 @@ scripts/install.sh "${mode[@]}" --pg-config "$PG_CONFIG"
 wait "$busy" || { cat /tmp/simdup-upgrade-busy.out; fail "a backend running simdup died while the new build was installed"; }
 [ "$(cat /tmp/simdup-upgrade-busy.out)" = 80 ] || fail "the busy backend's answer: $(cat /tmp/simdup-upgrade-busy.out)"
 pg_isready -q -h "$sock" -p "$port" || fail "the server is down after the install"
+# The preloading server keeps running on the library its postmaster loaded: new backends
+# inherit it, so the 0.2.0 functions are not there until a restart.
+pg_isready -q -h /tmp/simdup-upgrade-preload/sock -p "$pport" || fail "the preloading server is down after the install"
+[ "$(pq -c "SELECT simhash('preloaded server') IS NOT NULL")" = t ] || fail "the preloading server cannot run simdup after the install"
+pq -c "ALTER EXTENSION simdup UPDATE" >/dev/null 2>&1 && fail "0.2.0 functions loaded without a restart of the preloading server"
+as_pg() { if [ "$(id -un)" = postgres ]; then "$@"; else sudo -u postgres "$@"; fi; }
+as_pg "$PG_BIN/pg_ctl" -D /tmp/simdup-upgrade-preload/data -m fast -w restart >/dev/null
+pq -c "ALTER EXTENSION simdup UPDATE"
+[ "$(pq -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = 0.2.0 ] || fail "the preloading server did not update"
+[ "$(pq -c "SELECT _simdup_key(1, 0) IS NOT NULL")" = t ] || fail "the preloading server does not run the new library after its restart"
+step "preloading server: kept running on its library during the install, runs the new one after a restart"
 
 step "ALTER EXTENSION simdup UPDATE"
 q -c "ALTER EXTENSION simdup UPDATE"
