@@ -4,7 +4,8 @@
 -- block within the block's threshold (src/batch.rs, simdup_core::pairs: about 16 bytes per
 -- distinct fingerprint, never all pairs); identical fingerprints are collapsed first, so many
 -- copies of one document cost nothing. The pairs of fingerprints are then expanded to rows by
--- one more scan of the table, hashed on the fingerprints that occur in a pair.
+-- one more scan of the table, hashed on the fingerprints that occur in a pair or more than once
+-- (never a join of the table with itself: on Citus that would need a repartition join).
 
 -- ---------------------------------------------------------------------------------------------
 -- Functions
@@ -23,13 +24,13 @@ BEGIN
     SELECT * INTO info FROM @extschema@._simdup_table_info(tbl);
     RETURN QUERY EXECUTE format(
         'WITH p AS MATERIALIZED (SELECT * FROM @extschema@._simdup_fingerprint_pairs($1, $3, $2)), '
+        'd AS MATERIALIZED (SELECT x.%2$I AS fp FROM %3$s x WHERE x.%2$I IS NOT NULL GROUP BY x.%2$I HAVING count(*) > 1), '
         'r AS MATERIALIZED (SELECT x.%1$I AS key, x.%2$I AS fp FROM %3$s x '
-        '                   WHERE x.%2$I IN (SELECT fa FROM p UNION SELECT fb FROM p)) '
+        '                   WHERE x.%2$I IN (SELECT fa FROM p UNION SELECT fb FROM p UNION SELECT fp FROM d)) '
         'SELECT least(x.key, y.key)::text, greatest(x.key, y.key)::text, p.distance '
         'FROM p JOIN r x ON x.fp = p.fa JOIN r y ON y.fp = p.fb '
         'UNION ALL '
-        'SELECT x.%1$I::text, y.%1$I::text, 0 '
-        'FROM %3$s x JOIN %3$s y ON x.%2$I = y.%2$I AND x.%1$I < y.%1$I',
+        'SELECT x.key::text, y.key::text, 0 FROM r x JOIN r y ON x.fp = y.fp AND x.key < y.key',
         info.key_column, info.fingerprint_column, tbl)
     USING tbl, k, info.fingerprint_column::text;
 END

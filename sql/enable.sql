@@ -146,6 +146,7 @@ DECLARE
     pk record;
     k integer;
     trigger_args text;
+    unsafe_triggers text;
 BEGIN
     IF tbl IS NULL OR fingerprint_column IS NULL OR blocks IS NULL THEN
         RAISE EXCEPTION 'table, fingerprint column and blocks must not be NULL'
@@ -182,15 +183,6 @@ BEGIN
             RAISE EXCEPTION 'on_duplicate is not supported on partitioned table %', tbl
                 USING ERRCODE = 'feature_not_supported',
                       HINT = 'A row trigger on a partitioned table runs per partition; enable dedup on a plain table.';
-        END IF;
-        -- Citus (detected from its catalog, without depending on it): on a distributed table the
-        -- trigger runs on each shard and sees only that shard's rows (docs/citus.md). Reference
-        -- tables (partmethod 'n': every placement holds every row) are checked whole.
-        IF @extschema@._simdup_citus_method(tbl) <> 'n' THEN
-            RAISE EXCEPTION 'on_duplicate is not supported on distributed table %', tbl
-                USING ERRCODE = 'feature_not_supported',
-                      DETAIL = 'The dedup trigger would run on each shard and miss near-duplicates stored on other shards.',
-                      HINT = 'Enable search only (without on_duplicate), or use a reference table; see simdup''s docs/citus.md.';
         END IF;
         IF pk.key_column IS NULL THEN
             RAISE EXCEPTION 'table % has no single-column primary key', tbl
@@ -235,8 +227,18 @@ BEGIN
         IF on_duplicate = 'mark' THEN
             EXECUTE format('ALTER TABLE %s ADD COLUMN dup_of %s', tbl, pk.key_type);
         END IF;
+        -- On a Citus distributed table the trigger goes to every shard, where it lets through
+        -- only the writes simdup_insert checked across shards (src/dedup/citus.rs); Citus
+        -- creates triggers on distributed tables only with citus.enable_unsafe_triggers.
+        IF @extschema@._simdup_citus_method(tbl) IS NOT NULL THEN
+            unsafe_triggers := current_setting('citus.enable_unsafe_triggers');
+            PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
+        END IF;
         EXECUTE format('CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON %s FOR EACH ROW '
                        'EXECUTE FUNCTION @extschema@.simdup_dedup_trigger(%s)', tbl, trigger_args);
+        IF unsafe_triggers IS NOT NULL THEN
+            PERFORM set_config('citus.enable_unsafe_triggers', unsafe_triggers, true);
+        END IF;
     END IF;
 
     INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance)
@@ -245,7 +247,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION simdup_enable(regclass, name, name, text, integer, integer) IS
-  'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and one B-tree index per block (_simdup_key(fp, offset); blocks => 2..8, default 4), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup (BEFORE INSERT OR UPDATE): a row within max_distance (default: simdup.max_distance at enable time) of an existing row raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest key among its near-duplicates; safe under concurrency (advisory locks); needs a single-column primary key. Requires owning the table';
+  'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and one B-tree index per block (_simdup_key(fp, offset); blocks => 2..8, default 4), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup (BEFORE INSERT OR UPDATE): a row within max_distance (default: simdup.max_distance at enable time) of an existing row raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest key among its near-duplicates; safe under concurrency (advisory locks); needs a single-column primary key. On a Citus distributed table the trigger on each shard refuses every write but simdup_insert''s, which checks rows across shards on the coordinator. Requires owning the table';
 
 -- The block indexes of an enabled table, read from the catalog.
 CREATE FUNCTION simdup_block_indexes(tbl regclass)

@@ -1,11 +1,12 @@
 //! Configuration parameters (`simdup.*`). The statics are private; read them with the getters.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
 
 static MAX_DISTANCE: GucSetting<i32> = GucSetting::<i32>::new(simdup_core::DEFAULT_MAX_DISTANCE as i32);
 static INDEX_SEARCH: GucSetting<bool> = GucSetting::<bool>::new(true);
+static CHECKED_WRITE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
 /// Registers the parameters. Called once from `_PG_init`.
 pub fn init() {
@@ -27,6 +28,14 @@ pub fn init() {
         GucContext::Userset,
         GucFlags::default(),
     );
+    GucRegistry::define_string_guc(
+        c"simdup.checked_write",
+        c"Internal: the distributed table simdup_insert is writing (set by simdup_insert only).",
+        c"simdup_insert sets it with SET LOCAL, which Citus propagates to the workers; the dedup trigger on a shard of a distributed table lets a write through only while it names that table. Setting it yourself bypasses cross-shard dedup.",
+        &CHECKED_WRITE,
+        GucContext::Userset,
+        GucFlags::NO_SHOW_ALL,
+    );
     let prefix: &CStr = c"simdup";
     // SAFETY: called from _PG_init, in the backend's main thread.
     unsafe { pgrx::pg_sys::MarkGUCPrefixReserved(prefix.as_ptr()) };
@@ -40,4 +49,9 @@ pub fn max_distance() -> i32 {
 /// `simdup.index_search`.
 pub fn index_search() -> bool {
     INDEX_SEARCH.get()
+}
+
+/// `simdup.checked_write`: the table `simdup_insert` is writing, if any.
+pub fn checked_write() -> Option<String> {
+    CHECKED_WRITE.get().map(|s| s.to_string_lossy().into_owned()).filter(|s| !s.is_empty())
 }

@@ -10,12 +10,14 @@
 //!   same [`config::Config`];
 //! * [`tuple`]: reading the new row's text or fingerprint and setting `dup_of`;
 //! * [`lookup`]: the lock stripes and the search for the earliest near-duplicate;
-//! * [`trigger`]: the trigger function, its protocol checks and the reject error.
+//! * [`trigger`]: the trigger function, its protocol checks and the reject error;
+//! * [`citus`]: on a shard of a Citus distributed table, only `simdup_insert`'s checked writes.
 //!
 //! Why two concurrent near-duplicates can never both land — the lock stripes, the fresh
 //! snapshot, deadlocks and the bound on locks — is argued in docs/dedup.md ("Under
 //! concurrency"); `lookup` implements it step by step.
 
+mod citus;
 pub(crate) mod config;
 mod lookup;
 mod trigger;

@@ -17,6 +17,7 @@ use pgrx::spi::quote_identifier;
 use crate::args::Mode;
 use crate::errors::{Code, ConstraintError, Error};
 
+use super::citus;
 use super::config::{Config, TRIGGER};
 use super::lookup::earliest;
 use super::tuple::{bigint_value, column, relation_name, text_value, with_dup_of};
@@ -86,8 +87,9 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         let unchanged = pg_sys::Datum::from(new);
         let fp_attnum = column(rel, &cfg.fp_column);
 
-        // The fingerprint of NEW, and whether an UPDATE changed it.
-        let fp = match &cfg.text_column {
+        // What NEW fingerprints (its text, or the adopted fingerprint), and whether an UPDATE
+        // changed it: an unchanged one passes unchecked.
+        let source = match &cfg.text_column {
             Some(col) => {
                 let attnum = column(rel, col);
                 let text = text_value(new, tupdesc, attnum);
@@ -95,7 +97,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                     *outcome = Some(Outcome::Row(unchanged));
                     return;
                 }
-                text.and_then(|t| crate::fingerprint::simhash(&t))
+                Ok(text)
             }
             None => {
                 let fp = bigint_value(new, tupdesc, fp_attnum);
@@ -103,8 +105,20 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                     *outcome = Some(Outcome::Row(unchanged));
                     return;
                 }
-                fp
+                Err(fp)
             }
+        };
+        // A shard of a Citus distributed table holds part of the rows: only simdup_insert,
+        // which checked the row against every shard, may write it (src/dedup/citus.rs).
+        let shard = citus::shard_of(rel);
+        if let Some(shard) = shard.as_ref().filter(|s| s.is_partial()) {
+            citus::refuse_unchecked(rel, shard);
+            *outcome = Some(Outcome::Row(unchanged));
+            return;
+        }
+        let fp = match source {
+            Ok(text) => text.and_then(|t| crate::fingerprint::simhash(&t)),
+            Err(fp) => fp,
         };
         let Some(fp) = fp else {
             // Featureless text: never a duplicate.
@@ -132,7 +146,9 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                 } else {
                     format!("An existing row is at Hamming distance {} (max_distance {}).", f.distance, cfg.k)
                 };
-                let message = format!("near-duplicate row violates {TRIGGER} on relation \"{}\"", relation_name(rel));
+                // On a placement of a Citus reference table: the table's name, not the shard's.
+                let name = shard.map_or_else(|| relation_name(rel), |s| s.name);
+                let message = format!("near-duplicate row violates {TRIGGER} on relation \"{name}\"");
                 Outcome::Duplicate(Error::new(Code::ERRCODE_UNIQUE_VIOLATION, message).detail(detail).for_constraint(rel, TRIGGER))
             }
         });

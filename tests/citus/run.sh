@@ -13,20 +13,20 @@
 #   SIMDUP_CITUS_KEEP=1         leave the cluster running after a failure (to look around)
 #
 # What is checked (docs/citus.md says what each shows and what does not work):
-#   checks.sql      simdup_enable on a distributed table; simhash, simdup_match and
-#                   hamming(fp, q) <= k (k = 3, 10) against a local copy of the same rows, and
-#                   EXPLAIN: a Tid Scan over _simdup_tids on every shard; simdup_nearest
-#                   (fails), simdup_pairs (needs citus.enable_repartition_joins), simdup_groups,
-#                   MinHash; simdup_enable(..., on_duplicate) refused on a distributed table,
-#                   working on a reference table; the trigger of a table enabled before
-#                   distribution, per shard (mark, reject);
-#   here            COPY through the coordinator fires the shard's trigger; a shard trigger can
-#                   tell whether the write came from the coordinator or from a worker (MX);
-#   coordinator_dedup.sql + coordinator_dedup_checks.sql
-#                   the prototype of cross-shard dedup on the coordinator (docs/citus.md,
-#                   "Dedup across shards"): same answers as the dedup trigger on a local table;
-#                   a concurrent near-duplicate on another shard waits and is then rejected;
-#                   8 concurrent clients never store two rows within k on any shards.
+#   checks.sql        simdup_enable on a distributed table; simhash, simdup_match and
+#                     hamming(fp, q) <= k (k = 3, 10) against a local copy of the same rows, and
+#                     EXPLAIN: a Tid Scan over _simdup_tids on every shard; simdup_nearest
+#                     (refused), simdup_pairs, simdup_groups, MinHash; simdup_enable(...,
+#                     on_duplicate) on a distributed table: the trigger on every shard refuses
+#                     plain writes; reference tables; a table enabled before distribution;
+#   dedup_checks.sql  dedup across shards (docs/citus.md, "Dedup across shards"): simdup_insert
+#                     and simdup_insert_select give the dedup trigger's answers on a local table
+#                     (skip, mark, reject; k = 3, 10; one row or many per call);
+#   here              COPY into the table refused, COPY into a staging table +
+#                     simdup_insert_select checked; writes through a worker (MX) refused; a
+#                     concurrent near-duplicate on another shard waits, then gets 23505; 8
+#                     concurrent clients in reject mode never store two rows within k on any
+#                     shards, lose no document and see no error but 23505.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -76,46 +76,39 @@ psql_on 0 -tA -c "SELECT format('pool: %s documents, %s pairs within 3 bits, %s 
 step "checks.sql"
 checks tests/citus/checks.sql
 
-step "COPY through the coordinator fires the shard's dedup trigger"
-# Two rows of one shard within 3 bits: COPY of both into an empty table with the reject
-# trigger (k = 3) must fail and store neither.
-# (Enabled before distribution: simdup_enable refuses on_duplicate on a distributed table.)
+step "dedup across shards (dedup_checks.sql)"
+checks tests/citus/dedup_checks.sql
+
+step "COPY into a distributed table with dedup is refused; COPY into a staging table + simdup_insert_select is checked"
 psql_on 0 -o /dev/null -c "CREATE TABLE copied (id bigint PRIMARY KEY, body text NOT NULL)" \
-  -c "SELECT simdup_enable('copied', 'body', on_duplicate => 'reject', max_distance => 3)" \
-  -c "SELECT create_distributed_table('copied', 'id', shard_count => 4)"
-pair="$(psql_on 0 -tA -F ' ' -c "SELECT a.id, b.id FROM pool a JOIN pool b ON a.id < b.id AND hamming(a.fp, b.fp) <= 3
-    AND get_shard_id_for_distribution_column('copied', a.id) = get_shard_id_for_distribution_column('copied', b.id)
-    ORDER BY 1, 2 LIMIT 1")"
-[ -n "$pair" ] || fail "no pair of pool rows within 3 bits in one shard of 'copied'"
-set -- $pair
-out="$(psql_on 0 -c "COPY (SELECT id, body FROM pool WHERE id IN ($1, $2) ORDER BY id) TO STDOUT" \
+  -c "SELECT create_distributed_table('copied', 'id', shard_count => 4)" \
+  -c "SELECT simdup_enable('copied', 'body', on_duplicate => 'skip', max_distance => 3)"
+out="$(psql_on 0 -c "COPY (SELECT id, body FROM pool WHERE id <= 20 ORDER BY id) TO STDOUT" \
   | psql_on 0 -v VERBOSITY=verbose -c "COPY copied (id, body) FROM STDIN" 2>&1 || true)"
-# (Citus forwards the error without its SQLSTATE: XX000, see docs/citus.md.)
-grep -q 'ERROR:  XX000: near-duplicate row violates simdup_dedup on relation "copied_[0-9]*"' <<<"$out" \
-  || fail "COPY of two same-shard near-duplicates was not rejected: $out"
-[ "$(psql_on 0 -tA -c "SELECT count(*) FROM copied")" = 0 ] || fail "COPY stored a row"
-echo "  ok: COPY through the coordinator: the shard trigger rejects a same-shard near-duplicate (as XX000)" >&2
+# (Citus forwards the shard's error of a COPY without its SQLSTATE: XX000.)
+grep -q 'ERROR:  XX000: rows of distributed table public.copied must be written with simdup_insert' <<<"$out" \
+  || fail "COPY into a distributed table with dedup was not refused: $out"
+[ "$(psql_on 0 -tA -c "SELECT count(*) FROM copied")" = 0 ] || fail "the refused COPY stored a row"
+stored="$(psql_on 0 -c "COPY (SELECT id, body FROM pool ORDER BY id) TO STDOUT" | psql_on 0 -tA \
+  -c "CREATE TEMP TABLE staging (id bigint, body text)" -c "COPY staging FROM STDIN" \
+  -c "SELECT simdup_insert_select('copied', 'SELECT id, body FROM staging ORDER BY id')" | tail -1)"
+psql_on 0 -o /dev/null -c "CREATE TABLE copied_local (id bigint PRIMARY KEY, body text NOT NULL)" \
+  -c "SELECT simdup_enable('copied_local', 'body', on_duplicate => 'skip', max_distance => 3)" \
+  -c "INSERT INTO copied_local (id, body) SELECT id, body FROM pool ORDER BY id"
+want="$(psql_on 0 -tA -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM copied_local")"
+got="$(psql_on 0 -tA -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM copied")"
+[ "$got" = "$want" ] && [ "$stored" = "$(tr ',' '\n' <<<"$got" | wc -l)" ] || fail "COPY + simdup_insert_select stored $stored rows: $got, want $want"
+echo "  ok: COPY into the table: refused (XX000, the message names the table); COPY into a staging table, then simdup_insert_select: the rows the local trigger keeps ($stored of $(psql_on 0 -tA -c "SELECT count(*) FROM pool"))" >&2
 
-step "a shard trigger sees where the write came from (citus_backend_gpid)"
-psql_on 0 -o /dev/null <<'SQL'
-CREATE TABLE origin (id bigint PRIMARY KEY, node int);
-SELECT create_distributed_table('origin', 'id');
-CREATE FUNCTION origin_node() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN NEW.node := citus_nodeid_for_gpid(citus_backend_gpid()); RETURN NEW; END $$;
-CREATE TRIGGER origin_node BEFORE INSERT ON origin FOR EACH ROW EXECUTE FUNCTION origin_node();
-INSERT INTO origin (id) SELECT g FROM generate_series(1, 8) g;
-SQL
-psql_on 1 -c "INSERT INTO origin (id) SELECT g FROM generate_series(11, 18) g"   # MX: through worker 1
-want="$(psql_on 0 -tA -c "SELECT string_agg(DISTINCT format('%s:%s', o.id > 10, o.node = CASE WHEN o.id > 10 THEN w.nodeid ELSE c.nodeid END), ' ')
-    FROM origin o, (SELECT nodeid FROM pg_dist_node WHERE groupid = 0) c, (SELECT nodeid FROM pg_dist_node WHERE nodeport = $((BASE + 1))) w")"
-[ "$want" = "f:t t:t" ] || fail "shard triggers saw the wrong origin node: $want"
-echo "  ok: rows written through the coordinator carry its node id, rows written through worker 1 (MX) worker 1's" >&2
+step "writes through a worker (MX) are refused, simdup_insert there too"
+out="$(psql_on 1 -v VERBOSITY=verbose -c "INSERT INTO conc (id, body) VALUES (1, 'a text written through worker 1')" 2>&1 || true)"
+grep -q 'ERROR:  0A000: rows of distributed table public.conc must be written with simdup_insert' <<<"$out" || fail "INSERT through a worker: $out"
+out="$(psql_on 1 -v VERBOSITY=verbose -c "SELECT simdup_insert('conc', '{\"id\": 1, \"body\": \"a text\"}')" 2>&1 || true)"
+grep -q 'ERROR:  0A000: simdup_insert into distributed table public.conc must run on the coordinator' <<<"$out" || fail "simdup_insert on a worker: $out"
+[ "$(psql_on 0 -tA -c "SELECT count(*) FROM conc")" = 0 ] || fail "a write through the worker was stored"
+echo "  ok: INSERT through worker 1 (MX): 0A000; simdup_insert on worker 1: 0A000 (its locks would not serialize the coordinator's writers)" >&2
 
-step "prototype: cross-shard dedup on the coordinator (coordinator_dedup.sql)"
-psql_on 0 -f tests/citus/coordinator_dedup.sql
-checks tests/citus/coordinator_dedup_checks.sql
-
-step "prototype under concurrency: a near-duplicate on another shard waits for the first writer, then 23505"
+step "concurrency: a near-duplicate on another shard waits for the first writer, then 23505"
 ab="$(psql_on 0 -tA -F ' ' -c "SELECT a.id, b.id FROM pool a JOIN pool b ON a.id < b.id
     AND hamming(a.fp, b.fp) BETWEEN 1 AND 3
     AND get_shard_id_for_distribution_column('conc', a.id) <> get_shard_id_for_distribution_column('conc', b.id)
@@ -124,7 +117,7 @@ set -- $ab
 # The first writer holds its lock stripes for 3 s before committing.
 ( psql_on 0 <<SQL
 BEGIN;
-SELECT simdup_citus_insert('conc', to_jsonb(p), 'reject', 3) FROM (SELECT id, body FROM pool WHERE id = $1) p;
+SELECT simdup_insert_select('conc', 'SELECT id, body FROM pool WHERE id = $1');
 SELECT pg_sleep(3);
 COMMIT;
 SQL
@@ -132,26 +125,28 @@ SQL
 first=$!
 sleep 1
 t_b=$(date +%s.%N)
-out="$(psql_on 0 -v VERBOSITY=verbose -c "SELECT simdup_citus_insert('conc', to_jsonb(p), 'reject', 3) FROM (SELECT id, body FROM pool WHERE id = $2) p" 2>&1 || true)"
+out="$(psql_on 0 -v VERBOSITY=verbose -c "SELECT simdup_insert_select('conc', 'SELECT id, body FROM pool WHERE id = $2')" 2>&1 || true)"
 waited=$(since "$t_b")
 wait "$first" || fail "the first writer failed"
-grep -q "ERROR:  23505: near-duplicate row violates simdup_citus_insert on relation \"conc\"" <<<"$out" || fail "second writer: $out"
+grep -q "ERROR:  23505: near-duplicate row violates simdup_dedup on relation \"conc\"" <<<"$out" || fail "second writer: $out"
 awk -v w="$waited" 'BEGIN { exit !(w > 1.5) }' || fail "the second writer did not wait for the first (${waited}s)"
 [ "$(psql_on 0 -tA -c "SELECT string_agg(id::text, ',') FROM conc")" = "$1" ] || fail "conc holds the wrong rows"
 printf '  ok: the second writer (row %s, another shard) waited %s s for the first (row %s), then got 23505\n' "$2" "$waited" "$1" >&2
 
-step "prototype under 8 concurrent clients: no two stored rows within 3 bits, on any shards"
+step "8 concurrent clients, reject: no two stored rows within 3 bits on any shards, no document lost, only 23505"
 # Client c (0..7) writes the pool rows with id % 8 = 2 * (c % 4) under ids c * 100000 + id,
-# one transaction per row, mode skip, k = 3; clients c and c + 4 send the same texts from
-# opposite ends, so identical and near-duplicate texts race each other on different shards.
+# one simdup_insert (one transaction) per row, reject, k = 3; clients c and c + 4 send the same
+# texts from opposite ends, so identical and near-duplicate texts race each other on different
+# shards. psql goes on after an error; every error reaches the client's log.
 psql_on 0 -o /dev/null -c "CREATE TABLE conc8 (id bigint PRIMARY KEY, body text NOT NULL)" \
-  -c "SELECT create_distributed_table('conc8', 'id')" -c "SELECT simdup_enable('conc8', 'body')"
+  -c "SELECT create_distributed_table('conc8', 'id')" \
+  -c "SELECT simdup_enable('conc8', 'body', on_duplicate => 'reject', max_distance => 3)"
 pids=()
 for c in 0 1 2 3 4 5 6 7; do
   dir=ASC; [ "$c" -ge 4 ] && dir=DESC
-  psql_on 0 -o /dev/null >"/tmp/simdup-citus-$BASE/conc8.$c.log" 2>&1 <<SQL &
-SELECT format('SELECT simdup_citus_insert(''conc8'', jsonb_build_object(''id'', %s, ''body'', body), ''skip'', 3) FROM pool WHERE id = %s',
-              $c * 100000 + id, id)
+  "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=0 -v VERBOSITY=verbose -h "$SOCK" -p "$BASE" -U postgres -d "$DB" -o /dev/null \
+    >"/tmp/simdup-citus-$BASE/conc8.$c.log" 2>&1 <<SQL &
+SELECT format('SELECT simdup_insert(''conc8'', %L)', jsonb_build_object('id', $c * 100000 + id, 'body', body))
 FROM pool WHERE id % 8 = $((2 * (c % 4))) ORDER BY id $dir \gexec
 SQL
   pids+=($!)
@@ -159,21 +154,28 @@ done
 for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || { cat "/tmp/simdup-citus-$BASE/conc8.$i.log" >&2; fail "concurrent client $i failed"; }
 done
+errors=$(cat /tmp/simdup-citus-$BASE/conc8.*.log | grep -c 'ERROR:' || true)
+rejected=$(cat /tmp/simdup-citus-$BASE/conc8.*.log | grep -c 'ERROR:  23505: near-duplicate row violates simdup_dedup on relation "conc8"' || true)
+[ "$errors" = "$rejected" ] || { grep -h 'ERROR:' /tmp/simdup-citus-$BASE/conc8.*.log | grep -v 23505 | head >&2; fail "8 clients: $((errors - rejected)) errors other than 23505"; }
 res="$(psql_on 0 -tA -F ' ' -c "CREATE TEMP TABLE s AS SELECT id, simhash, get_shard_id_for_distribution_column('conc8', id) AS shard FROM conc8;
-  CREATE TEMP TABLE att AS SELECT c * 100000 + p.id AS id, p.fp, get_shard_id_for_distribution_column('conc8', c * 100000 + p.id) AS shard
+  CREATE TEMP TABLE att AS SELECT c * 100000 + p.id AS id, p.id AS pid, p.fp, get_shard_id_for_distribution_column('conc8', c * 100000 + p.id) AS shard
     FROM pool p, generate_series(0, 7) c WHERE p.id % 8 = 2 * (c % 4);
   SELECT (SELECT count(*) FROM s),
          (SELECT count(*) FROM s a JOIN s b ON a.id < b.id AND hamming(a.simhash, b.simhash) <= 3),
          (SELECT count(*) FROM att a WHERE NOT EXISTS (SELECT FROM s WHERE hamming(s.simhash, a.fp) <= 3)),
+         (SELECT count(DISTINCT a.pid) FROM att a WHERE NOT EXISTS (SELECT FROM att b WHERE b.pid <> a.pid AND hamming(a.fp, b.fp) <= 3)),
+         (SELECT count(DISTINCT a.pid) FROM att a WHERE NOT EXISTS (SELECT FROM att b WHERE b.pid <> a.pid AND hamming(a.fp, b.fp) <= 3)
+            AND (SELECT count(*) FROM s JOIN att x ON x.id = s.id WHERE x.pid = a.pid) = 1),
          (SELECT count(*) FROM att a WHERE a.id NOT IN (SELECT id FROM s)
             AND NOT EXISTS (SELECT FROM s WHERE s.shard = a.shard AND hamming(s.simhash, a.fp) <= 3)),
          (SELECT count(*) FROM att)")"
 set -- $res
 [ "$2" = 0 ] || fail "8 clients: $2 pairs of stored rows within 3 bits"
-[ "$3" = 0 ] || fail "8 clients: $3 attempted rows have no stored row within 3 bits (skipped without a near-duplicate?)"
-[ "$4" -gt 0 ] || fail "8 clients: no row was skipped for a near-duplicate on another shard only (the test shows nothing)"
-[ "$1" -gt 0 ] && [ "$1" -lt "$5" ] || fail "8 clients stored $1 rows of $5 attempts"
-printf '  ok: 8 clients, %s single-row inserts (each even-numbered pool text twice): %s stored, no two within 3 bits across shards, every attempt has a stored row within 3; %s skipped for a near-duplicate on another shard only\n' "$5" "$1" "$4" >&2
+[ "$3" = 0 ] || fail "8 clients: $3 attempted rows have no stored row within 3 bits (rejected without a near-duplicate?)"
+[ "$4" -gt 0 ] && [ "$5" = "$4" ] || fail "8 clients: of $4 texts without another text within 3 bits, only $5 are stored exactly once"
+[ "$6" -gt 0 ] || fail "8 clients: no row was rejected for a near-duplicate on another shard only (the test shows nothing)"
+[ "$1" -gt 0 ] && [ $(( $1 + rejected )) = "$7" ] || fail "8 clients stored $1 rows and got $rejected rejections for $7 attempts"
+printf '  ok: 8 clients, %s single-row simdup_insert calls (each even-numbered pool text twice): %s stored, %s rejected with 23505 and no other error; no two stored rows within 3 bits across shards; every attempt has a stored row within 3; each of the %s texts without a near-duplicate stored exactly once; %s rejected for a near-duplicate on another shard only\n' "$7" "$1" "$rejected" "$4" "$6" >&2
 
 step "stop the cluster"
 scripts/citus_cluster.sh stop "$BASE"

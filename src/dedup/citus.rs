@@ -1,0 +1,151 @@
+//! The dedup trigger on a shard of a Citus hash-distributed table.
+//!
+//! There the trigger fires on one shard placement and sees only that shard's rows, so it cannot
+//! decide whether a row is a near-duplicate (docs/citus.md, "Dedup across shards"). Checked
+//! writes go through `simdup_insert` on the coordinator, which locks the row's stripes there,
+//! searches every shard, and writes with `simdup.checked_write` set to the table's name (a
+//! `SET LOCAL` that Citus propagates to the workers in the same transaction). On a shard of a
+//! hash-distributed table the trigger lets exactly those writes through and refuses every other
+//! write of a new or changed text: plain INSERT, INSERT ... SELECT and COPY through the
+//! coordinator, writes through a worker (MX), and text-changing UPDATEs.
+//!
+//! Whether a relation is such a shard is read from Citus's metadata (on every node with Citus
+//! 11+), without depending on Citus: a shard's name is its table's name, `_`, and its shard id.
+//! The answer is cached per backend and forgotten when the relation's relcache entry is
+//! invalidated (a shard dropped, moved or renamed).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use crate::errors::{Code, Error, OrRaise};
+
+/// The distributed table a shard belongs to.
+#[derive(Clone, Debug)]
+pub(super) struct Shard {
+    /// The table's name, unqualified (for messages, as PostgreSQL's own name relations).
+    pub name: String,
+    /// The table's schema-qualified, quoted name (`format('%I.%I', schema, table)`), as
+    /// `simdup_insert` writes it into `simdup.checked_write`.
+    pub table: String,
+    /// Citus's distribution method: `h` hash, `r` range, `a` append, `n` (reference and local
+    /// tables: one shard that every placement holds whole).
+    pub method: char,
+}
+
+impl Shard {
+    /// Does one placement of this shard see only part of the table's rows?
+    pub fn is_partial(&self) -> bool {
+        self.method != 'n'
+    }
+}
+
+thread_local! {
+    static SHARDS: RefCell<Option<HashMap<pg_sys::Oid, Option<Shard>>>> = const { RefCell::new(None) };
+}
+
+/// Relcache invalidation: forget `relid` (all relations for InvalidOid).
+#[pg_guard]
+unsafe extern "C-unwind" fn forget(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
+    SHARDS.with(|s| {
+        if let Some(map) = s.borrow_mut().as_mut() {
+            if relid == pg_sys::InvalidOid {
+                map.clear();
+            } else {
+                map.remove(&relid);
+            }
+        }
+    });
+}
+
+/// The distributed table whose shard `rel` is, if it is a Citus shard.
+///
+/// # Safety
+/// `rel` is an open relation, in a transaction.
+pub(super) unsafe fn shard_of(rel: pg_sys::Relation) -> Option<Shard> {
+    // SAFETY: the caller guarantees an open relation.
+    let (relid, namespace, name) = unsafe { ((*rel).rd_id, (*(*rel).rd_rel).relnamespace, super::tuple::relation_name(rel)) };
+    if let Some(known) = SHARDS.with(|s| s.borrow().as_ref().and_then(|m| m.get(&relid).cloned())) {
+        return known;
+    }
+    let shard = lookup(namespace, &name);
+    SHARDS.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.is_none() {
+            // SAFETY: registering a callback for the backend's lifetime; `forget` only touches
+            // this thread-local map.
+            unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(forget), pg_sys::Datum::from(0)) };
+        }
+        s.get_or_insert_with(HashMap::new).insert(relid, shard.clone());
+    });
+    shard
+}
+
+/// Reads Citus's metadata: the shard id is the number after the name's last `_`, and Citus's
+/// own `shard_name()` of (table, shard id) must give this relation's name.
+fn lookup(namespace: pg_sys::Oid, name: &str) -> Option<Shard> {
+    let shard_id: i64 = name.rsplit_once('_')?.1.parse().ok()?;
+    Spi::connect(|client| {
+        let citus = client
+            .select("SELECT pg_catalog.to_regclass('pg_catalog.pg_dist_shard') IS NOT NULL", Some(1), &[])
+            .or_raise("looking for Citus")
+            .first()
+            .get_one::<bool>()
+            .or_raise("looking for Citus");
+        if citus != Some(true) {
+            return None;
+        }
+        let rows = client
+            .select(
+                "SELECT l.relname::text, pg_catalog.format('%I.%I', n.nspname, l.relname), p.partmethod::text
+                 FROM pg_catalog.pg_dist_shard s
+                 JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid = s.logicalrelid
+                 JOIN pg_catalog.pg_class l ON l.oid = s.logicalrelid
+                 JOIN pg_catalog.pg_namespace n ON n.oid = l.relnamespace
+                 WHERE s.shardid = $1 AND l.relnamespace = $2
+                   AND pg_catalog.shard_name(s.logicalrelid, s.shardid)
+                       IN (pg_catalog.quote_ident($3), pg_catalog.format('%I.%I', n.nspname, $3))",
+                Some(1),
+                &[shard_id.into(), namespace.into(), name.into()],
+            )
+            .or_raise("reading Citus's shard metadata");
+        if rows.is_empty() {
+            return None;
+        }
+        let row = rows.first();
+        let field = |i| row.get::<String>(i).or_raise("reading Citus's shard metadata");
+        let (name, table, method) = (field(1)?, field(2)?, field(3)?);
+        Some(Shard { name, table, method: method.chars().next().unwrap_or('h') })
+    })
+}
+
+/// Refuses a write on a shard of a distributed table unless `simdup_insert` made it, or Citus
+/// is filling a shard it created in this transaction (`create_distributed_table` of a table
+/// with rows, shard moves and splits copy rows that were checked when first written): 0A000,
+/// naming the table (not the shard) and saying how to write.
+///
+/// # Safety
+/// `rel` is the open relation of the shard.
+pub(super) unsafe fn refuse_unchecked(rel: pg_sys::Relation, shard: &Shard) {
+    if crate::gucs::checked_write().as_deref() == Some(shard.table.as_str()) {
+        return;
+    }
+    // SAFETY: the caller guarantees an open relation.
+    if unsafe { (*rel).rd_createSubid } != 0 {  // InvalidSubTransactionId: not created in this transaction
+        return;
+    }
+    Error::new(
+        Code::ERRCODE_FEATURE_NOT_SUPPORTED,
+        format!("rows of distributed table {} must be written with simdup_insert", shard.table),
+    )
+    .detail(
+        "Its simdup_dedup trigger runs on each shard and sees only that shard's rows; simdup_insert checks a new row against every shard, on the coordinator.",
+    )
+    .hint(format!(
+        "On the coordinator: SELECT simdup_insert('{0}', '<json rows>') or simdup_insert_select('{0}', $$SELECT ...$$) (COPY into a staging table first). To change a row's text, delete it and insert it again.",
+        shard.table.replace('\'', "''")
+    ))
+    .raise()
+}

@@ -1,0 +1,95 @@
+-- Dedup across shards: simdup_insert / simdup_insert_select on a distributed table enabled with
+-- on_duplicate give the answers the dedup trigger gives on a local table fed the same rows in
+-- the same order, for skip, mark and reject, k = 3 and 10, near-duplicates on any shard.
+-- check_that() is from checks.sql.
+\set ON_ERROR_STOP 1
+\set VERBOSITY terse
+SET citus.shard_count = 4;
+SET client_min_messages = warning;
+
+-- name: distributed, enabled with on_duplicate (the trigger on every shard); name_local: a
+-- plain table with the same trigger.
+CREATE FUNCTION make_pair(name text, mode text, k int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('CREATE TABLE %I (id bigint PRIMARY KEY, body text NOT NULL)', name);
+  PERFORM create_distributed_table(name, 'id');
+  PERFORM simdup_enable(name::regclass, 'body', on_duplicate => mode, max_distance => k);
+  EXECUTE format('CREATE TABLE %I (id bigint PRIMARY KEY, body text NOT NULL)', name || '_local');
+  PERFORM simdup_enable((name || '_local')::regclass, 'body', on_duplicate => mode, max_distance => k);
+END $$;
+
+-- skip, k = 10: all pool rows in ONE call of simdup_insert_select (INSERT ... SELECT; later
+-- rows must see the earlier ones, on every shard).
+SELECT make_pair('cd_skip', 'skip', 10);
+SELECT simdup_insert_select('cd_skip', 'SELECT id, body FROM pool ORDER BY id') AS skip_stored \gset
+INSERT INTO cd_skip_local (id, body) SELECT id, body FROM pool ORDER BY id;
+SELECT check_that('skip, k = 10, simdup_insert_select of all rows in one call: the same rows stored as by the dedup trigger on a local table, and the count it returns',
+  array(SELECT id FROM cd_skip ORDER BY id) = array(SELECT id FROM cd_skip_local ORDER BY id)
+  AND (SELECT count(*) FROM cd_skip) < (SELECT count(*) FROM pool) AND (SELECT count(*) FROM cd_skip) = :skip_stored,
+  format('%s vs %s rows, returned %s', (SELECT count(*) FROM cd_skip), (SELECT count(*) FROM cd_skip_local), :skip_stored));
+SELECT check_that('skip, k = 10: no two stored rows within 10 bits, across shards',
+  NOT EXISTS (SELECT 1 FROM cd_skip_local a JOIN cd_skip_local b ON a.id < b.id AND hamming(a.simhash, b.simhash) <= 10));
+
+-- mark, k = 3: one autocommit simdup_insert (jsonb) per row.
+SELECT make_pair('cd_mark', 'mark', 3);
+SELECT format('SELECT simdup_insert(''cd_mark'', %L)', jsonb_build_object('id', id, 'body', body)) FROM pool ORDER BY id \gexec
+INSERT INTO cd_mark_local (id, body) SELECT id, body FROM pool ORDER BY id;
+SELECT check_that('mark, k = 3, simdup_insert a transaction per row: dup_of = the dedup trigger''s on a local table, for every row',
+  (SELECT count(*) FROM cd_mark d FULL JOIN cd_mark_local l USING (id) WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d.id IS NULL OR l.id IS NULL) = 0
+  AND (SELECT count(dup_of) FROM cd_mark) > 0);
+SELECT check_that('mark: rows marked with a near-duplicate on ANOTHER shard (what a per-shard trigger misses)',
+  (SELECT count(*) FROM (SELECT id, dup_of FROM cd_mark WHERE dup_of IS NOT NULL) d
+   WHERE get_shard_id_for_distribution_column('cd_mark', d.id) <> get_shard_id_for_distribution_column('cd_mark', d.dup_of)) > 0);
+
+-- mark, k = 10, one jsonb array of all rows (multi-row INSERT ... VALUES).
+SELECT make_pair('cd_mark10', 'mark', 10);
+SELECT simdup_insert('cd_mark10', (SELECT jsonb_agg(jsonb_build_object('id', id, 'body', body) ORDER BY id) FROM pool));
+INSERT INTO cd_mark10_local (id, body) SELECT id, body FROM pool ORDER BY id;
+SELECT check_that('mark, k = 10, one simdup_insert of a JSON array of every row: dup_of = the local trigger''s',
+  (SELECT count(*) FROM cd_mark10 d FULL JOIN cd_mark10_local l USING (id) WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d.id IS NULL OR l.id IS NULL) = 0);
+
+-- reject: a near-duplicate on another shard raises 23505 with the table's name and fields.
+SELECT make_pair('cd_reject', 'reject', 3);
+SELECT a.id AS x_a, b.id AS x_b FROM pool a JOIN pool b ON a.id < b.id AND hamming(a.fp, b.fp) BETWEEN 1 AND 3
+ AND get_shard_id_for_distribution_column('cd_reject', a.id) <> get_shard_id_for_distribution_column('cd_reject', b.id)
+ORDER BY 1, 2 LIMIT 1 \gset
+SELECT simdup_insert_select('cd_reject', format('SELECT id, body FROM pool WHERE id = %s', :x_a));
+SET x.x_a = :x_a;
+SET x.x_b = :x_b;
+DO $$ DECLARE st text; msg text; det text; sch text; tab text; con text; BEGIN
+  PERFORM simdup_insert_select('cd_reject', format('SELECT id, body FROM pool WHERE id IN (%s, 999999)', current_setting('x.x_b')));
+  RAISE EXCEPTION 'accepted';
+EXCEPTION WHEN unique_violation THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL,
+                          sch = SCHEMA_NAME, tab = TABLE_NAME, con = CONSTRAINT_NAME;
+  PERFORM check_that('reject: a near-duplicate on another shard raises 23505 naming the table, the key and distance, with schema, table and constraint fields',
+    msg = 'near-duplicate row violates simdup_dedup on relation "cd_reject"'
+    AND det LIKE format('Key (id)=(%s) is at Hamming distance _ (max_distance 3).', current_setting('x.x_a'))
+    AND (sch, tab, con) = ('public', 'cd_reject', 'simdup_dedup'), concat_ws(' / ', st, msg, det, sch, tab, con));
+END $$;
+SELECT check_that('reject: nothing of the rejected call is stored', array(SELECT id FROM cd_reject) = ARRAY[:x_a]::bigint[]);
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+DO $$ BEGIN
+  PERFORM simdup_insert('cd_reject', '{"id": 1, "body": "x"}');
+  RAISE EXCEPTION 'accepted';
+EXCEPTION WHEN feature_not_supported THEN
+  PERFORM check_that('REPEATABLE READ is refused (0A000)', SQLERRM = 'simdup_insert into distributed table public.cd_reject needs READ COMMITTED', SQLERRM);
+END $$;
+ROLLBACK;
+DO $$ BEGIN
+  PERFORM simdup_insert('pool', '{"id": 1, "body": "x"}');
+  RAISE EXCEPTION 'accepted';
+EXCEPTION WHEN object_not_in_prerequisite_state THEN
+  PERFORM check_that('a table without on_duplicate: 55000', SQLERRM = 'table pool is not enabled for dedup', SQLERRM);
+END $$;
+DO $$ BEGIN
+  PERFORM simdup_insert('cd_reject', '{"id": 5, "bdy": "x"}');
+  RAISE EXCEPTION 'accepted';
+EXCEPTION WHEN undefined_column THEN
+  PERFORM check_that('an unknown column: 42703, nothing stored', SQLERRM = 'relation public.cd_reject has no column(s) bdy', SQLERRM);
+END $$;
+
+-- For the concurrency steps of run.sh.
+CREATE TABLE conc (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT create_distributed_table('conc', 'id');
+SELECT simdup_enable('conc', 'body', on_duplicate => 'reject', max_distance => 3);
