@@ -13,7 +13,7 @@ CREATE FUNCTION simdup_dedup_trigger() RETURNS trigger
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'simdup_dedup_trigger';
 COMMENT ON FUNCTION simdup_dedup_trigger() IS
-  'simdup: the dedup trigger function installed by simdup_enable(..., on_duplicate => ...) as BEFORE INSERT OR UPDATE FOR EACH ROW, arguments (on_duplicate, max_distance, text_column or '''', fingerprint_column, key_column): computes simhash of the new text, takes the row''s advisory lock stripes, finds the near-duplicate with the smallest key through the block indexes, then rejects (23505, constraint simdup_dedup), skips or marks (dup_of) the row';
+  'simdup: the dedup trigger function installed by simdup_enable(..., on_duplicate => ...) as BEFORE INSERT OR UPDATE FOR EACH ROW, arguments (on_duplicate, max_distance, text_column or '''', fingerprint_column, key_column): computes simhash of the new text, takes the row''s advisory lock stripes, finds the near-duplicate with the smallest key through the block indexes, then rejects (23505, constraint simdup_dedup), skips or marks (dup_of) the row. On a shard of a Citus distributed table it refuses (0A000) every write of a new text but those of simdup_insert, which checked them across shards';
 
 -- ---------------------------------------------------------------------------------------------
 -- Private functions

@@ -3,7 +3,8 @@
 -- What changes (README, "Upgrade notes"): search through the key indexes (_simdup_key) with
 -- the tight probe set and the planner step for hamming(fp, q) <= k; the dedup trigger without
 -- SPI; internal helpers renamed _simdup_*; simdup_enable(..., blocks), simdup_reindex,
--- simdup_nearest. The fingerprint format does not change (format 1).
+-- simdup_nearest; simdup_insert and simdup_insert_select (checked writes: dedup across the shards
+-- of a Citus distributed table). The fingerprint format does not change (format 1).
 --
 -- Tables enabled under 0.1.0 keep their block indexes (simhash_block(fp, i) INCLUDE (fp)) and
 -- their dedup trigger, and keep working: search and the trigger read those indexes too. One call
@@ -411,6 +412,7 @@ DECLARE
     pk record;
     k integer;
     trigger_args text;
+    unsafe_triggers text;
 BEGIN
     IF tbl IS NULL OR fingerprint_column IS NULL OR blocks IS NULL THEN
         RAISE EXCEPTION 'table, fingerprint column and blocks must not be NULL'
@@ -447,15 +449,6 @@ BEGIN
             RAISE EXCEPTION 'on_duplicate is not supported on partitioned table %', tbl
                 USING ERRCODE = 'feature_not_supported',
                       HINT = 'A row trigger on a partitioned table runs per partition; enable dedup on a plain table.';
-        END IF;
-        -- Citus (detected from its catalog, without depending on it): on a distributed table the
-        -- trigger runs on each shard and sees only that shard's rows (docs/citus.md). Reference
-        -- tables (partmethod 'n': every placement holds every row) are checked whole.
-        IF @extschema@._simdup_citus_method(tbl) <> 'n' THEN
-            RAISE EXCEPTION 'on_duplicate is not supported on distributed table %', tbl
-                USING ERRCODE = 'feature_not_supported',
-                      DETAIL = 'The dedup trigger would run on each shard and miss near-duplicates stored on other shards.',
-                      HINT = 'Enable search only (without on_duplicate), or use a reference table; see simdup''s docs/citus.md.';
         END IF;
         IF pk.key_column IS NULL THEN
             RAISE EXCEPTION 'table % has no single-column primary key', tbl
@@ -500,8 +493,18 @@ BEGIN
         IF on_duplicate = 'mark' THEN
             EXECUTE format('ALTER TABLE %s ADD COLUMN dup_of %s', tbl, pk.key_type);
         END IF;
+        -- On a Citus distributed table the trigger goes to every shard, where it lets through
+        -- only the writes simdup_insert checked across shards (src/dedup/citus.rs); Citus
+        -- creates triggers on distributed tables only with citus.enable_unsafe_triggers.
+        IF @extschema@._simdup_citus_method(tbl) IS NOT NULL THEN
+            unsafe_triggers := current_setting('citus.enable_unsafe_triggers');
+            PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
+        END IF;
         EXECUTE format('CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON %s FOR EACH ROW '
                        'EXECUTE FUNCTION @extschema@.simdup_dedup_trigger(%s)', tbl, trigger_args);
+        IF unsafe_triggers IS NOT NULL THEN
+            PERFORM set_config('citus.enable_unsafe_triggers', unsafe_triggers, true);
+        END IF;
     END IF;
 
     INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance)
@@ -510,7 +513,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION simdup_enable(regclass, name, name, text, integer, integer) IS
-  'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and one B-tree index per block (_simdup_key(fp, offset); blocks => 2..8, default 4), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup (BEFORE INSERT OR UPDATE): a row within max_distance (default: simdup.max_distance at enable time) of an existing row raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest key among its near-duplicates; safe under concurrency (advisory locks); needs a single-column primary key. Requires owning the table';
+  'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and one B-tree index per block (_simdup_key(fp, offset); blocks => 2..8, default 4), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup (BEFORE INSERT OR UPDATE): a row within max_distance (default: simdup.max_distance at enable time) of an existing row raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest key among its near-duplicates; safe under concurrency (advisory locks); needs a single-column primary key. On a Citus distributed table the trigger on each shard refuses every write but simdup_insert''s, which checks rows across shards on the coordinator. Requires owning the table';
 
 -- The block indexes of an enabled table, read from the catalog.
 CREATE FUNCTION simdup_block_indexes(tbl regclass)
@@ -600,7 +603,196 @@ CREATE OR REPLACE FUNCTION simdup_dedup_trigger() RETURNS trigger
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'simdup_dedup_trigger';
 COMMENT ON FUNCTION simdup_dedup_trigger() IS
-  'simdup: the dedup trigger function installed by simdup_enable(..., on_duplicate => ...) as BEFORE INSERT OR UPDATE FOR EACH ROW, arguments (on_duplicate, max_distance, text_column or '''', fingerprint_column, key_column): computes simhash of the new text, takes the row''s advisory lock stripes, finds the near-duplicate with the smallest key through the block indexes, then rejects (23505, constraint simdup_dedup), skips or marks (dup_of) the row';
+  'simdup: the dedup trigger function installed by simdup_enable(..., on_duplicate => ...) as BEFORE INSERT OR UPDATE FOR EACH ROW, arguments (on_duplicate, max_distance, text_column or '''', fingerprint_column, key_column): computes simhash of the new text, takes the row''s advisory lock stripes, finds the near-duplicate with the smallest key through the block indexes, then rejects (23505, constraint simdup_dedup), skips or marks (dup_of) the row. On a shard of a Citus distributed table it refuses (0A000) every write of a new text but those of simdup_insert, which checked them across shards';
+
+-- New in 0.2.0: checked writes (cross-shard dedup on Citus).
+-- ---------------------------------------------------------------------------------------------
+-- Private functions
+-- ---------------------------------------------------------------------------------------------
+-- The checked write of simdup_insert and simdup_insert_select: each row of `source` (a query returning one jsonb object
+-- per row, run with $1 = arg) is inserted into tbl, one single-row INSERT at a time, so that
+-- every row is checked against the rows stored before it, the same call's included.
+--
+-- On a plain table or a Citus reference table the table's simdup_dedup trigger checks each row
+-- (src/dedup/). On a Citus distributed table (hash, range or append) the trigger of a shard sees
+-- only that shard, so the check is made here, on the coordinator, for each row
+-- (docs/citus.md, "Dedup across shards", argues why this is exact under concurrency):
+--   1. the fingerprint: simhash of the text (the same function as the generated column);
+--   2. its k + 1 lock stripes (_simdup_lock_stripes, the trigger's own), exclusive
+--      transaction-scoped advisory locks (table OID, stripe) on the coordinator, ascending:
+--      two writers of near-duplicates share a stripe, whichever shards their rows go to;
+--   3. then one query over every shard for the near-duplicate with the smallest key (each
+--      shard serves it from its block indexes); READ COMMITTED, so each worker's snapshot is
+--      taken after the locks are held, and this transaction's earlier rows are seen because
+--      Citus reads a shard over the connection that wrote it;
+--   4. reject (23505), skip, or mark (dup_of), then the INSERT, routed to the row's shard, with
+--      simdup.checked_write naming the table: a SET LOCAL that Citus propagates to the workers
+--      (citus.propagate_set_commands = 'local', from inside a DO block, which Citus counts as a
+--      transaction block), and the only writes the shard trigger lets through.
+-- No SET search_path: the caller's query runs with the caller's search_path (every name here
+-- is qualified).
+CREATE FUNCTION _simdup_insert(tbl regclass, source text, arg jsonb) RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    cfg @extschema@.simdup_tables;
+    pk record;
+    method text;
+    distributed boolean;
+    coordinator boolean;
+    marker text;
+    propagate text;
+    j jsonb;
+    is_first boolean := true;
+    cols text;
+    vals text;
+    unknown text;
+    fp_sql text;
+    find_sql text;
+    insert_sql text;
+    fp bigint;
+    found_key text;
+    found_distance integer;
+    stored bigint := 0;
+    n bigint;
+BEGIN
+    SELECT p.key_column, p.key_type INTO pk FROM @extschema@._simdup_primary_key(tbl) p;
+    -- The table's name as messages give it and simdup.checked_write holds it.
+    SELECT format('%I.%I', n.nspname, c.relname) INTO marker
+    FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl;
+    method := @extschema@._simdup_citus_method(tbl);
+    distributed := coalesce(method <> 'n', false);
+    IF distributed THEN
+        -- (The registry of enabled tables is on the coordinator only.)
+        EXECUTE 'SELECT pg_catalog.citus_is_coordinator()' INTO coordinator;
+        IF NOT coordinator THEN
+            RAISE EXCEPTION 'simdup_insert into distributed table % must run on the coordinator', marker
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'Its lock stripes live on the coordinator; a worker''s advisory locks would not serialize writers on other nodes.';
+        END IF;
+    END IF;
+    SELECT s.* INTO cfg FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_insert.tbl;
+    IF NOT FOUND OR cfg.on_duplicate IS NULL THEN
+        RAISE EXCEPTION 'table % is not enabled for dedup', tbl::text
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call simdup_enable(table, text_column, on_duplicate => ''reject'' | ''skip'' | ''mark'') first.';
+    END IF;
+    IF distributed THEN
+        IF current_setting('transaction_isolation') <> 'read committed' THEN
+            RAISE EXCEPTION 'simdup_insert into distributed table % needs READ COMMITTED', marker
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = format('At %s, a worker''s snapshot can predate a concurrent writer''s commit, so its near-duplicate could be missed.',
+                                      upper(current_setting('transaction_isolation')));
+        END IF;
+        IF (SELECT c.relrowsecurity FROM pg_catalog.pg_class c WHERE c.oid = tbl) THEN
+            RAISE EXCEPTION 'simdup_insert does not support distributed table % with row-level security', marker
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'The check searches the table as the caller; row security would hide near-duplicates from it.';
+        END IF;
+        fp_sql := format('SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $1) r',
+                         CASE WHEN cfg.text_column IS NULL THEN format('r.%I', cfg.fingerprint_column)
+                              ELSE format('@extschema@.simhash(r.%I::text)', cfg.text_column) END, tbl);
+        find_sql := format('SELECT t.%1$I::text, @extschema@.hamming(t.%2$I, $1) FROM %3$s t '
+                           'WHERE @extschema@.hamming(t.%2$I, $1) <= %4$s ORDER BY t.%1$I LIMIT 1',
+                           pk.key_column, cfg.fingerprint_column, tbl, cfg.max_distance);
+        -- Marks this transaction's writes of tbl as checked, on every worker.
+        propagate := current_setting('citus.propagate_set_commands');
+        PERFORM set_config('citus.propagate_set_commands', 'local', true);
+        EXECUTE format('DO $simdup$ BEGIN SET LOCAL simdup.checked_write = %L; END $simdup$', marker);
+    END IF;
+
+    FOR j IN EXECUTE source USING arg LOOP
+        IF j IS NULL OR jsonb_typeof(j) <> 'object' THEN
+            RAISE EXCEPTION 'simdup_insert: a row must be a JSON object, got %', coalesce(jsonb_typeof(j), 'NULL')
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF is_first THEN
+            -- The columns: those of the first row (others take their defaults; generated
+            -- columns, and dup_of in 'mark' mode, are computed, not taken).
+            SELECT string_agg(k, ', ') INTO unknown FROM jsonb_object_keys(j) k
+            WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_attribute a WHERE a.attrelid = tbl AND a.attname = k
+                                                          AND a.attnum > 0 AND NOT a.attisdropped);
+            IF unknown IS NOT NULL THEN
+                RAISE EXCEPTION 'relation % has no column(s) %', marker, unknown USING ERRCODE = 'undefined_column';
+            END IF;
+            SELECT string_agg(format('%I', a.attname), ', ' ORDER BY a.attnum),
+                   string_agg(format('r.%I', a.attname), ', ' ORDER BY a.attnum)
+              INTO cols, vals
+            FROM pg_catalog.pg_attribute a
+            WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+              AND j ? a.attname AND NOT (distributed AND cfg.on_duplicate = 'mark' AND a.attname = 'dup_of');
+            IF distributed AND cfg.on_duplicate = 'mark' THEN
+                cols := concat_ws(', ', cols, 'dup_of');
+                vals := concat_ws(', ', vals, format('$2::%s', pk.key_type));
+            END IF;
+            insert_sql := CASE WHEN cols IS NULL THEN format('INSERT INTO %s DEFAULT VALUES', tbl)
+                               ELSE format('INSERT INTO %s (%s) SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $1) r',
+                                           tbl, cols, vals, tbl) END;
+            is_first := false;
+        END IF;
+        found_key := NULL;
+        IF distributed THEN
+            EXECUTE fp_sql INTO fp USING j;
+            IF fp IS NOT NULL THEN
+                PERFORM pg_advisory_xact_lock(tbl::oid::integer, s)
+                FROM unnest(@extschema@._simdup_lock_stripes(fp, cfg.max_distance)) s ORDER BY s;
+                EXECUTE find_sql INTO found_key, found_distance USING fp;
+            END IF;
+            IF found_key IS NOT NULL AND cfg.on_duplicate = 'reject' THEN
+                RAISE EXCEPTION 'near-duplicate row violates simdup_dedup on relation "%"',
+                                (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = tbl)
+                    USING ERRCODE = 'unique_violation',
+                          DETAIL = format('Key (%I)=(%s) is at Hamming distance %s (max_distance %s).',
+                                          pk.key_column, found_key, found_distance, cfg.max_distance),
+                          SCHEMA = (SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl),
+                          TABLE = (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = tbl),
+                          CONSTRAINT = 'simdup_dedup';
+            END IF;
+            CONTINUE WHEN found_key IS NOT NULL AND cfg.on_duplicate = 'skip';
+        END IF;
+        EXECUTE insert_sql USING j, found_key;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        stored := stored + n;
+    END LOOP;
+
+    IF distributed THEN
+        EXECUTE 'DO $simdup$ BEGIN SET LOCAL simdup.checked_write = ''''; END $simdup$';
+        PERFORM set_config('citus.propagate_set_commands', propagate, true);
+    END IF;
+    RETURN stored;
+END
+$$;
+COMMENT ON FUNCTION _simdup_insert(regclass, text, jsonb) IS
+  'simdup (internal): the checked write of simdup_insert: inserts the jsonb rows of a query one by one; on a Citus distributed table checks each against every shard on the coordinator (lock stripes, then a lookup) before writing it';
+
+-- ---------------------------------------------------------------------------------------------
+-- Functions
+-- ---------------------------------------------------------------------------------------------
+-- simdup_insert(tbl, rows jsonb) and simdup_insert_select(tbl, query): INSERT ... VALUES and
+-- INSERT ... SELECT (COPY: into a staging table, then simdup_insert_select(tbl, 'TABLE staging')).
+-- Inserts rows into a table enabled with on_duplicate and returns how many it stored (skipped
+-- near-duplicates are not counted; a rejected one raises 23505 and stores nothing of the call).
+-- Columns are matched by name; columns the rows leave out take their defaults. On a plain or
+-- reference table it is the same as INSERT (the trigger checks each row); on a Citus
+-- distributed table it is the write that is checked against every shard, and plain INSERT,
+-- COPY and text-changing UPDATEs are refused there.
+CREATE FUNCTION simdup_insert(tbl regclass, rows jsonb) RETURNS bigint
+LANGUAGE sql VOLATILE STRICT
+BEGIN ATOMIC
+    SELECT _simdup_insert(tbl,
+        'SELECT e FROM pg_catalog.jsonb_array_elements(CASE pg_catalog.jsonb_typeof($1) WHEN ''array'' THEN $1 ELSE pg_catalog.jsonb_build_array($1) END) e',
+        rows);
+END;
+COMMENT ON FUNCTION simdup_insert(regclass, jsonb) IS
+  'simdup: inserts rows (a JSON object, or an array of objects: column => value) into a table enabled with on_duplicate, checking each against the stored rows and those before it; on a Citus distributed table the one checked write (against every shard, on the coordinator). Returns the number of rows stored';
+
+CREATE FUNCTION simdup_insert_select(tbl regclass, query text) RETURNS bigint
+LANGUAGE sql VOLATILE STRICT
+BEGIN ATOMIC
+    SELECT _simdup_insert(tbl, 'SELECT pg_catalog.to_jsonb(q) FROM (' || query || ') q', NULL);
+END;
+COMMENT ON FUNCTION simdup_insert_select(regclass, text) IS
+  'simdup: inserts the rows of a query (columns matched by name, e.g. $$SELECT id, body FROM staging$$) into a table enabled with on_duplicate, checking each against the stored rows and those before it; on a Citus distributed table the one checked write (against every shard, on the coordinator). Returns the number of rows stored';
 
 -- ---------------------------------------------------------------------------------------------
 -- Batch (sql/batch.sql)
@@ -612,7 +804,8 @@ COMMENT ON FUNCTION simdup_dedup_trigger() IS
 -- block within the block's threshold (src/batch.rs, simdup_core::pairs: about 16 bytes per
 -- distinct fingerprint, never all pairs); identical fingerprints are collapsed first, so many
 -- copies of one document cost nothing. The pairs of fingerprints are then expanded to rows by
--- one more scan of the table, hashed on the fingerprints that occur in a pair.
+-- one more scan of the table, hashed on the fingerprints that occur in a pair or more than once
+-- (never a join of the table with itself: on Citus that would need a repartition join).
 
 -- ---------------------------------------------------------------------------------------------
 -- Functions
@@ -631,13 +824,13 @@ BEGIN
     SELECT * INTO info FROM @extschema@._simdup_table_info(tbl);
     RETURN QUERY EXECUTE format(
         'WITH p AS MATERIALIZED (SELECT * FROM @extschema@._simdup_fingerprint_pairs($1, $3, $2)), '
+        'd AS MATERIALIZED (SELECT x.%2$I AS fp FROM %3$s x WHERE x.%2$I IS NOT NULL GROUP BY x.%2$I HAVING count(*) > 1), '
         'r AS MATERIALIZED (SELECT x.%1$I AS key, x.%2$I AS fp FROM %3$s x '
-        '                   WHERE x.%2$I IN (SELECT fa FROM p UNION SELECT fb FROM p)) '
+        '                   WHERE x.%2$I IN (SELECT fa FROM p UNION SELECT fb FROM p UNION SELECT fp FROM d)) '
         'SELECT least(x.key, y.key)::text, greatest(x.key, y.key)::text, p.distance '
         'FROM p JOIN r x ON x.fp = p.fa JOIN r y ON y.fp = p.fb '
         'UNION ALL '
-        'SELECT x.%1$I::text, y.%1$I::text, 0 '
-        'FROM %3$s x JOIN %3$s y ON x.%2$I = y.%2$I AND x.%1$I < y.%1$I',
+        'SELECT x.key::text, y.key::text, 0 FROM r x JOIN r y ON x.fp = y.fp AND x.key < y.key',
         info.key_column, info.fingerprint_column, tbl)
     USING tbl, k, info.fingerprint_column::text;
 END

@@ -13,8 +13,16 @@
 # and for each table and k = 3 and 10, `pgbench -n -c 1 -T SECS` of
 #   SELECT fp AS q FROM bench_q WHERE i = :i \gset        (one of 200 stored fingerprints)
 #   SELECT count(*) FROM TABLE WHERE hamming(fp, :q) <= K;
-# printing the average latency per transaction. One machine (2 cores) shared by the three
-# nodes: this shows the overhead of distribution, not a speed-up.
+# printing the average latency per transaction. Then dedup on write, 1 client, rows with new
+# random fingerprints (none is a near-duplicate, so every row is checked and stored) added to
+# copies of the same ROWS rows, `pgbench -n -c 1 -T SECS`, rows a second:
+#   one_node  plain INSERT, no dedup | plain INSERT through the dedup trigger (skip, k = 10) |
+#             simdup_insert into the same kind of table;
+#   dist4     plain INSERT into the distributed table without dedup | simdup_insert into a
+#             distributed table with dedup (skip, k = 10; the check across shards).
+# Last, simdup_groups(t, 10) on one_node and dist4: time and the backend's peak memory
+# (VmHWM). One machine (2 cores) shared by the three nodes: this shows the overhead of
+# distribution, not a speed-up.
 #
 # Environment: SIMDUP_PG_CONFIG, SIMDUP_CITUS_PORT (default 55432), BENCH_SECS (default 10),
 # SIMDUP_CITUS_KEEP=1 (leave the cluster running).
@@ -51,12 +59,24 @@ INSERT INTO dist4 SELECT * FROM one_node;
 CREATE TABLE dist32 (id bigint PRIMARY KEY, fp bigint);
 SELECT create_distributed_table('dist32', 'id', shard_count => 32);
 INSERT INTO dist32 SELECT * FROM one_node;
+CREATE TABLE one_node_dd (id bigint PRIMARY KEY, fp bigint);
+INSERT INTO one_node_dd SELECT * FROM one_node;
+CREATE TABLE one_node_plain (id bigint PRIMARY KEY, fp bigint);
+INSERT INTO one_node_plain SELECT * FROM one_node;
+CREATE TABLE dist4_dd (id bigint PRIMARY KEY, fp bigint);
+SELECT create_distributed_table('dist4_dd', 'id', shard_count => 4);
+INSERT INTO dist4_dd SELECT * FROM one_node;
 SELECT simdup_enable('one_node', NULL, 'fp');
 SELECT simdup_enable('dist4', NULL, 'fp');
 SELECT simdup_enable('dist32', NULL, 'fp');
+SELECT simdup_enable('one_node_dd', NULL, 'fp', on_duplicate => 'skip', max_distance => 10);
+SELECT simdup_enable('one_node_plain', NULL, 'fp');
+SELECT simdup_enable('dist4_dd', NULL, 'fp', on_duplicate => 'skip', max_distance => 10);
+CREATE SEQUENCE bench_ids START 500000000;
 VACUUM ANALYZE one_node; VACUUM ANALYZE dist4; VACUUM ANALYZE dist32;
+VACUUM ANALYZE one_node_dd; VACUUM ANALYZE one_node_plain; VACUUM ANALYZE dist4_dd;
 SQL
-echo "loaded $ROWS rows (+2400 variants) three times and built the indexes in $(( $(date +%s) - t0 )) s" >&2
+echo "loaded $ROWS rows (+2400 variants) six times and built the indexes in $(( $(date +%s) - t0 )) s" >&2
 
 script=$(mktemp)
 printf '%-8s %3s %12s %8s\n' table k latency_ms matches
@@ -73,6 +93,35 @@ SQL
     n=$(psql0 -tA -c "SELECT round(avg(c), 1) FROM (SELECT (SELECT count(*) FROM one_node WHERE hamming(fp, q.fp) <= $k) c FROM bench_q q WHERE i <= 20) x")
     printf '%-8s %3s %12s %8s\n' "$t" "$k" "$lat" "$n"
   done
+done
+
+# Dedup on write: rows a second, 1 client.
+fp_expr="(floor(random() * 4294967296)::bigint << 32) # floor(random() * 4294967296)::bigint"
+printf '\n%-10s %-44s %10s\n' table write rows_per_s
+for w in "one_node_plain|INSERT (no dedup)|INSERT INTO one_node_plain VALUES (nextval('bench_ids'), $fp_expr)" \
+         "one_node_dd|INSERT (dedup trigger, skip, k = 10)|INSERT INTO one_node_dd VALUES (nextval('bench_ids'), $fp_expr)" \
+         "one_node_dd|simdup_insert (skip, k = 10)|SELECT simdup_insert('one_node_dd', jsonb_build_object('id', nextval('bench_ids'), 'fp', $fp_expr))" \
+         "dist4|INSERT (no dedup)|INSERT INTO dist4 VALUES (nextval('bench_ids'), $fp_expr)" \
+         "dist4_dd|simdup_insert (skip, k = 10, across shards)|SELECT simdup_insert('dist4_dd', jsonb_build_object('id', nextval('bench_ids'), 'fp', $fp_expr))"; do
+  IFS='|' read -r t what sql <<<"$w"
+  echo "$sql;" >"$script"
+  tps=$("$PG_BIN/pgbench" -n -c 1 -T "$SECS" -f "$script" -h "$SOCK" -p "$BASE" -U postgres simdup_citus 2>/dev/null \
+        | awk '/^tps/ { print $3 }')
+  printf '%-10s %-44s %10.0f\n' "$t" "$what" "$tps"
+done
+
+# Batch: simdup_groups at k = 10, time and the backend's peak resident memory.
+printf '\n%-10s %12s %10s %14s\n' table groups_s rows peak_rss_MB
+for t in one_node dist4; do
+  out=$(psql0 -tA <<SQL
+SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
+SELECT count(*) AS n FROM simdup_groups('$t', 10) \gset
+SELECT round((extract(epoch FROM clock_timestamp()) - :t0)::numeric, 2) || ' ' || :n || ' '
+    || (regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+)'))[1]::bigint / 1024;
+SQL
+)
+  read -r secs n rss <<<"$out"
+  printf '%-10s %12s %10s %14s\n' "$t" "$secs" "$n" "$rss"
 done
 rm -f "$script"
 q1=$(psql0 -tAc "SELECT fp FROM bench_q WHERE i = 1")

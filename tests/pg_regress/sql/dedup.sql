@@ -272,6 +272,25 @@ DROP ROLE regress_dedup_owner;
 DROP ROLE regress_dedup_writer;
 
 -- ---------------------------------------------------------------------------------------------
+-- simdup_insert (JSON rows) and simdup_insert_select (a query): the checked write that also
+-- works on Citus distributed tables; on a plain table the trigger checks each row. They return
+-- the number of rows stored; columns are matched by name, others take their defaults.
+-- ---------------------------------------------------------------------------------------------
+SELECT simdup_insert('feed', '{"id": 501, "body": "Heavy rain is expected across the northern provinces this weekend, and officials urged residents to prepare for flooding. Schools in three counties will close on Monday, and the weather service warned that rivers could rise quickly after the storm passes!"}') AS stored;
+SELECT simdup_insert('feed', '[{"id": 502, "body": "A chess prodigy aged nine drew with the world champion in an exhibition game on Saturday."},
+                              {"id": 503, "body": "A chess prodigy aged nine drew with the world champion in an exhibition game on Saturday!"}]') AS stored;
+SELECT simdup_insert_select('feed', $$SELECT id + 1000 AS id, body FROM feed WHERE id IN (101, 502) UNION ALL SELECT 1600, 'The city council approved a new bicycle lane network after two years of consultation.'$$) AS stored;
+SELECT id, left(body, 40) AS body FROM feed WHERE id > 500 ORDER BY id;
+SELECT simdup_insert('archive', '{"code": "p", "body": "The museum will reopen next month after a two-year renovation of its east wing and sculpture garden. Visitors will be able to see the restored ceiling paintings for the first time in decades!"}') AS stored;
+SELECT code, dup_of FROM archive WHERE code = 'p';
+SELECT simdup_insert('feed', '{"id": 504, "bdy": "x"}');
+SELECT simdup_insert('feed', '[1, 2]');
+CREATE TABLE plain_table (id int PRIMARY KEY, body text);
+SELECT simdup_insert('plain_table', '{"id": 1, "body": "x"}');
+DROP TABLE plain_table;
+SELECT simdup_insert(NULL, '{}'), simdup_insert_select('feed', NULL);
+
+-- ---------------------------------------------------------------------------------------------
 -- Removing it
 -- ---------------------------------------------------------------------------------------------
 -- simdup_disable drops the trigger (and dup_of) with the rest.
