@@ -101,8 +101,11 @@ BEGIN
         fp_sql := format('SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $1) r',
                          CASE WHEN cfg.text_column IS NULL THEN format('r.%I', cfg.fingerprint_column)
                               ELSE format('@extschema@.simhash(r.%I::text)', cfg.text_column) END, tbl);
-        find_sql := format('SELECT t.%1$I::text, @extschema@.hamming(t.%2$I, $1) FROM %3$s t '
-                           'WHERE @extschema@.hamming(t.%2$I, $1) <= %4$s ORDER BY t.%1$I LIMIT 1',
+        -- (Ordered aggregates, not ORDER BY key LIMIT 1: pushed to the shards, that would let
+        -- a shard's planner walk its primary key index, estimating a third of the rows match.)
+        find_sql := format('SELECT (array_agg(t.%1$I ORDER BY t.%1$I))[1]::text, '
+                           '(array_agg(@extschema@.hamming(t.%2$I, $1) ORDER BY t.%1$I))[1] FROM %3$s t '
+                           'WHERE @extschema@.hamming(t.%2$I, $1) <= %4$s',
                            pk.key_column, cfg.fingerprint_column, tbl, cfg.max_distance);
         -- Marks this transaction's writes of tbl as checked, on every worker.
         propagate := current_setting('citus.propagate_set_commands');

@@ -692,8 +692,11 @@ BEGIN
         fp_sql := format('SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $1) r',
                          CASE WHEN cfg.text_column IS NULL THEN format('r.%I', cfg.fingerprint_column)
                               ELSE format('@extschema@.simhash(r.%I::text)', cfg.text_column) END, tbl);
-        find_sql := format('SELECT t.%1$I::text, @extschema@.hamming(t.%2$I, $1) FROM %3$s t '
-                           'WHERE @extschema@.hamming(t.%2$I, $1) <= %4$s ORDER BY t.%1$I LIMIT 1',
+        -- (Ordered aggregates, not ORDER BY key LIMIT 1: pushed to the shards, that would let
+        -- a shard's planner walk its primary key index, estimating a third of the rows match.)
+        find_sql := format('SELECT (array_agg(t.%1$I ORDER BY t.%1$I))[1]::text, '
+                           '(array_agg(@extschema@.hamming(t.%2$I, $1) ORDER BY t.%1$I))[1] FROM %3$s t '
+                           'WHERE @extschema@.hamming(t.%2$I, $1) <= %4$s',
                            pk.key_column, cfg.fingerprint_column, tbl, cfg.max_distance);
         -- Marks this transaction's writes of tbl as checked, on every worker.
         propagate := current_setting('citus.propagate_set_commands');
@@ -1105,6 +1108,17 @@ BEGIN
                         ix.index, threshold, round(p::numeric, 4), min_recall
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = format('Search at a threshold of at least the one the index was made for, or add an index for this one: simdup_enable_similar(%L, text_column, %s).', tbl::text, threshold);
+    END IF;
+    -- On Citus the ctids below would be those of different shards, which name no row.
+    IF @extschema@._simdup_citus_method(tbl) IN ('h', 'a', 'r') THEN
+        RAISE EXCEPTION 'simdup_similar is not supported on distributed table %', tbl
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'It returns ctids, which do not identify a row across shards.',
+                  HINT = format('Query the table instead (Citus runs it on every shard, through each shard''s index): '
+                                'SELECT key, jaccard(shingles(%1$s, %2$s), shingles(q, %2$s)) AS similarity FROM %3$s '
+                                'WHERE _simdup_similar_bands(%1$s, %2$s, %4$s, %5$s) && _simdup_similar_bands(q, %2$s, %4$s, %5$s) '
+                                'AND jaccard(shingles(%1$s, %2$s), shingles(q, %2$s)) >= %6$s',
+                                best.text_expr, best.k, tbl, best.bands, best.rows, threshold);
     END IF;
     qset := @extschema@.shingles(query, best.k);
     IF qset IS NULL THEN

@@ -135,6 +135,17 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = format('Search at a threshold of at least the one the index was made for, or add an index for this one: simdup_enable_similar(%L, text_column, %s).', tbl::text, threshold);
     END IF;
+    -- On Citus the ctids below would be those of different shards, which name no row.
+    IF @extschema@._simdup_citus_method(tbl) IN ('h', 'a', 'r') THEN
+        RAISE EXCEPTION 'simdup_similar is not supported on distributed table %', tbl
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'It returns ctids, which do not identify a row across shards.',
+                  HINT = format('Query the table instead (Citus runs it on every shard, through each shard''s index): '
+                                'SELECT key, jaccard(shingles(%1$s, %2$s), shingles(q, %2$s)) AS similarity FROM %3$s '
+                                'WHERE _simdup_similar_bands(%1$s, %2$s, %4$s, %5$s) && _simdup_similar_bands(q, %2$s, %4$s, %5$s) '
+                                'AND jaccard(shingles(%1$s, %2$s), shingles(q, %2$s)) >= %6$s',
+                                best.text_expr, best.k, tbl, best.bands, best.rows, threshold);
+    END IF;
     qset := @extschema@.shingles(query, best.k);
     IF qset IS NULL THEN
         RETURN;  -- no shingles: no similarity to anything

@@ -60,6 +60,8 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
             return;
         }
         let mut indexes: Option<(pg_sys::AttrNumber, Option<BlockIndexes>)> = None;
+        // The smallest row-estimate correction of the restrictions served ([`row_factor`]).
+        let mut tightest: Option<f64> = None;
         // Restrictions of this scan (q and k known once per scan), then join clauses, whose
         // q or k come from other tables: those give a parameterized path, run once per outer
         // row of a nested loop.
@@ -79,6 +81,75 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
             }
             let Some((_, Some(found))) = &indexes else { continue };
             add_tid_path(root, rel, rti, (*rte).relid, &m, found);
+            if m.outer.is_null() {
+                let factor = row_factor(root, rinfo, (*rel).tuples, &m);
+                tightest = Some(tightest.map_or(factor, |f: f64| f.min(factor)));
+            }
+        }
+        if let Some(factor) = tightest {
+            correct_rows(rel, factor);
+        }
+    }
+}
+
+/// How much fewer rows a restriction `hamming(fp, q) <= k` keeps than PostgreSQL estimated.
+/// PostgreSQL has no statistics for `hamming(fp, q)` and prices `<=` on it at a third of the
+/// rows (DEFAULT_INEQ_SEL). The model here: the share of 64-bit values within k of q,
+/// Σᵢ≤ₖ C(64, i) / 2⁶⁴ (uniformly spread fingerprints), but at least one row. With a third of
+/// a million-row table expected to match, `ORDER BY id LIMIT 1` would walk the primary key
+/// index filtering every row instead of probing.
+///
+/// # Safety
+/// Valid planner structures; `rinfo` a restriction of the scan.
+unsafe fn row_factor(root: *mut pg_sys::PlannerInfo, rinfo: *mut pg_sys::RestrictInfo, tuples: f64, m: &Match) -> f64 {
+    // SAFETY: the caller guarantees the planner structures.
+    let (estimated, k) = unsafe {
+        (
+            pg_sys::clause_selectivity(root, rinfo as *mut pg_sys::Node, 0, pg_sys::JoinType::JOIN_INNER, std::ptr::null_mut()),
+            const_k(m),
+        )
+    };
+    let k = k.unwrap_or_else(crate::gucs::max_distance).clamp(0, 64);
+    let mut binomial = 1.0f64; // C(64, i)
+    let mut within = 0.0f64;
+    for i in 0..=k {
+        within += binomial;
+        binomial = binomial * f64::from(64 - i) / f64::from(i + 1);
+    }
+    let modelled = (within / 2f64.powi(64)).max(1.0 / tuples.max(1.0)).min(1.0);
+    if estimated > 0.0 && modelled < estimated { modelled / estimated } else { 1.0 }
+}
+
+/// Scales the row estimate of `rel` and of the paths built so far by `factor` (< 1): the
+/// unparameterized paths carry the relation's estimate, partial paths their share of it.
+///
+/// # Safety
+/// `rel` is the planner's relation, in set_rel_pathlist_hook (before set_cheapest).
+unsafe fn correct_rows(rel: *mut pg_sys::RelOptInfo, factor: f64) {
+    // SAFETY: the caller guarantees the relation; its path lists hold Paths.
+    unsafe {
+        (*rel).rows = pg_sys::clamp_row_est((*rel).rows * factor);
+        for cell in cells((*rel).pathlist).iter().chain(cells((*rel).partial_pathlist)) {
+            let path = cell.ptr_value as *mut pg_sys::Path;
+            if (*path).param_info.is_null() {
+                (*path).rows = pg_sys::clamp_row_est((*path).rows * factor);
+            }
+        }
+    }
+}
+
+/// k when it is a constant.
+///
+/// # Safety
+/// `m.k` is a valid expression node.
+unsafe fn const_k(m: &Match) -> Option<i32> {
+    // SAFETY: the caller guarantees the node; a Const's value is read only when it is not NULL.
+    unsafe {
+        match (*m.k).type_ {
+            pg_sys::NodeTag::T_Const if !(*(m.k as *mut pg_sys::Const)).constisnull => {
+                Some((*(m.k as *mut pg_sys::Const)).constvalue.value() as i32)
+            }
+            _ => None,
         }
     }
 }
@@ -330,12 +401,7 @@ unsafe fn add_tid_path(
             pg_sys::lappend(std::ptr::null_mut(), rinfo.cast()),
             m.outer,
         );
-        let k = match (*m.k).type_ {
-            pg_sys::NodeTag::T_Const if !(*(m.k as *mut pg_sys::Const)).constisnull => {
-                (*(m.k as *mut pg_sys::Const)).constvalue.value() as i32
-            }
-            _ => crate::gucs::max_distance(),
-        };
+        let k = const_k(m).unwrap_or_else(crate::gucs::max_distance);
         let (startup, total) = cost(found, (*rel).tuples, k);
         let disable = if pg_sys::enable_tidscan { 0.0 } else { pg_sys::disable_cost };
         (*path).path.startup_cost = startup + disable;

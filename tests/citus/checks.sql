@@ -247,6 +247,28 @@ SELECT check_that('jaccard(body, q) >= 0.5 pushed down = local, 30 queries',
             'SELECT array_agg(id ORDER BY id)::text FROM mh_local WHERE jaccard(body, $1) >= 0.5',
             (SELECT array_agg(body ORDER BY id) FROM pool WHERE id % 20 = 1), 0) = 0);
 
+-- Verified similarity search: simdup_enable_similar puts its GIN index on every shard; the
+-- search as a query (what simdup_similar runs) = local; simdup_similar itself returns ctids,
+-- which name no row across shards, so it is refused with that query as its hint.
+SELECT index AS sim_index, bands AS sim_bands, rows AS sim_rows FROM simdup_enable_similar('mh', 'body', 0.5) \gset
+SELECT simdup_enable_similar('mh_local', 'body', 0.5);
+SELECT check_that('simdup_enable_similar on a distributed table: its GIN index on every shard',
+  (SELECT bool_and(success AND result = '1') FROM run_command_on_shards('mh',
+     $$SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = '%s'::regclass AND c.relname LIKE 'mh_body_similar_idx%%'$$)));
+SELECT check_that('similarity search as a query (the index expression && the query''s bands, jaccard >= 0.5) on the distributed table = local, 30 queries',
+  differing(format('SELECT array_agg(id ORDER BY id)::text FROM mh WHERE _simdup_similar_bands(body, 5, %1$s, %2$s) && _simdup_similar_bands($1, 5, %1$s, %2$s) AND jaccard(shingles(body, 5), shingles($1, 5)) >= 0.5', :sim_bands, :sim_rows),
+            format('SELECT array_agg(id ORDER BY id)::text FROM mh_local WHERE _simdup_similar_bands(body, 5, %1$s, %2$s) && _simdup_similar_bands($1, 5, %1$s, %2$s) AND jaccard(shingles(body, 5), shingles($1, 5)) >= 0.5', :sim_bands, :sim_rows),
+            (SELECT array_agg(body ORDER BY id) FROM pool WHERE id % 20 = 1), 0) = 0
+  AND (SELECT count(*) FROM simdup_similar('mh_local', (SELECT body FROM pool WHERE id = 1))) > 0);
+DO $$ DECLARE msg text; hint text; BEGIN
+  PERFORM simdup_similar('mh', (SELECT body FROM pool WHERE id = 1));
+  RAISE EXCEPTION 'accepted';
+EXCEPTION WHEN feature_not_supported THEN
+  GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
+  PERFORM check_that('simdup_similar on a distributed table: 0A000, the query to run instead as its hint',
+    msg = 'simdup_similar is not supported on distributed table public.mh' AND hint LIKE 'Query the table instead%_simdup_similar_bands(body, 5, %', msg || ' / ' || hint);
+END $$;
+
 -- ---------------------------------------------------------------------------------------------
 -- Dedup on a distributed table: simdup_enable(..., on_duplicate) puts the trigger on every
 -- shard, where it refuses every write but simdup_insert's (the cross-shard checks are in
