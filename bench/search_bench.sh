@@ -13,7 +13,10 @@
 #     the first layout, `simdup_match(fp, q, k)` ("match"), against a sequential scan of
 #     `hamming(fp, q) <= k` under SET simdup.index_search = off ("seqscan"); single process
 #     (max_parallel_workers_per_gather = 0), warm cache, planning included, server side; the
-#     plan of each form is recorded (EXPLAIN) and printed beside its figures;
+#     plan of each form is recorded (EXPLAIN) and printed beside its figures; also, at k = 10,
+#     the first match in key order, `... WHERE hamming(fp, q) <= k ORDER BY id LIMIT 1`, served
+#     ("first") and under SET simdup.index_search = off ("first_off": PostgreSQL's own plan,
+#     which walks the primary key, expecting a third of the rows to match);
 #   - exactness: every query's answer (count and sum of ids) of every index form and layout
 #     against the sequential scan (the first SIMDUP_BENCH_SEQ_QUERIES queries) and against the
 #     first layout's card form (all queries): 0 mismatches expected;
@@ -124,15 +127,18 @@ INSERT INTO queries SELECT $NQ + g, hashint8extended(g, 99) FROM generate_series
 CREATE TABLE timings (layout int, method text, k int, qid bigint, ms float8, matches bigint, idsum numeric);
 CREATE TABLE plans (layout int, method text, k int, plan text);
 -- method: hamming (the card's form, served by the planner step), match (simdup_match), seqscan
--- (the card's form with simdup.index_search off).
+-- (the card's form with simdup.index_search off), first / first_off (the first match in key
+-- order, ORDER BY id LIMIT 1, with simdup.index_search on / off).
 CREATE FUNCTION time_queries(layout int, method text, k int, n int) RETURNS void LANGUAGE plpgsql AS \$\$
 DECLARE
   q record; t0 timestamptz; cnt bigint; ids numeric; sql text; p text;
 BEGIN
-  PERFORM set_config('simdup.index_search', CASE method WHEN 'seqscan' THEN 'off' ELSE 'on' END, true);
+  PERFORM set_config('simdup.index_search', CASE WHEN method IN ('seqscan', 'first_off') THEN 'off' ELSE 'on' END, true);
   FOR q IN SELECT qid, fp FROM queries ORDER BY qid LIMIT n LOOP
     sql := CASE method
       WHEN 'match' THEN format('SELECT count(*), sum(id) FROM bench WHERE simdup_match(fp, %s, %s)', q.fp, k)
+      WHEN 'first' THEN format('SELECT count(*), sum(id) FROM (SELECT id FROM bench WHERE hamming(fp, %s) <= %s ORDER BY id LIMIT 1) f', q.fp, k)
+      WHEN 'first_off' THEN format('SELECT count(*), sum(id) FROM (SELECT id FROM bench WHERE hamming(fp, %s) <= %s ORDER BY id LIMIT 1) f', q.fp, k)
       ELSE format('SELECT count(*), sum(id) FROM bench WHERE hamming(fp, %s) <= %s', q.fp, k) END;
     IF q.qid = 1 THEN
       SELECT string_agg(trim(l), ' / ') INTO p FROM plan_lines(sql) l WHERE l ~ 'Scan';
@@ -196,6 +202,10 @@ SQL
     if [ "$m" = "$first_layout" ]; then
       db -c "SET max_parallel_workers_per_gather = 0" -c "SELECT time_queries($m, 'match', $k, $NQ)" \
          -c "SELECT time_queries(0, 'seqscan', $k, $NSEQ)" >/dev/null
+      if [ "$k" = 10 ]; then
+        db -c "SET max_parallel_workers_per_gather = 0" -c "SELECT time_queries($m, 'first', $k, $NQ)" \
+           -c "SELECT time_queries($m, 'first_off', $k, $NSEQ)" >/dev/null
+      fi
     fi
   done
   for k in $COST_K; do
@@ -220,7 +230,7 @@ FROM timings GROUP BY layout, k, method ORDER BY layout = 0, layout = $first_lay
 WITH s AS (SELECT k, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
                   percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99 FROM timings WHERE method = 'seqscan' GROUP BY k),
      i AS (SELECT layout, method, k, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
-                  percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99 FROM timings WHERE method <> 'seqscan' GROUP BY layout, method, k)
+                  percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99 FROM timings WHERE method NOT IN ('seqscan', 'first', 'first_off') GROUP BY layout, method, k)
 SELECT i.layout AS blocks, i.method, i.k,
        round((s.p50 / i.p50)::numeric, 1) AS "seq/index p50",
        round((s.p99 / i.p99)::numeric, 1) AS "seq/index p99",
@@ -231,6 +241,13 @@ SELECT i.layout AS blocks, i.method, i.k,
         WHERE a.layout = i.layout AND a.method = i.method AND a.k = i.k
           AND (a.matches, a.idsum) IS DISTINCT FROM (b.matches, b.idsum)) AS mismatches_vs_first
 FROM i JOIN s USING (k) ORDER BY i.layout = $first_layout DESC, i.layout, i.k, i.method;
+\echo the first match in key order (ORDER BY id LIMIT 1, k = 10): served vs PostgreSQL's own plan, and the same answers:
+WITH f AS (SELECT method, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50 FROM timings WHERE method IN ('first', 'first_off') GROUP BY method)
+SELECT round((SELECT p50 FROM f WHERE method = 'first')::numeric, 3) AS first_p50_ms,
+       round((SELECT p50 FROM f WHERE method = 'first_off')::numeric, 3) AS off_p50_ms,
+       round(((SELECT p50 FROM f WHERE method = 'first_off') / (SELECT p50 FROM f WHERE method = 'first'))::numeric, 1) AS "off/first p50",
+       (SELECT count(*) FROM timings a JOIN timings b ON b.method = 'first_off' AND b.qid = a.qid
+        WHERE a.method = 'first' AND (a.matches, a.idsum) IS DISTINCT FROM (b.matches, b.idsum)) AS mismatches;
 \copy (SELECT layout, k, qid, ms, tids FROM tids_timings) TO '$work/tids.tsv'
 \copy (SELECT qid, fp FROM queries) TO '$work/queries.tsv'
 SQL

@@ -20,8 +20,8 @@
 #             simdup_insert into the same kind of table;
 #   dist4     plain INSERT into the distributed table without dedup | simdup_insert into a
 #             distributed table with dedup (skip, k = 10; the check across shards).
-# Last, simdup_groups(t, 10) on one_node and dist4: time and the backend's peak memory
-# (VmHWM). One machine (2 cores) shared by the three nodes: this shows the overhead of
+# Before those writes, simdup_groups(t, 10) on one_node and dist4 (the same rows): time and
+# the coordinator backend's peak resident memory (VmHWM, shared pages it touched included). One machine (2 cores) shared by the three nodes: this shows the overhead of
 # distribution, not a speed-up.
 #
 # Environment: SIMDUP_PG_CONFIG, SIMDUP_CITUS_PORT (default 55432), BENCH_SECS (default 10),
@@ -95,6 +95,20 @@ SQL
   done
 done
 
+# Batch: simdup_groups at k = 10, time and the backend's peak resident memory.
+printf '\n%-10s %12s %10s %14s\n' table groups_s rows peak_rss_MB
+for t in one_node dist4; do
+  out=$(psql0 -tA <<SQL
+SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
+SELECT count(*) AS n FROM simdup_groups('$t', 10) \gset
+SELECT round((extract(epoch FROM clock_timestamp()) - :t0)::numeric, 2) || ' ' || :n || ' '
+    || (regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+)'))[1]::bigint / 1024;
+SQL
+)
+  read -r secs n rss <<<"$out"
+  printf '%-10s %12s %10s %14s\n' "$t" "$secs" "$n" "$rss"
+done
+
 # Dedup on write: rows a second, 1 client.
 fp_expr="(floor(random() * 4294967296)::bigint << 32) # floor(random() * 4294967296)::bigint"
 printf '\n%-10s %-44s %10s\n' table write rows_per_s
@@ -108,20 +122,6 @@ for w in "one_node_plain|INSERT (no dedup)|INSERT INTO one_node_plain VALUES (ne
   tps=$("$PG_BIN/pgbench" -n -c 1 -T "$SECS" -f "$script" -h "$SOCK" -p "$BASE" -U postgres simdup_citus 2>/dev/null \
         | awk '/^tps/ { print $3 }')
   printf '%-10s %-44s %10.0f\n' "$t" "$what" "$tps"
-done
-
-# Batch: simdup_groups at k = 10, time and the backend's peak resident memory.
-printf '\n%-10s %12s %10s %14s\n' table groups_s rows peak_rss_MB
-for t in one_node dist4; do
-  out=$(psql0 -tA <<SQL
-SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
-SELECT count(*) AS n FROM simdup_groups('$t', 10) \gset
-SELECT round((extract(epoch FROM clock_timestamp()) - :t0)::numeric, 2) || ' ' || :n || ' '
-    || (regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+)'))[1]::bigint / 1024;
-SQL
-)
-  read -r secs n rss <<<"$out"
-  printf '%-10s %12s %10s %14s\n' "$t" "$secs" "$n" "$rss"
 done
 rm -f "$script"
 q1=$(psql0 -tAc "SELECT fp FROM bench_q WHERE i = 1")
