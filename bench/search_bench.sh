@@ -241,7 +241,7 @@ SELECT i.layout AS blocks, i.method, i.k,
         WHERE a.layout = i.layout AND a.method = i.method AND a.k = i.k
           AND (a.matches, a.idsum) IS DISTINCT FROM (b.matches, b.idsum)) AS mismatches_vs_first
 FROM i JOIN s USING (k) ORDER BY i.layout = $first_layout DESC, i.layout, i.k, i.method;
-\echo the first match in key order (ORDER BY id LIMIT 1, k = 10): served vs PostgreSQL's own plan, and the same answers:
+\echo the first match in key order (ORDER BY id LIMIT 1, k = 10): served vs the plan without simdup, and the same answers:
 WITH f AS (SELECT method, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50 FROM timings WHERE method IN ('first', 'first_off') GROUP BY method)
 SELECT round((SELECT p50 FROM f WHERE method = 'first')::numeric, 3) AS first_p50_ms,
        round((SELECT p50 FROM f WHERE method = 'first_off')::numeric, 3) AS off_p50_ms,

@@ -146,7 +146,6 @@ DECLARE
     pk record;
     k integer;
     trigger_args text;
-    unsafe_triggers text;
 BEGIN
     IF tbl IS NULL OR fingerprint_column IS NULL OR blocks IS NULL THEN
         RAISE EXCEPTION 'table, fingerprint column and blocks must not be NULL'
@@ -228,17 +227,10 @@ BEGIN
             EXECUTE format('ALTER TABLE %s ADD COLUMN dup_of %s', tbl, pk.key_type);
         END IF;
         -- On a Citus distributed table the trigger goes to every shard, where it lets through
-        -- only the writes simdup_insert checked across shards (src/dedup/citus.rs); Citus
-        -- creates triggers on distributed tables only with citus.enable_unsafe_triggers.
-        IF @extschema@._simdup_citus_method(tbl) IS NOT NULL THEN
-            unsafe_triggers := current_setting('citus.enable_unsafe_triggers');
-            PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
-        END IF;
-        EXECUTE format('CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON %s FOR EACH ROW '
-                       'EXECUTE FUNCTION @extschema@.simdup_dedup_trigger(%s)', tbl, trigger_args);
-        IF unsafe_triggers IS NOT NULL THEN
-            PERFORM set_config('citus.enable_unsafe_triggers', unsafe_triggers, true);
-        END IF;
+        -- only the writes simdup_insert checked across shards (src/dedup/citus.rs).
+        PERFORM @extschema@._simdup_trigger_ddl(format(
+            'CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON %s FOR EACH ROW '
+            'EXECUTE FUNCTION @extschema@.simdup_dedup_trigger(%s)', tbl, trigger_args));
     END IF;
 
     INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance)
@@ -299,7 +291,7 @@ BEGIN
     END IF;
     cfg := @extschema@._simdup_registered(tbl);
     IF cfg.on_duplicate IS NOT NULL THEN
-        EXECUTE format('DROP TRIGGER IF EXISTS simdup_dedup ON %s', tbl);
+        PERFORM @extschema@._simdup_trigger_ddl(format('DROP TRIGGER IF EXISTS simdup_dedup ON %s', tbl));
         IF cfg.on_duplicate = 'mark' THEN
             EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dup_of', tbl);
         END IF;

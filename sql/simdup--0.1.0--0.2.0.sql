@@ -28,6 +28,55 @@ COMMENT ON TABLE simdup_tables IS
 COMMENT ON FUNCTION _simdup_tables_guard() IS
   'simdup (internal): trigger letting only the owner of a table add or remove its simdup_tables row';
 
+
+-- Runs a CREATE or DROP TRIGGER of the dedup trigger. Citus refuses trigger DDL on its
+-- distributed tables unless citus.enable_unsafe_triggers is on: set here for this one command
+-- and put back (the trigger on a shard only refuses writes that simdup_insert did not check,
+-- src/dedup/citus.rs). Without Citus, the command alone.
+CREATE FUNCTION _simdup_trigger_ddl(command text) RETURNS void
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    unsafe_triggers text := current_setting('citus.enable_unsafe_triggers', true);
+BEGIN
+    IF unsafe_triggers IS NULL THEN
+        EXECUTE command;
+        RETURN;
+    END IF;
+    PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
+    EXECUTE command;
+    PERFORM set_config('citus.enable_unsafe_triggers', unsafe_triggers, true);
+END
+$$;
+COMMENT ON FUNCTION _simdup_trigger_ddl(text) IS
+  'simdup (internal): runs a CREATE or DROP TRIGGER of the dedup trigger, with citus.enable_unsafe_triggers on for that command when Citus is loaded (it refuses trigger DDL on distributed tables otherwise)';
+
+-- Dropping an equipped table, or its fingerprint column, forgets it.
+CREATE OR REPLACE FUNCTION _simdup_forget_dropped() RETURNS event_trigger
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t oid;
+BEGIN
+    FOR t IN
+        DELETE FROM @extschema@.simdup_tables s
+        WHERE s.tbl::oid IN (SELECT o.objid FROM pg_event_trigger_dropped_objects() o
+                             WHERE o.classid = 'pg_class'::regclass)
+          AND NOT EXISTS (SELECT FROM pg_attribute a
+                          WHERE a.attrelid = s.tbl AND a.attname = s.fingerprint_column
+                            AND a.attnum > 0 AND NOT a.attisdropped)
+        RETURNING s.tbl::oid
+    LOOP
+        -- The table is still there (its fingerprint column was dropped): its dedup trigger,
+        -- which needs that column, goes too.
+        IF EXISTS (SELECT FROM pg_trigger g WHERE g.tgrelid = t AND g.tgname = 'simdup_dedup') THEN
+            PERFORM @extschema@._simdup_trigger_ddl(format('DROP TRIGGER simdup_dedup ON %s', t::regclass));
+        END IF;
+    END LOOP;
+END
+$$;
 COMMENT ON FUNCTION _simdup_forget_dropped() IS
   'simdup (internal): event trigger function removing the simdup_tables row of a dropped table or fingerprint column (and the dedup trigger of a table whose fingerprint column was dropped)';
 
@@ -412,7 +461,6 @@ DECLARE
     pk record;
     k integer;
     trigger_args text;
-    unsafe_triggers text;
 BEGIN
     IF tbl IS NULL OR fingerprint_column IS NULL OR blocks IS NULL THEN
         RAISE EXCEPTION 'table, fingerprint column and blocks must not be NULL'
@@ -494,17 +542,10 @@ BEGIN
             EXECUTE format('ALTER TABLE %s ADD COLUMN dup_of %s', tbl, pk.key_type);
         END IF;
         -- On a Citus distributed table the trigger goes to every shard, where it lets through
-        -- only the writes simdup_insert checked across shards (src/dedup/citus.rs); Citus
-        -- creates triggers on distributed tables only with citus.enable_unsafe_triggers.
-        IF @extschema@._simdup_citus_method(tbl) IS NOT NULL THEN
-            unsafe_triggers := current_setting('citus.enable_unsafe_triggers');
-            PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
-        END IF;
-        EXECUTE format('CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON %s FOR EACH ROW '
-                       'EXECUTE FUNCTION @extschema@.simdup_dedup_trigger(%s)', tbl, trigger_args);
-        IF unsafe_triggers IS NOT NULL THEN
-            PERFORM set_config('citus.enable_unsafe_triggers', unsafe_triggers, true);
-        END IF;
+        -- only the writes simdup_insert checked across shards (src/dedup/citus.rs).
+        PERFORM @extschema@._simdup_trigger_ddl(format(
+            'CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON %s FOR EACH ROW '
+            'EXECUTE FUNCTION @extschema@.simdup_dedup_trigger(%s)', tbl, trigger_args));
     END IF;
 
     INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance)
@@ -565,7 +606,7 @@ BEGIN
     END IF;
     cfg := @extschema@._simdup_registered(tbl);
     IF cfg.on_duplicate IS NOT NULL THEN
-        EXECUTE format('DROP TRIGGER IF EXISTS simdup_dedup ON %s', tbl);
+        PERFORM @extschema@._simdup_trigger_ddl(format('DROP TRIGGER IF EXISTS simdup_dedup ON %s', tbl));
         IF cfg.on_duplicate = 'mark' THEN
             EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dup_of', tbl);
         END IF;

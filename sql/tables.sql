@@ -56,6 +56,29 @@ COMMENT ON FUNCTION _simdup_tables_guard() IS
 CREATE TRIGGER simdup_tables_guard BEFORE INSERT OR UPDATE OR DELETE ON simdup_tables
     FOR EACH ROW EXECUTE FUNCTION _simdup_tables_guard();
 
+-- Runs a CREATE or DROP TRIGGER of the dedup trigger. Citus refuses trigger DDL on its
+-- distributed tables unless citus.enable_unsafe_triggers is on: set here for this one command
+-- and put back (the trigger on a shard only refuses writes that simdup_insert did not check,
+-- src/dedup/citus.rs). Without Citus, the command alone.
+CREATE FUNCTION _simdup_trigger_ddl(command text) RETURNS void
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    unsafe_triggers text := current_setting('citus.enable_unsafe_triggers', true);
+BEGIN
+    IF unsafe_triggers IS NULL THEN
+        EXECUTE command;
+        RETURN;
+    END IF;
+    PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
+    EXECUTE command;
+    PERFORM set_config('citus.enable_unsafe_triggers', unsafe_triggers, true);
+END
+$$;
+COMMENT ON FUNCTION _simdup_trigger_ddl(text) IS
+  'simdup (internal): runs a CREATE or DROP TRIGGER of the dedup trigger, with citus.enable_unsafe_triggers on for that command when Citus is loaded (it refuses trigger DDL on distributed tables otherwise)';
+
 -- Dropping an equipped table, or its fingerprint column, forgets it.
 CREATE FUNCTION _simdup_forget_dropped() RETURNS event_trigger
 LANGUAGE plpgsql VOLATILE
@@ -76,7 +99,7 @@ BEGIN
         -- The table is still there (its fingerprint column was dropped): its dedup trigger,
         -- which needs that column, goes too.
         IF EXISTS (SELECT FROM pg_trigger g WHERE g.tgrelid = t AND g.tgname = 'simdup_dedup') THEN
-            EXECUTE format('DROP TRIGGER simdup_dedup ON %s', t::regclass);
+            PERFORM @extschema@._simdup_trigger_ddl(format('DROP TRIGGER simdup_dedup ON %s', t::regclass));
         END IF;
     END LOOP;
 END

@@ -311,6 +311,16 @@ SELECT check_that('UPDATE of other columns works; nothing refused was stored',
   (SELECT string_agg(id || ':' || note, ',') FROM guarded) = '1:kept');
 DELETE FROM guarded WHERE id = 1;
 SELECT check_that('DELETE works', (SELECT count(*) FROM guarded) = 0);
+SET citus.enable_unsafe_triggers = off;
+SELECT simdup_disable('guarded');
+RESET citus.enable_unsafe_triggers;
+SELECT check_that('simdup_disable (citus.enable_unsafe_triggers off): the trigger, column and indexes are gone from every shard, the registry row too; plain INSERTs work again',
+  (SELECT bool_and(success AND result = '0|0|0') FROM run_command_on_shards('guarded',
+     $$SELECT (SELECT count(*) FROM pg_trigger WHERE tgrelid = '%1$s'::regclass AND NOT tgisinternal) || '|'
+           || (SELECT count(*) FROM pg_attribute WHERE attrelid = '%1$s'::regclass AND attname = 'simhash' AND NOT attisdropped) || '|'
+           || (SELECT count(*) FROM pg_index WHERE indrelid = '%1$s'::regclass AND NOT indisprimary)$$))
+  AND NOT EXISTS (SELECT 1 FROM simdup_tables WHERE tbl = 'guarded'::regclass));
+INSERT INTO guarded (id, body) VALUES (7, 'a plain insert after simdup_disable');
 
 -- A reference table: one placement per node, each with the trigger and every row, so the
 -- check per placement is a check of the whole table: the same rows stored as locally.
