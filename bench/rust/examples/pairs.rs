@@ -12,15 +12,14 @@ use std::time::Instant;
 
 use simdup_bench::edits::Rng;
 use simdup_core::blocks::{block, neighbours, Layout, BLOCKS};
-use simdup_core::pairs::near_pairs;
+use simdup_core::pairs::near_pairs_threads;
 
-/// The join measured, on `threads` threads: this build's join has none.
+/// The join measured, on `threads` threads.
 fn join(fps: Vec<u64>, k: u32, threads: usize) -> Vec<(u64, u64)> {
-    assert_eq!(threads, 1, "this build's join runs on the calling thread only");
-    near_pairs(fps, k, &mut || {})
+    near_pairs_threads(fps, k, threads, &mut |_| {})
 }
 
-const DEFAULT_THREADS: &[usize] = &[1];
+const DEFAULT_THREADS: &[usize] = &[1, 2];
 
 /// A fixed, seeded set of uniformly random u64.
 fn random_fingerprints(n: usize, seed: u64) -> Vec<u64> {
