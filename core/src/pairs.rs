@@ -399,12 +399,16 @@ impl<'a> BlockJoin<'a> {
             }
             parts
         });
+        // In the order of the ranges, each range's pairs freed once copied; copying millions of
+        // pairs takes a while, so `interrupt` is called between ranges.
         parts.sort_unstable_by_key(|&(c, _)| c);
         out.reserve(parts.iter().map(|(_, p)| p.len()).sum());
+        let checks = checks.into_inner();
         for (_, pairs) in parts {
             out.extend(pairs);
+            interrupt(checks);
         }
-        checks.into_inner()
+        checks
     }
 }
 
