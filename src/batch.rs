@@ -10,7 +10,7 @@ use crate::args;
 use crate::errors::OrRaise;
 use simdup_core::components::Components;
 use simdup_core::leaders::leaders;
-use simdup_core::pairs::near_pairs;
+use simdup_core::pairs::near_pairs_threads;
 
 /// `simdup.max_distance`, the default k of the batch functions. A function (rather than
 /// `current_setting(...)` in a DEFAULT) because it also loads the library, which defines the
@@ -71,22 +71,23 @@ fn read_fingerprints(query: &str) -> Vec<u64> {
     fps
 }
 
-/// Pairs of distinct values of `fps` within distance k, each once, reporting progress (a NOTICE
-/// every 10 seconds) and checking for interrupts as they go.
+/// Pairs of distinct values of `fps` within distance k, each once, on `simdup.batch_threads`
+/// threads, reporting progress (a NOTICE every 10 seconds) and checking for interrupts as they
+/// go. The callback runs on this backend's thread only (the core's promise): it is the only
+/// place PostgreSQL is called from while the helper threads run.
 fn near_pairs_of(fps: Vec<u64>, k: i32) -> Vec<(u64, u64)> {
     let k = args::max_distance(k);
     let n = fps.len();
+    let threads = crate::gucs::batch_threads();
     let start = std::time::Instant::now();
     let mut last = start;
-    let mut calls = 0u64;
-    near_pairs(fps, k, &mut || {
+    near_pairs_threads(fps, k, threads, &mut |checks| {
         pgrx::check_for_interrupts!();
-        calls += 1;
         if last.elapsed().as_secs() >= 10 {
             last = std::time::Instant::now();
             pgrx::notice!(
-                "simdup: comparing {n} fingerprints at k = {k}: {}M candidate checks so far, {} s",
-                (calls << 22) / 1_000_000,
+                "simdup: comparing {n} fingerprints at k = {k} on {threads} thread(s): {}M candidate checks so far, {} s",
+                checks / 1_000_000,
                 start.elapsed().as_secs()
             );
         }
@@ -106,7 +107,7 @@ fn fingerprint_pairs(tbl: &PgRelation, fp_column: &str, k: i32) -> Vec<(i64, i64
 
 /// All pairs of distinct values of column `fingerprint_column` of `tbl` within Hamming
 /// distance k, each once (fa < fb), with their distance. Memory: about 16 bytes per distinct
-/// fingerprint, plus the output.
+/// fingerprint, plus the output (simdup_core::pairs).
 #[pg_extern(stable, strict, parallel_restricted)]
 pub(crate) fn _simdup_fingerprint_pairs(
     tbl: PgRelation,

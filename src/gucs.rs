@@ -7,6 +7,7 @@ use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
 static MAX_DISTANCE: GucSetting<i32> = GucSetting::<i32>::new(simdup_core::DEFAULT_MAX_DISTANCE as i32);
 static INDEX_SEARCH: GucSetting<bool> = GucSetting::<bool>::new(true);
 static CHECKED_WRITE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static BATCH_THREADS: GucSetting<i32> = GucSetting::<i32>::new(-1);
 
 /// Registers the parameters. Called once from `_PG_init`.
 pub fn init() {
@@ -36,6 +37,16 @@ pub fn init() {
         GucContext::Userset,
         GucFlags::NO_SHOW_ALL,
     );
+    GucRegistry::define_int_guc(
+        c"simdup.batch_threads",
+        c"Threads with which simdup_pairs and simdup_groups compare fingerprints, the backend's own included.",
+        c"-1 (default): max_parallel_workers_per_gather + 1; 0 or 1: the backend alone, no thread; never more than the CPUs available. Threads of the backend, not parallel workers: they count against neither max_worker_processes nor max_parallel_workers.",
+        &BATCH_THREADS,
+        -1,
+        64,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
     let prefix: &CStr = c"simdup";
     // SAFETY: called from _PG_init, in the backend's main thread.
     unsafe { pgrx::pg_sys::MarkGUCPrefixReserved(prefix.as_ptr()) };
@@ -54,4 +65,18 @@ pub fn index_search() -> bool {
 /// `simdup.checked_write`: the table `simdup_insert` is writing, if any.
 pub fn checked_write() -> Option<String> {
     CHECKED_WRITE.get().map(|s| s.to_string_lossy().into_owned()).filter(|s| !s.is_empty())
+
+}
+
+/// `simdup.batch_threads`, resolved to a thread count: -1 follows
+/// `max_parallel_workers_per_gather` (the workers a parallel query may add to its backend, plus
+/// the backend); 0 and 1 are the backend alone; never more than the CPUs this process may use.
+pub fn batch_threads() -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let wanted = match BATCH_THREADS.get() {
+        // SAFETY: a plain int GUC of PostgreSQL, read in the backend's thread.
+        -1 => unsafe { pgrx::pg_sys::max_parallel_workers_per_gather }.max(0) as usize + 1,
+        n => n.max(1) as usize,
+    };
+    wanted.min(cpus)
 }

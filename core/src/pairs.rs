@@ -9,18 +9,105 @@
 //!
 //! Work per block: Σ over buckets of |bucket| × |neighbour buckets| candidate checks, i.e.
 //! about Σᵢ n² · N(tᵢ) / 2¹⁷ for n uniformly random fingerprints (N(t) = 1, 17, 137, 697 values
-//! for t = 0, 1, 2, 3; at k = 10, t = (2, 2, 2, 1)), plus whatever a crowded block value adds. Identical fingerprints are
-//! collapsed first, so many copies of one document cost nothing. Memory: the distinct
-//! fingerprints twice and a 65,537-entry offset table.
+//! for t = 0, 1, 2, 3; at k = 10, t = (2, 2, 2, 1): 428 / 2¹⁷ · n², 3.3·10⁹ checks at n = 10⁶),
+//! plus whatever a crowded block value adds. Identical fingerprints are collapsed first, so many
+//! copies of one document cost nothing. A check is an XOR and a popcount against k: eight at a
+//! time with AVX-512 (VPOPCNTQ) where the CPU has it, else four at a time with AVX2 (a table
+//! lookup per half byte), else the POPCNT instruction, else portable code (the CPU is asked at
+//! run time; every path gives the same pairs).
+//!
+//! Threads ([`near_pairs_threads`]): the 65,536 block values of each block are cut into
+//! [`CHUNKS`] ranges handed out to the threads one at a time (so a crowded range does not leave
+//! the others idle); the calling thread works too, and it alone calls the `interrupt` callback,
+//! so a host that may only be called from its own thread (a PostgreSQL backend) can check for
+//! cancellation there. When the callback unwinds (a cancelled query), the helper threads stop
+//! within [`CHECKS_PER_TICK`] checks and are joined before the unwinding goes on. The helpers
+//! block every signal, so a host's signal handlers keep running on the calling thread. The pairs
+//! come out in the same order whatever the number of threads.
+//!
+//! Memory: the distinct fingerprints twice (16 bytes each) and two 65,537-entry offset tables,
+//! plus the output (16 bytes a pair); with threads, a block's pairs are held once more while
+//! they are appended to the output in order.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use crate::blocks::{block, neighbours, Layout, BLOCKS};
 
-/// Candidate checks between interrupt callbacks.
-const CHECKS_PER_INTERRUPT: u64 = 1 << 22;
+/// Candidate checks between two calls of the progress tick: the `interrupt` callback on the
+/// calling thread, a look at the stop flag on a helper thread (a few milliseconds).
+pub const CHECKS_PER_TICK: u64 = 1 << 22;
+
+/// Ranges of block values per block handed out to threads (512 values each).
+pub const CHUNKS: usize = 128;
+const CHUNK_VALUES: usize = 65_536 / CHUNKS;
+
+/// Fingerprints of neighbour buckets copied together before a bucket is checked against them
+/// (64 KiB a thread).
+const GATHER: usize = 1 << 13;
+/// Buckets of at most this many fingerprints are joined with themselves pair by pair.
+const SMALL: usize = 32;
+/// How many block values ahead the buckets are prefetched.
+const AHEAD: usize = 2;
+/// Fingerprints after the last bucket, so that PAD of them can be read from any bucket's start.
+const PAD: usize = 32;
 
 /// Pairs `(a, b)`, `a < b`, of distinct values of `fps` (duplicates are ignored) with
-/// `hamming(a, b) <= k`, each exactly once, in no particular order.
-pub fn near_pairs(mut fps: Vec<u64>, k: u32, interrupt: &mut dyn FnMut()) -> Vec<(u64, u64)> {
+/// `hamming(a, b) <= k`, each exactly once, on the calling thread alone; `interrupt` is called
+/// every [`CHECKS_PER_TICK`] candidate checks or so.
+pub fn near_pairs(fps: Vec<u64>, k: u32, interrupt: &mut dyn FnMut()) -> Vec<(u64, u64)> {
+    near_pairs_threads(fps, k, 1, &mut |_| interrupt())
+}
+
+/// [`near_pairs`] on `threads` threads, the calling thread included (0 and 1: the calling
+/// thread alone, no thread started). `interrupt` is called on the calling thread only, with the
+/// number of candidate checks done so far, about every [`CHECKS_PER_TICK`] checks (and every
+/// 10 ms while the calling thread waits for the others); it may unwind. The same pairs in the
+/// same order whatever `threads` is.
+pub fn near_pairs_threads(fps: Vec<u64>, k: u32, threads: usize, interrupt: &mut dyn FnMut(u64)) -> Vec<(u64, u64)> {
+    join(fps, k, threads, Isa::detect(), interrupt)
+}
+
+/// The instructions a candidate check is compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Isa {
+    /// `count_ones` as the target's baseline compiles it (no POPCNT on plain x86-64).
+    Portable,
+    #[cfg(target_arch = "x86_64")]
+    Popcnt,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+impl Isa {
+    /// Every path this CPU can run, the fastest last.
+    fn available() -> Vec<Isa> {
+        #[allow(unused_mut)]
+        let mut v = vec![Isa::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("popcnt") {
+                v.push(Isa::Popcnt);
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    v.push(Isa::Avx2);
+                }
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vpopcntdq") {
+                v.push(Isa::Avx512);
+            }
+        }
+        v
+    }
+
+    fn detect() -> Isa {
+        *Isa::available().last().expect("the portable path is always there")
+    }
+}
+
+fn join(mut fps: Vec<u64>, k: u32, threads: usize, isa: Isa, interrupt: &mut dyn FnMut(u64)) -> Vec<(u64, u64)> {
     fps.sort_unstable();
     fps.dedup();
     let n = fps.len();
@@ -31,14 +118,13 @@ pub fn near_pairs(mut fps: Vec<u64>, k: u32, interrupt: &mut dyn FnMut()) -> Vec
     let layout = Layout::default_layout();
     let t = layout.thresholds(k.min(64) as i32);
     let mut offsets = vec![0u32; 65_537];
-    let mut sorted = vec![0u64; n];
-    let mut checks = 0u64;
+    let mut next = vec![0u32; 65_537];
+    let mut sorted = vec![0u64; n + PAD];
+    let mut done = 0u64; // candidate checks of the blocks finished
     for i in 0..BLOCKS {
         if t[i] < 0 {
             continue; // pairs within k always meet in an earlier block
         }
-        // Flip masks of weight 1..=tᵢ: the neighbours of value u other than u are u ^ mask.
-        let masks: Vec<u16> = neighbours(0, t[i] as u32).into_iter().filter(|&m| m != 0).collect();
         // Counting sort by the value of block i.
         offsets.iter_mut().for_each(|o| *o = 0);
         for &fp in &fps {
@@ -47,54 +133,460 @@ pub fn near_pairs(mut fps: Vec<u64>, k: u32, interrupt: &mut dyn FnMut()) -> Vec
         for v in 0..65_536 {
             offsets[v + 1] += offsets[v];
         }
-        let mut next = offsets.clone();
+        next.copy_from_slice(&offsets);
         for &fp in &fps {
             let slot = &mut next[block(fp, i) as usize];
             sorted[*slot as usize] = fp;
             *slot += 1;
         }
-        let bucket = |v: usize| &sorted[offsets[v] as usize..offsets[v + 1] as usize];
-
-        let check = |a: u64, b: u64, out: &mut Vec<(u64, u64)>| {
-            if layout.first_block(a, b, k, &t) == Some(i) {
-                out.push(if a < b { (a, b) } else { (b, a) });
-            }
+        let job = BlockJoin::new(i, k, &t, &layout, &offsets, &sorted, isa);
+        done += if threads <= 1 {
+            let mut checks = 0;
+            job.run(0..65_536, &mut out, &mut |c| {
+                checks += c;
+                interrupt(done + checks);
+                true
+            });
+            checks
+        } else {
+            job.run_threads(threads, &mut out, &mut |c| interrupt(done + c))
         };
-        for u in 0..65_536usize {
-            let own = bucket(u);
+    }
+    out
+}
+
+/// The join of one block: its buckets (`sorted` cut at `offsets`), each with itself and with
+/// the buckets of the values within tᵢ above its own (the pair of buckets is joined once, from
+/// the smaller value).
+struct BlockJoin<'a> {
+    block: usize,
+    k: u32,
+    t: &'a [i32],
+    layout: &'a Layout,
+    offsets: &'a [u32],
+    sorted: &'a [u64],
+    /// The flip masks of weight 1..=tᵢ by their highest bit: for a value u whose bit b is 0,
+    /// `u ^ m` > u for every m in `masks_by_top[b]`.
+    masks_by_top: [Vec<u16>; 16],
+    isa: Isa,
+}
+
+impl<'a> BlockJoin<'a> {
+    fn new(block: usize, k: u32, t: &'a [i32], layout: &'a Layout, offsets: &'a [u32], sorted: &'a [u64], isa: Isa) -> Self {
+        let mut masks_by_top: [Vec<u16>; 16] = Default::default();
+        for m in neighbours(0, t[block] as u32).into_iter().filter(|&m| m != 0) {
+            masks_by_top[15 - m.leading_zeros() as usize].push(m);
+        }
+        BlockJoin { block, k, t, layout, offsets, sorted, masks_by_top, isa }
+    }
+
+    #[inline(always)]
+    fn bucket(&self, v: usize) -> &'a [u64] {
+        &self.sorted[self.offsets[v] as usize..self.offsets[v + 1] as usize]
+    }
+
+    /// Joins the buckets of the values in `values`, appending the pairs found to `out`; calls
+    /// `tick` with the checks done since its last call every [`CHECKS_PER_TICK`] or so checks and
+    /// at the end, and returns false as soon as `tick` does (stop: `out` is then incomplete).
+    fn run(&self, values: Range<usize>, out: &mut Vec<(u64, u64)>, tick: &mut dyn FnMut(u64) -> bool) -> bool {
+        match self.isa {
+            Isa::Portable => self.run_body::<PORTABLE>(values, out, tick),
+            // SAFETY: `Isa::available` lists these only where the CPU has the features.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Popcnt => unsafe { self.run_popcnt(values, out, tick) },
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => unsafe { self.run_avx2(values, out, tick) },
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => unsafe { self.run_avx512(values, out, tick) },
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn run_popcnt(&self, values: Range<usize>, out: &mut Vec<(u64, u64)>, tick: &mut dyn FnMut(u64) -> bool) -> bool {
+        self.run_body::<PORTABLE>(values, out, tick)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,avx2")]
+    fn run_avx2(&self, values: Range<usize>, out: &mut Vec<(u64, u64)>, tick: &mut dyn FnMut(u64) -> bool) -> bool {
+        self.run_body::<AVX2>(values, out, tick)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,avx512f,avx512vpopcntdq")]
+    fn run_avx512(&self, values: Range<usize>, out: &mut Vec<(u64, u64)>, tick: &mut dyn FnMut(u64) -> bool) -> bool {
+        self.run_body::<AVX512>(values, out, tick)
+    }
+
+    #[inline(always)]
+    fn run_body<const ISA: u8>(&self, values: Range<usize>, out: &mut Vec<(u64, u64)>, tick: &mut dyn FnMut(u64) -> bool) -> bool {
+        let mut checks = 0u64;
+        // The neighbour buckets of one bucket, copied end to end (at most GATHER at a time), so
+        // that each fingerprint of the bucket is checked against them in one long run. A bucket
+        // of up to PAD fingerprints is copied as PAD of them (`sorted` is padded at its end): a
+        // fixed-size copy, without a call.
+        let mut gathered = vec![0u64; GATHER + PAD];
+        for u in values {
+            let own = self.bucket(u);
             if own.is_empty() {
                 continue;
             }
-            for (x, &a) in own.iter().enumerate() {
-                for &b in &own[x + 1..] {
-                    check(a, b, &mut out);
-                }
-                checks += (own.len() - x) as u64;
-                if checks >= CHECKS_PER_INTERRUPT {
-                    checks = 0;
-                    interrupt();
+            // Within the bucket: a small one one pair at a time (no eight-lane runs to fill).
+            for x in 0..own.len() {
+                let ok = if own.len() <= SMALL {
+                    self.against::<PORTABLE>(&own[x..x + 1], &own[x + 1..], out, &mut checks, tick)
+                } else {
+                    self.against::<ISA>(&own[x..x + 1], &own[x + 1..], out, &mut checks, tick)
+                };
+                if !ok {
+                    return false;
                 }
             }
-            for &m in &masks {
-                let v = u ^ m as usize;
-                if v < u {
-                    continue; // that pair of buckets was joined from v
+            let mut filled = 0;
+            for (top, masks) in self.masks_by_top.iter().enumerate() {
+                if u & (1 << top) != 0 {
+                    continue; // u ^ m < u: that pair of buckets is joined from u ^ m
                 }
-                let other = bucket(v);
-                for &a in own {
-                    for &b in other {
-                        check(a, b, &mut out);
+                let ahead = (u + AHEAD).min(65_535);
+                for &m in masks {
+                    self.prefetch(ahead ^ m as usize);
+                    let v = u ^ m as usize;
+                    let (lo, hi) = (self.offsets[v] as usize, self.offsets[v + 1] as usize);
+                    let len = hi - lo;
+                    if filled + len > GATHER {
+                        if !self.against::<ISA>(own, &gathered[..filled], out, &mut checks, tick) {
+                            return false;
+                        }
+                        filled = 0;
+                        if len > GATHER {
+                            // A crowded value: checked in place rather than copied.
+                            if !self.against::<ISA>(own, &self.sorted[lo..hi], out, &mut checks, tick) {
+                                return false;
+                            }
+                            continue;
+                        }
                     }
-                    checks += other.len() as u64 + 1;
-                    if checks >= CHECKS_PER_INTERRUPT {
-                        checks = 0;
-                        interrupt();
+                    if len <= PAD {
+                        gathered[filled..filled + PAD].copy_from_slice(&self.sorted[lo..lo + PAD]);
+                    } else {
+                        gathered[filled..filled + len].copy_from_slice(&self.sorted[lo..hi]);
                     }
+                    filled += len;
+                }
+            }
+            if !self.against::<ISA>(own, &gathered[..filled], out, &mut checks, tick) {
+                return false;
+            }
+        }
+        tick(checks)
+    }
+
+    /// Asks the CPU to start loading the bucket of value `v` (its first 32 fingerprints) into the
+    /// cache: the neighbour buckets are spread over all of `sorted`.
+    #[inline(always)]
+    fn prefetch(&self, v: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let at = self.sorted[self.offsets[v] as usize..].as_ptr();
+            for line in 0..PAD / 8 {
+                // SAFETY: a prefetch loads nothing the program sees and never faults; the
+                // addresses are within `sorted` and its padding.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(8 * line) as *const i8) };
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = v;
+    }
+
+    /// Checks every fingerprint of `own` against every one of `others`, counting the checks in
+    /// `checks` and passing them to `tick` when they reach [`CHECKS_PER_TICK`]; false when `tick`
+    /// says stop.
+    #[inline(always)]
+    fn against<const ISA: u8>(
+        &self,
+        own: &[u64],
+        others: &[u64],
+        out: &mut Vec<(u64, u64)>,
+        checks: &mut u64,
+        tick: &mut dyn FnMut(u64) -> bool,
+    ) -> bool {
+        if others.is_empty() {
+            return true;
+        }
+        for part in own.chunks(64) {
+            self.cross::<ISA>(part, others, out);
+            *checks += (part.len() * (others.len() + 1)) as u64;
+            if *checks >= CHECKS_PER_TICK {
+                if !tick(*checks) {
+                    return false;
+                }
+                *checks = 0;
+            }
+        }
+        true
+    }
+
+    /// Checks every fingerprint of `own` against every one of `others` (another bucket's, or
+    /// those after it in its own), keeping the pairs within k whose first block is this one.
+    #[inline(always)]
+    fn cross<const ISA: u8>(&self, own: &[u64], others: &[u64], out: &mut Vec<(u64, u64)>) {
+        let mut hit = |a: u64, b: u64| {
+            if self.layout.first_block(a, b, self.k, self.t) == Some(self.block) {
+                out.push(if a < b { (a, b) } else { (b, a) });
+            }
+        };
+        #[cfg(target_arch = "x86_64")]
+        if ISA == AVX512 {
+            // SAFETY: AVX512 is only instantiated in `run_avx512`, which has the features.
+            return unsafe { cross_avx512(own, others, self.k, &mut hit) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if ISA == AVX2 {
+            // SAFETY: AVX2 is only instantiated in `run_avx2`, which has the features.
+            return unsafe { cross_avx2(own, others, self.k, &mut hit) };
+        }
+        for &a in own {
+            for &b in others {
+                if (a ^ b).count_ones() <= self.k {
+                    hit(a, b);
                 }
             }
         }
     }
-    out
+
+    /// [`BlockJoin::run`] over all values on `threads` threads (the calling one included),
+    /// appending the pairs to `out` in the order of one thread; returns the checks done.
+    /// `interrupt` (checks so far) is called on the calling thread only.
+    fn run_threads(&self, threads: usize, out: &mut Vec<(u64, u64)>, interrupt: &mut dyn FnMut(u64)) -> u64 {
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let checks = AtomicU64::new(0);
+        // Takes ranges of values until none is left or `tick` says stop: (range, pairs) each.
+        let work = |tick: &mut dyn FnMut(u64) -> bool| {
+            let mut parts = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                let c = next.fetch_add(1, Ordering::Relaxed);
+                if c >= CHUNKS {
+                    break;
+                }
+                let mut pairs = Vec::new();
+                let finished = self.run(c * CHUNK_VALUES..(c + 1) * CHUNK_VALUES, &mut pairs, tick);
+                parts.push((c, pairs));
+                if !finished {
+                    break;
+                }
+            }
+            parts
+        };
+        let caller = std::thread::current();
+        let running = AtomicUsize::new(0); // helpers started and not yet finished
+        let mut parts = std::thread::scope(|s| {
+            // If `interrupt` unwinds, this stops the helpers before the scope waits for them.
+            let _stop = StopOnUnwind(&stop);
+            let helpers: Vec<_> = with_signals_blocked(|| {
+                (1..threads.min(CHUNKS))
+                    .map_while(|_| {
+                        running.fetch_add(1, Ordering::AcqRel);
+                        let started = std::thread::Builder::new().name("simdup pairs".into()).spawn_scoped(s, || {
+                            let _finished = Finished { running: &running, caller: &caller };
+                            // A helper that panics stops the others too.
+                            let _stop = StopOnUnwind(&stop);
+                            work(&mut |c| {
+                                checks.fetch_add(c, Ordering::Relaxed);
+                                !stop.load(Ordering::Relaxed)
+                            })
+                        });
+                        if started.is_err() {
+                            running.fetch_sub(1, Ordering::AcqRel); // no more threads to be had: go on with those started
+                        }
+                        started.ok()
+                    })
+                    .collect()
+            });
+            let mut parts = work(&mut |c| {
+                interrupt(checks.fetch_add(c, Ordering::Relaxed) + c);
+                !stop.load(Ordering::Relaxed)
+            });
+            while running.load(Ordering::Acquire) > 0 {
+                interrupt(checks.load(Ordering::Relaxed));
+                std::thread::park_timeout(Duration::from_millis(10));
+            }
+            for h in helpers {
+                parts.extend(h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+            }
+            parts
+        });
+        // In the order of the ranges, each range's pairs freed once copied; copying millions of
+        // pairs takes a while, so `interrupt` is called between ranges.
+        parts.sort_unstable_by_key(|&(c, _)| c);
+        out.reserve(parts.iter().map(|(_, p)| p.len()).sum());
+        let checks = checks.into_inner();
+        for (_, pairs) in parts {
+            out.extend(pairs);
+            interrupt(checks);
+        }
+        checks
+    }
+}
+
+const PORTABLE: u8 = 0;
+const AVX512: u8 = 1;
+const AVX2: u8 = 2;
+
+/// The loop both vector checks share: the fingerprints of `own` four at a time (then one at a
+/// time), each broadcast with `$splat`, against `others` `$width` lanes at a time: `$load(at,
+/// lanes)` reads the lanes of `others` from `at` (`lanes`: a bit per lane to read, all of them
+/// but in the last run), `$near(va, vb, lanes)` gives the bit mask of the lanes within k, and
+/// `hit(a, b)` is called for each.
+#[cfg(target_arch = "x86_64")]
+macro_rules! sweep_rows {
+    ($own:expr, $others:expr, $hit:expr, $width:expr, $splat:expr, $load:expr, $near:expr) => {{
+        let (own, others, hit): (&[u64], &[u64], _) = ($own, $others, $hit);
+        let mut quads = own.chunks_exact(4);
+        for q in &mut quads {
+            sweep_rows!(@row [q[0], q[1], q[2], q[3]], others, hit, $width, $splat, $load, $near);
+        }
+        for &a in quads.remainder() {
+            sweep_rows!(@row [a], others, hit, $width, $splat, $load, $near);
+        }
+    }};
+    (@row $a:expr, $others:ident, $hit:ident, $width:expr, $splat:expr, $load:expr, $near:expr) => {{
+        let a = $a;
+        let va = a.map($splat);
+        let n = $others.len();
+        let mut at = 0;
+        while at + $width <= n {
+            sweep_rows!(@step a, va, $others, $hit, at, (1 << $width) - 1, $load, $near);
+            at += $width;
+        }
+        if at < n {
+            sweep_rows!(@step a, va, $others, $hit, at, (1 << (n - at)) - 1, $load, $near);
+        }
+    }};
+    (@step $a:ident, $va:ident, $others:ident, $hit:ident, $at:expr, $lanes:expr, $load:expr, $near:expr) => {{
+        let (at, lanes): (usize, u32) = ($at, $lanes);
+        let vb = ($load)(at, lanes);
+        let near = $va.map(|va| ($near)(va, vb, lanes));
+        if near.iter().fold(0, |any, &m| any | m) != 0 {
+            for (&a, mut m) in $a.iter().zip(near) {
+                while m != 0 {
+                    $hit(a, $others[at + m.trailing_zeros() as usize]);
+                    m &= m - 1;
+                }
+            }
+        }
+    }};
+}
+
+/// Calls `hit(a, b)` for every `a` of `own` and `b` of `others` within `k` of each other:
+/// four of `own` at a time against eight of `others`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt,avx512f,avx512vpopcntdq")]
+#[inline]
+fn cross_avx512(own: &[u64], others: &[u64], k: u32, hit: &mut impl FnMut(u64, u64)) {
+    use std::arch::x86_64::*;
+    let vk = _mm512_set1_epi64(i64::from(k));
+    sweep_rows!(
+        own,
+        others,
+        hit,
+        8,
+        |a: u64| _mm512_set1_epi64(a as i64),
+        // SAFETY: the lanes read are within `others` (a masked-off lane is not read).
+        |at: usize, lanes: u32| unsafe { _mm512_maskz_loadu_epi64(lanes as u8, others.as_ptr().add(at) as *const i64) },
+        |va: __m512i, vb: __m512i, lanes: u32| u32::from(_mm512_mask_cmple_epu64_mask(
+            lanes as u8,
+            _mm512_popcnt_epi64(_mm512_xor_si512(va, vb)),
+            vk
+        ))
+    );
+}
+
+/// [`cross_avx512`] on four lanes without a vector popcount: each byte's bits counted by a
+/// 16-entry table lookup of each half (VPSHUFB), the bytes summed per lane (VPSADBW).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt,avx2")]
+#[inline]
+fn cross_avx2(own: &[u64], others: &[u64], k: u32, hit: &mut impl FnMut(u64, u64)) {
+    use std::arch::x86_64::*;
+    let bits = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+    let nibble = _mm256_set1_epi8(0x0f);
+    let vk = _mm256_set1_epi64x(i64::from(k));
+    sweep_rows!(
+        own,
+        others,
+        hit,
+        4,
+        |a: u64| _mm256_set1_epi64x(a as i64),
+        |at: usize, lanes: u32| if lanes == 0b1111 {
+            // SAFETY: 4 values from `at` are within `others`.
+            unsafe { _mm256_loadu_si256(others.as_ptr().add(at) as *const __m256i) }
+        } else {
+            let bit = |j: u32| -i64::from(lanes >> j & 1);
+            // SAFETY: the lanes read are within `others` (a masked-off lane is not read).
+            unsafe { _mm256_maskload_epi64(others.as_ptr().add(at) as *const i64, _mm256_setr_epi64x(bit(0), bit(1), bit(2), 0)) }
+        },
+        |va: __m256i, vb: __m256i, lanes: u32| {
+            let x = _mm256_xor_si256(va, vb);
+            let lo = _mm256_shuffle_epi8(bits, _mm256_and_si256(x, nibble));
+            let hi = _mm256_shuffle_epi8(bits, _mm256_and_si256(_mm256_srli_epi16::<4>(x), nibble));
+            let count = _mm256_sad_epu8(_mm256_add_epi8(lo, hi), _mm256_setzero_si256());
+            !(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(count, vk))) as u32) & lanes
+        }
+    );
+}
+
+/// Sets the flag when dropped while its thread unwinds (a panic, or a callback that unwinds).
+struct StopOnUnwind<'a>(&'a AtomicBool);
+
+impl Drop for StopOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A helper's last act, also when it panics: one fewer running, and the caller woken to see it.
+struct Finished<'a> {
+    running: &'a AtomicUsize,
+    caller: &'a std::thread::Thread,
+}
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        self.running.fetch_sub(1, Ordering::AcqRel);
+        self.caller.unpark();
+    }
+}
+
+/// Runs `f` (which starts threads) with every signal blocked in the calling thread, so the
+/// threads started inherit a mask that blocks them all; the caller's mask is restored after,
+/// also if `f` unwinds. Process signals then reach the calling thread only.
+fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+    #[cfg(unix)]
+    {
+        struct Restore(libc::sigset_t);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                // SAFETY: restores the mask saved below.
+                unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
+            }
+        }
+        // SAFETY: plain sigset_t values, filled by the libc calls before use.
+        let _restore = unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+            Restore(old)
+        };
+        f()
+    }
+    #[cfg(not(unix))]
+    f()
 }
 
 #[cfg(test)]
@@ -123,6 +615,35 @@ mod tests {
         v
     }
 
+    /// A fixed stream of pseudo-random u64 (SplitMix64).
+    fn stream(seed: u64) -> impl FnMut() -> u64 {
+        let mut s = seed;
+        move || {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            crate::hash::mix64(s)
+        }
+    }
+
+    /// The pairs of every instruction path on one thread and on each of `threads`: on each path
+    /// the same pairs in the same order whatever the threads, and the same pairs on every path;
+    /// returned sorted.
+    fn every_path(fps: &[u64], k: u32, threads: &[usize]) -> Vec<(u64, u64)> {
+        let mut portable: Option<Vec<(u64, u64)>> = None; // the first path's
+        for isa in Isa::available() {
+            let one = join(fps.to_vec(), k, 1, isa, &mut |_| {});
+            for &t in threads {
+                let got = join(fps.to_vec(), k, t, isa, &mut |_| {});
+                assert!(got == one, "{isa:?}: {} pairs on {t} threads, not as on one ({})", got.len(), one.len());
+            }
+            let one = sorted(one);
+            match &portable {
+                Some(first) => assert!(one == *first, "{isa:?}: not the portable pairs"),
+                None => portable = Some(one),
+            }
+        }
+        portable.expect("the portable path is always there")
+    }
+
     #[test]
     fn small_cases() {
         assert!(near_pairs(vec![], 3, &mut || {}).is_empty());
@@ -133,11 +654,16 @@ mod tests {
         let b = (1u64 << 63) | (1 << 47) | (1 << 31) | (1 << 15);
         assert!(near_pairs(vec![0, b], 3, &mut || {}).is_empty());
         assert_eq!(near_pairs(vec![0, b], 4, &mut || {}), vec![(0, b)]);
+        for threads in [0, 1, 2, 8] {
+            assert!(near_pairs_threads(vec![5], 3, threads, &mut |_| {}).is_empty());
+            assert_eq!(near_pairs_threads(vec![0, b, 0], 4, threads, &mut |_| {}), vec![(0, b)]);
+        }
     }
 
     proptest! {
         /// Same pairs as brute force, each once, on clusters of fingerprints a few bits apart
-        /// (and crowded block values: the centres share their low blocks).
+        /// (and crowded block values: the centres share their low blocks), on every instruction
+        /// path of this CPU and on 1 to 3 threads.
         #[test]
         fn matches_brute_force(
             centres in proptest::collection::vec(any::<u64>(), 1..12),
@@ -158,8 +684,93 @@ mod tests {
             let mut dedup = got.clone();
             dedup.dedup();
             prop_assert_eq!(once, dedup.len());
-            prop_assert_eq!(got, brute(&fps, k));
+            prop_assert_eq!(&got, &brute(&fps, k));
+            prop_assert_eq!(every_path(&fps, k, &[2]), got);
         }
+
+        /// The AVX-512 and AVX2 checks against the portable one on every length of both sides
+        /// (the four-at-a-time rows, the eight- or four-lane runs and their tails). Some of
+        /// `own` have few bits set, so that a lane read past the end (zero) would be near.
+        #[test]
+        fn checks_agree(
+            own in proptest::collection::vec(prop_oneof![any::<u64>(), (0u32..64).prop_map(|b| 1u64 << b), Just(0u64)], 0..11),
+            others in proptest::collection::vec((0usize..11, proptest::collection::vec(0u32..64, 0..12), any::<u64>(), any::<bool>()), 0..40),
+            k in 0u32..=12,
+        ) {
+            // Each of `others` is near one of `own` (some bits flipped) or random.
+            let others: Vec<u64> = others
+                .iter()
+                .map(|(c, bits, r, random)| match own.get(c % own.len().max(1)) {
+                    Some(&a) if !random => bits.iter().fold(a, |fp, b| fp ^ (1 << b)),
+                    _ => *r,
+                })
+                .collect();
+            let mut want = Vec::new();
+            for &a in &own {
+                for &b in &others {
+                    if hamming(a, b) <= k {
+                        want.push((a, b));
+                    }
+                }
+            }
+            #[cfg(target_arch = "x86_64")]
+            {
+                let want = sorted(want);
+                if Isa::available().contains(&Isa::Avx512) {
+                    let mut got = Vec::new();
+                    // SAFETY: the CPU has the features (checked just above).
+                    unsafe { cross_avx512(&own, &others, k, &mut |a, b| got.push((a, b))) };
+                    prop_assert_eq!(sorted(got), want.clone());
+                }
+                if Isa::available().contains(&Isa::Avx2) {
+                    let mut got = Vec::new();
+                    // SAFETY: as above.
+                    unsafe { cross_avx2(&own, &others, k, &mut |a, b| got.push((a, b))) };
+                    prop_assert_eq!(sorted(got), want);
+                }
+            }
+        }
+    }
+
+    /// Crowded block values: neighbour buckets that more than fill one gathered run (value 0 of
+    /// block 0 against 1, 2, 4 and 8) and one bucket larger than a whole run (value 3, joined
+    /// with itself and, at k = 10, from value 0), on every path.
+    #[test]
+    fn crowded_values() {
+        let mut r = stream(7);
+        let centres: Vec<u64> = (0..600).map(|_| r() & 0xffff_ffff_ffff).collect();
+        // Per 25: 12 in value 3, 3 in each of 1, 2, 4 and 8, 1 in value 0.
+        let tops: Vec<u64> = [3u64; 12].into_iter().chain([1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 0]).collect();
+        let fps: Vec<u64> = (0..18_000usize)
+            .map(|i| {
+                let mut low = centres[i % centres.len()];
+                for _ in 0..r() % 5 {
+                    low ^= 1 << (r() % 48);
+                }
+                (tops[i % tops.len()] << 48) | low
+            })
+            .collect();
+        assert!(fps.iter().filter(|&&fp| fp >> 48 == 3).count() > GATHER);
+        assert!(fps.iter().filter(|&&fp| [1, 2, 4, 8].contains(&(fp >> 48))).count() > GATHER);
+        for k in [3, 10] {
+            let want = brute(&fps, k);
+            assert!(want.len() > 10_000, "{}", want.len());
+            assert_eq!(every_path(&fps, k, &[2, 3]), want, "k = {k}");
+        }
+    }
+
+    /// Random fingerprints: the pairs within 10 among 100,000 (some fifty), the same on every
+    /// path (in the same order on 1 to 3 threads) and each within k.
+    #[test]
+    fn random_fingerprints_on_every_path() {
+        let mut r = stream(1);
+        let fps: Vec<u64> = (0..100_000).map(|_| r()).collect();
+        let pairs = every_path(&fps, 10, &[2, 3]);
+        assert!(!pairs.is_empty());
+        assert!(pairs.iter().all(|&(a, b)| a < b && hamming(a, b) <= 10));
+        let mut dedup = pairs.clone();
+        dedup.dedup();
+        assert_eq!(dedup.len(), pairs.len());
     }
 
     #[test]
@@ -170,5 +781,47 @@ mod tests {
         let pairs = near_pairs(fps.clone(), 3, &mut || calls += 1);
         assert!(calls >= 2, "{calls}");
         assert_eq!(sorted(pairs), brute(&fps, 3));
+        // With threads: on the calling thread only, with a count of checks that only grows.
+        let me = std::thread::current().id();
+        let mut seen = Vec::new();
+        let threaded = near_pairs_threads(fps.clone(), 3, 2, &mut |checks| {
+            assert_eq!(std::thread::current().id(), me);
+            seen.push(checks);
+        });
+        assert!(seen.len() >= 2 && seen.windows(2).all(|w| w[0] <= w[1]) && *seen.last().unwrap() > 0, "{seen:?}");
+        assert_eq!(sorted(threaded), brute(&fps, 3));
+    }
+
+    /// A callback that unwinds (a cancelled query) stops every thread promptly: the panic comes
+    /// out of `near_pairs_threads` long before the join could have finished, with every helper
+    /// joined (the scope returns only then).
+    #[test]
+    fn an_unwinding_interrupt_stops_every_thread() {
+        // 450,000 fingerprints in two crowded values of block 0, in the first and the last range
+        // of values handed out: two self-joins of 2.5·10¹⁰ checks each, seconds of work for each
+        // thread even on the AVX-512 path (a helper that ignored the stop flag took 2.5 s to stop
+        // with 300,000).
+        let mut r = stream(3);
+        let fps: Vec<u64> = (0..450_000u64).map(|i| (if i % 2 == 0 { 0 } else { 0xffff << 48 }) | (r() >> 16)).collect();
+        for threads in [1, 2, 3] {
+            let mut cancelled_at = None;
+            let me = std::thread::current().id();
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut calls = 0;
+                near_pairs_threads(fps.clone(), 10, threads, &mut |_| {
+                    assert_eq!(std::thread::current().id(), me);
+                    calls += 1;
+                    if calls == 3 {
+                        cancelled_at = Some(std::time::Instant::now());
+                        std::panic::panic_any("cancelled");
+                    }
+                })
+            }));
+            let payload = result.expect_err("the interrupt unwinds");
+            assert_eq!(payload.downcast_ref::<&str>(), Some(&"cancelled"), "threads = {threads}");
+            // From the unwinding callback to every thread stopped and joined.
+            let stopping = cancelled_at.expect("cancelled").elapsed();
+            assert!(stopping.as_secs_f64() < 1.0, "threads = {threads}: {stopping:?}");
+        }
     }
 }
