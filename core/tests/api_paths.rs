@@ -13,7 +13,7 @@ use simdup_core::{
         band_threshold, bands, choose_bands, jaccard, minhash_jaccard, minhash_with, s_curve, shingles, to_set,
         word_shingles, MAX_PERMUTATIONS, MAX_SHINGLE_SIZE, MINHASH_FORMAT_VERSION,
     },
-    pairs::near_pairs,
+    pairs::{near_pairs, near_pairs_threads},
     scheme::{features_with, Scheme, UnknownScheme},
     simhash_scheme, simhash_with, Feature as RootFeature, Params as RootParams, Scheme as RootScheme,
     DEFAULT_MAX_DISTANCE, FORMAT_VERSION,
