@@ -66,10 +66,12 @@ unsafe extern "C-unwind" fn forget(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
 /// `rel` is an open relation, in a transaction.
 pub(super) unsafe fn shard_of(rel: pg_sys::Relation) -> Option<Shard> {
     // SAFETY: the caller guarantees an open relation.
-    let (relid, namespace, name) = unsafe { ((*rel).rd_id, (*(*rel).rd_rel).relnamespace, super::tuple::relation_name(rel)) };
+    let relid = unsafe { (*rel).rd_id };
     if let Some(known) = SHARDS.with(|s| s.borrow().as_ref().and_then(|m| m.get(&relid).cloned())) {
         return known;
     }
+    // SAFETY: as above.
+    let (namespace, name) = unsafe { ((*(*rel).rd_rel).relnamespace, super::tuple::relation_name(rel)) };
     let shard = lookup(namespace, &name);
     SHARDS.with(|s| {
         let mut s = s.borrow_mut();

@@ -48,6 +48,12 @@ unsafe fn may_see_key(relid: pg_sys::Oid, key_attnum: c_int) -> bool {
     }
 }
 
+/// What a new row is fingerprinted from: its text, or the fingerprint column it was given.
+enum Source {
+    Text(Option<String>),
+    Fingerprint(Option<i64>),
+}
+
 /// What the trigger decided: the row to return, or the near-duplicate error to raise.
 enum Outcome {
     Row(pg_sys::Datum),
@@ -97,7 +103,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                     *outcome = Some(Outcome::Row(unchanged));
                     return;
                 }
-                Ok(text)
+                Source::Text(text)
             }
             None => {
                 let fp = bigint_value(new, tupdesc, fp_attnum);
@@ -105,7 +111,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                     *outcome = Some(Outcome::Row(unchanged));
                     return;
                 }
-                Err(fp)
+                Source::Fingerprint(fp)
             }
         };
         // A shard of a Citus distributed table holds part of the rows: only simdup_insert,
@@ -117,8 +123,8 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             return;
         }
         let fp = match source {
-            Ok(text) => text.and_then(|t| crate::fingerprint::simhash(&t)),
-            Err(fp) => fp,
+            Source::Text(text) => text.and_then(|t| crate::fingerprint::simhash(&t)),
+            Source::Fingerprint(fp) => fp,
         };
         let Some(fp) = fp else {
             // Featureless text: never a duplicate.
