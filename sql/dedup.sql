@@ -46,9 +46,10 @@ AS $$
 DECLARE
     cfg @extschema@.simdup_tables;
     pk record;
-    method text;
     distributed boolean;
     coordinator boolean;
+    schema_name name;
+    table_name name;
     marker text;
     propagate text;
     j jsonb;
@@ -66,11 +67,12 @@ DECLARE
     n bigint;
 BEGIN
     SELECT p.key_column, p.key_type INTO pk FROM @extschema@._simdup_primary_key(tbl) p;
-    -- The table's name as messages give it and simdup.checked_write holds it.
-    SELECT format('%I.%I', n.nspname, c.relname) INTO marker
+    SELECT n.nspname, c.relname INTO schema_name, table_name
     FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl;
-    method := @extschema@._simdup_citus_method(tbl);
-    distributed := coalesce(method <> 'n', false);
+    -- The table's name as messages give it and simdup.checked_write holds it.
+    marker := format('%I.%I', schema_name, table_name);
+    -- (Reference tables, 'n', are not: each placement's trigger sees every row.)
+    distributed := coalesce(@extschema@._simdup_citus_method(tbl) IN ('h', 'a', 'r'), false);
     IF distributed THEN
         -- (The registry of enabled tables is on the coordinator only.)
         EXECUTE 'SELECT pg_catalog.citus_is_coordinator()' INTO coordinator;
@@ -151,14 +153,11 @@ BEGIN
                 EXECUTE find_sql INTO found_key, found_distance USING fp;
             END IF;
             IF found_key IS NOT NULL AND cfg.on_duplicate = 'reject' THEN
-                RAISE EXCEPTION 'near-duplicate row violates simdup_dedup on relation "%"',
-                                (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = tbl)
+                RAISE EXCEPTION 'near-duplicate row violates simdup_dedup on relation "%"', table_name
                     USING ERRCODE = 'unique_violation',
                           DETAIL = format('Key (%I)=(%s) is at Hamming distance %s (max_distance %s).',
                                           pk.key_column, found_key, found_distance, cfg.max_distance),
-                          SCHEMA = (SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl),
-                          TABLE = (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = tbl),
-                          CONSTRAINT = 'simdup_dedup';
+                          SCHEMA = schema_name, TABLE = table_name, CONSTRAINT = 'simdup_dedup';
             END IF;
             CONTINUE WHEN found_key IS NOT NULL AND cfg.on_duplicate = 'skip';
         END IF;
