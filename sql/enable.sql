@@ -231,6 +231,9 @@ BEGIN
         PERFORM @extschema@._simdup_trigger_ddl(format(
             'CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON %s FOR EACH ROW '
             'EXECUTE FUNCTION @extschema@.simdup_dedup_trigger(%s)', tbl, trigger_args));
+        -- The trigger's own check of the columns it reads and writes (src/dedup/tuple.rs), now
+        -- rather than at the first insert: e.g. an adopted generated fingerprint column.
+        PERFORM @extschema@._simdup_check_dedup(tbl);
     END IF;
 
     INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance)

@@ -1,31 +1,36 @@
-//! The check of one row: lock its stripes, then find the earliest existing near-duplicate.
+//! The check of one row: lock its stripes, then find the existing near-duplicate with the
+//! smallest key.
 //!
 //! The steps follow the argument in docs/dedup.md ("Under concurrency"):
 //!
-//! 1. the row's k + 1 lock stripes (`simdup_core::locks`), exclusive transaction-scoped
-//!    advisory locks `(table OID, stripe)`, in ascending order;
-//! 2. then the command counter is advanced and the latest snapshot taken, so the search sees
-//!    every committed row — also those committed after a REPEATABLE READ transaction's own
-//!    snapshot — and this transaction's earlier rows, the same statement's included;
-//! 3. the search through the block indexes ([`crate::search::scan`]) reads the index and the
-//!    heap directly, like a unique index's check: no SPI, no plan, no permission or row-level
-//!    security in the way, so every row is seen whoever inserts.
+//! 1. the row's k + 1 lock stripes (`simdup_core::locks`), exclusive transaction-scoped locks
+//!    in ascending order, under simdup's own lock tag ([`lock_stripe`]): advisory locks that no
+//!    `pg_advisory_*` call can take, so no role can hold them to stall dedup writers;
+//! 2. the search through the block indexes ([`crate::search::scan`]) with a dirty snapshot, as
+//!    a unique index's check does: it sees every committed row — also those committed after a
+//!    REPEATABLE READ transaction's own snapshot — this transaction's earlier rows (the same
+//!    statement's included), and the rows other transactions are inserting or deleting;
+//! 3. a candidate that another transaction is inserting or deleting (or updating) is not
+//!    decided on: the check waits for that transaction to end and searches again, so a row
+//!    whose near-duplicate is being deleted is stored once the deleter commits (and rejected,
+//!    skipped or marked if it rolls back);
+//! 4. the search reads the index and the heap directly: no SPI, no plan, no permission or
+//!    row-level security in the way, so every row is seen whoever inserts.
 
 use std::ffi::CStr;
 
 use pgrx::pg_sys;
-use pgrx::IntoDatum;
 
 use simdup_core::locks::lock_stripes;
 
-use crate::errors::not_in_prerequisite_state;
+use crate::errors::{not_in_prerequisite_state, Code, Error};
 use crate::search::{estimated_rows, indexes::block_indexes, scan::search};
 
 use super::config::Config;
 use super::tuple::relation_name;
 
-/// The earliest near-duplicate: its key (copied into the current memory context), the key as
-/// text, and its distance.
+/// The near-duplicate with the smallest key: its key (copied into the current memory context),
+/// the key as text, and its distance.
 pub(super) struct Found {
     pub key: pg_sys::Datum,
     pub key_text: String,
@@ -60,25 +65,53 @@ unsafe fn copy_datum(value: pg_sys::Datum, byval: bool, len: i16) -> pg_sys::Dat
     }
 }
 
-/// Takes `pg_advisory_xact_lock(classid, stripe)`.
-fn lock_exclusive(classid: i32, stripe: i32) {
-    // SAFETY: pg_advisory_xact_lock_int4 takes two int4 arguments and returns void; the direct
-    // call builds a valid fcinfo for them.
-    unsafe fn f(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-        // SAFETY: `fcinfo` comes from direct_function_call_as_datum with the two arguments.
-        unsafe { pg_sys::pg_advisory_xact_lock_int4(fcinfo) }
+/// Field 4 of simdup's lock tags. `pg_advisory_lock(key bigint)` uses 1 and
+/// `pg_advisory_lock(key1 int, key2 int)` uses 2 in this field, and Citus small numbers of its
+/// own: no SQL-callable function can take, wait for or hold a lock with this value.
+const SIMDUP_LOCK_CLASS: u16 = 0x5344;
+
+/// Takes the exclusive, transaction-scoped lock of stripe `stripe` of table `relid`: an
+/// advisory lock (shown in pg_locks as locktype `advisory`, classid = table OID, objid =
+/// stripe, objsubid = 21316) under simdup's own tag, which only simdup takes.
+pub(crate) fn lock_stripe(relid: pg_sys::Oid, stripe: u32) {
+    // SAFETY: LockAcquire with a fully initialised tag of the user lock method, as
+    // pg_advisory_xact_lock does (transaction-scoped: released at commit or abort); it waits,
+    // honouring lock_timeout, deadlock detection and cancels.
+    unsafe {
+        let tag = pg_sys::LOCKTAG {
+            locktag_field1: u32::from(pg_sys::MyDatabaseId),
+            locktag_field2: u32::from(relid),
+            locktag_field3: stripe,
+            locktag_field4: SIMDUP_LOCK_CLASS,
+            locktag_type: pg_sys::LockTagType::LOCKTAG_ADVISORY as u8,
+            locktag_lockmethodid: pg_sys::USER_LOCKMETHOD as u8,
+        };
+        pg_sys::LockAcquire(&tag, pg_sys::ExclusiveLock as pg_sys::LOCKMODE, false, false);
     }
-    // SAFETY: see above; both datums are int4.
-    unsafe { pgrx::direct_function_call_as_datum(f, &[classid.into_datum(), stripe.into_datum()]) };
+}
+
+/// Locks the stripes of fingerprint `fp` at distance `k` for table `relid`, ascending.
+pub(crate) fn lock_row(relid: pg_sys::Oid, fp: i64, k: u32) {
+    for stripe in lock_stripes(fp as u64, k) {
+        lock_stripe(relid, stripe);
+    }
+}
+
+/// A transaction the check must wait for: it is inserting, deleting or updating a candidate.
+struct Wait {
+    xid: pg_sys::TransactionId,
+    speculative_token: u32,
+    tid: pg_sys::ItemPointerData,
 }
 
 /// Locks the stripes of fingerprint `fp` for `rel`, then returns the existing row within k of
 /// `fp` with the smallest key (column `key_attnum`), other than the row at `exclude` (the row
-/// being updated).
+/// being updated). Waits for transactions that are inserting or deleting a candidate, then
+/// searches again.
 ///
 /// # Safety
 /// `rel` is the open relation the trigger fired on; `key_attnum` one of its columns.
-pub(super) unsafe fn earliest(
+pub(super) unsafe fn smallest_key_match(
     rel: pg_sys::Relation,
     cfg: &Config,
     fp: i64,
@@ -86,72 +119,121 @@ pub(super) unsafe fn earliest(
     key_attnum: i32,
     exclude: Option<pg_sys::ItemPointerData>,
 ) -> Option<Found> {
-    // SAFETY: the caller guarantees `rel`; the snapshot is registered for the search and
-    // unregistered after it (on error, the resource owner releases it).
+    // SAFETY: the caller guarantees `rel`; the dirty snapshot lives on this frame for the
+    // whole search; catalog lookups of an existing column.
     unsafe {
         let relid = (*rel).rd_id;
-        for stripe in lock_stripes(fp as u64, cfg.k) {
-            lock_exclusive(u32::from(relid) as i32, stripe as i32);
-        }
+        lock_row(relid, fp, cfg.k);
         let Some(indexes) = block_indexes(rel, fp_attnum as pg_sys::AttrNumber) else {
             not_in_prerequisite_state(
                 format!("table \"{}\" has no simdup block indexes on column \"{}\"", relation_name(rel), cfg.fp_column),
                 "The dedup trigger finds near-duplicates through them: call simdup_reindex(table) to build them again.",
             );
         };
-        pg_sys::CommandCounterIncrement();
-        let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
 
-        let att = &*(*(*rel).rd_att).attrs.as_ptr().add(key_attnum as usize - 1);
-        let tc = pg_sys::lookup_type_cache(att.atttypid, pg_sys::TYPECACHE_CMP_PROC_FINFO as i32);
+        let (mut typid, mut typmod, mut collation) = (pg_sys::InvalidOid, 0, pg_sys::InvalidOid);
+        pg_sys::get_atttypetypmodcoll(relid, key_attnum as pg_sys::AttrNumber, &mut typid, &mut typmod, &mut collation);
+        let (mut len, mut byval) = (0i16, false);
+        pg_sys::get_typlenbyval(typid, &mut len, &mut byval);
+        let tc = pg_sys::lookup_type_cache(typid, pg_sys::TYPECACHE_CMP_PROC_FINFO as i32);
         if (*tc).cmp_proc_finfo.fn_oid == pg_sys::InvalidOid {
-            pg_sys::UnregisterSnapshot(snapshot);
-            not_in_prerequisite_state(
+            Error::new(
+                Code::ERRCODE_UNDEFINED_FUNCTION,
                 format!("the key column of table \"{}\" has no ordering", relation_name(rel)),
-                "The dedup trigger reports the near-duplicate with the smallest key; use a key type with a B-tree operator class.",
-            );
+            )
+            .hint("The dedup trigger reports the near-duplicate with the smallest key; use a key type with a B-tree operator class.")
+            .raise();
         }
-        let mut best: Option<(pg_sys::Datum, u32)> = None;
-        search(rel, &indexes, fp as u64, cfg.k as i32, snapshot, estimated_rows(rel), |slot, other| {
-            if exclude.is_some_and(|t| same_tid(&t, &(*slot).tts_tid)) {
-                return;
-            }
-            pg_sys::slot_getsomeattrs_int(slot, key_attnum);
-            if *(*slot).tts_isnull.add(key_attnum as usize - 1) {
-                return; // a NULL key cannot be named (a primary key is never NULL)
-            }
-            let key = *(*slot).tts_values.add(key_attnum as usize - 1);
-            let smaller = match best {
-                None => true,
-                Some((b, _)) => {
-                    (pg_sys::FunctionCall2Coll(&mut (*tc).cmp_proc_finfo, att.attcollation, key, b).value() as i32) < 0
+        let rows = estimated_rows(rel);
+        loop {
+            let mut dirty = pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
+            let snapshot: pg_sys::Snapshot = &mut dirty;
+            let mut best: Option<(pg_sys::Datum, u32)> = None;
+            let mut wait: Option<Wait> = None;
+            search(rel, &indexes, fp as u64, cfg.k as i32, snapshot, rows, |slot, other| {
+                if wait.is_some() || exclude.is_some_and(|t| same_tid(&t, &(*slot).tts_tid)) {
+                    return;
                 }
-            };
-            if smaller {
-                let copy = copy_datum(key, att.attbyval, att.attlen);
-                best = Some((copy, simdup_core::hamming(fp as u64, other)));
+                // The dirty snapshot says who is inserting (xmin) or deleting (xmax) the row
+                // version it just returned, when that transaction is still in progress.
+                let (xmin, xmax) = ((*snapshot).xmin, (*snapshot).xmax);
+                if xmin != pg_sys::InvalidTransactionId || xmax != pg_sys::InvalidTransactionId {
+                    let xid = if xmin != pg_sys::InvalidTransactionId { xmin } else { xmax };
+                    wait = Some(Wait { xid, speculative_token: (*snapshot).speculativeToken, tid: (*slot).tts_tid });
+                    return;
+                }
+                pg_sys::slot_getsomeattrs_int(slot, key_attnum);
+                if *(*slot).tts_isnull.add(key_attnum as usize - 1) {
+                    return; // a NULL key cannot be named (a primary key is never NULL)
+                }
+                let key = *(*slot).tts_values.add(key_attnum as usize - 1);
+                let smaller = match best {
+                    None => true,
+                    Some((b, _)) => (pg_sys::FunctionCall2Coll(&mut (*tc).cmp_proc_finfo, collation, key, b).value() as i32) < 0,
+                };
+                if smaller {
+                    best = Some((copy_datum(key, byval, len), simdup_core::hamming(fp as u64, other)));
+                }
+            });
+            if let Some(mut w) = wait {
+                // As a unique index's check does: wait for the transaction's end, then look again.
+                if w.speculative_token != 0 {
+                    pg_sys::SpeculativeInsertionWait(w.xid, w.speculative_token);
+                } else {
+                    pg_sys::XactLockTableWait(w.xid, rel, &mut w.tid, pg_sys::XLTW_Oper::XLTW_InsertIndex);
+                }
+                continue;
             }
-        });
-        pg_sys::UnregisterSnapshot(snapshot);
-        best.map(|(key, distance)| {
-            let mut out = pg_sys::InvalidOid;
-            let mut varlena = false;
-            pg_sys::getTypeOutputInfo(att.atttypid, &mut out, &mut varlena);
-            let text = pg_sys::OidOutputFunctionCall(out, key);
-            Found { key, key_text: CStr::from_ptr(text).to_string_lossy().into_owned(), distance }
-        })
+            return best.map(|(key, distance)| {
+                let mut out = pg_sys::InvalidOid;
+                let mut varlena = false;
+                pg_sys::getTypeOutputInfo(typid, &mut out, &mut varlena);
+                let text = pg_sys::OidOutputFunctionCall(out, key);
+                Found { key, key_text: CStr::from_ptr(text).to_string_lossy().into_owned(), distance }
+            });
+        }
     }
 }
 
-/// The lock stripes (advisory lock keys (table OID, stripe)) the dedup trigger takes for a
-/// fingerprint at maximum distance k, ascending. For tests and for reading pg_locks.
+/// `_simdup_lock_row(tbl, fp, k)`: takes the lock stripes the dedup trigger takes for a row
+/// with fingerprint `fp` at distance `k` in `tbl`, for writers that check rows themselves (the
+/// cross-shard check on the Citus coordinator). Needs INSERT or UPDATE on the table, like
+/// writing a row, which takes the same locks.
+#[pgrx::pg_extern(volatile, strict, parallel_unsafe)]
+fn _simdup_lock_row(tbl: pg_sys::Oid, fp: i64, k: i32) {
+    let k = crate::args::max_distance(k);
+    // SAFETY: catalog and ACL lookups of a relation that exists (checked first).
+    let allowed = unsafe {
+        if pg_sys::get_rel_name(tbl).is_null() {
+            Error::new(Code::ERRCODE_UNDEFINED_TABLE, format!("relation with OID {} does not exist", u32::from(tbl))).raise()
+        }
+        let wanted = (pg_sys::ACL_INSERT | pg_sys::ACL_UPDATE) as pg_sys::AclMode;
+        pg_sys::pg_class_aclmask(tbl, pg_sys::GetUserId(), wanted, pg_sys::AclMaskHow::ACLMASK_ANY) != 0
+    };
+    if !allowed {
+        Error::new(Code::ERRCODE_INSUFFICIENT_PRIVILEGE, format!("permission denied for table with OID {}", u32::from(tbl)))
+            .hint("Taking a table's dedup locks needs INSERT or UPDATE on it.")
+            .raise();
+    }
+    lock_row(tbl, fp, k);
+}
+
+pgrx::extension_sql!(
+    "COMMENT ON FUNCTION _simdup_lock_row(oid, bigint, integer) IS 'simdup (internal): takes the dedup trigger''s exclusive transaction-scoped lock stripes of table tbl for a row with fingerprint fp at maximum distance k (simdup''s own advisory lock tag, objsubid 21316, which pg_advisory_* cannot take); needs INSERT or UPDATE on the table';",
+    name = "comment__simdup_lock_row",
+    requires = [_simdup_lock_row]
+);
+
+/// The lock stripes the dedup trigger takes for a fingerprint at maximum distance k, ascending
+/// (pg_locks shows them as advisory locks with classid = table OID, objid = stripe, objsubid =
+/// 21316). For tests and for reading pg_locks.
 #[pgrx::pg_extern(immutable, strict, parallel_safe)]
 fn _simdup_lock_stripes(fp: i64, k: i32) -> Vec<i32> {
     lock_stripes(fp as u64, crate::args::max_distance(k)).into_iter().map(|s| s as i32).collect()
 }
 
 pgrx::extension_sql!(
-    "COMMENT ON FUNCTION _simdup_lock_stripes(bigint, integer) IS 'simdup (internal): the advisory lock stripes (0..4095) the dedup trigger locks exclusively, as pg_advisory_xact_lock(table OID, stripe), for fingerprint fp at maximum distance k: one per piece of the fingerprint cut into k + 1 pieces (near-duplicates share a piece, so a stripe), ascending';",
+    "COMMENT ON FUNCTION _simdup_lock_stripes(bigint, integer) IS 'simdup (internal): the lock stripes (0..4095) the dedup trigger locks exclusively (pg_locks: locktype advisory, classid = table OID, objid = stripe, objsubid = 21316, a tag pg_advisory_* cannot take) for fingerprint fp at maximum distance k: one per piece of the fingerprint cut into k + 1 pieces (near-duplicates share a piece, so a stripe), ascending';",
     name = "comment__simdup_lock_stripes",
     requires = [_simdup_lock_stripes]
 );

@@ -19,8 +19,8 @@ use crate::errors::{Code, ConstraintError, Error};
 
 use super::citus;
 use super::config::{Config, TRIGGER};
-use super::lookup::earliest;
-use super::tuple::{bigint_value, column, relation_name, text_value, with_dup_of};
+use super::lookup::smallest_key_match;
+use super::tuple::{bigint_value, columns, relation_name, text_value, with_dup_of};
 
 fn protocol_error(message: &str) -> ! {
     Error::new(Code::ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED, message)
@@ -47,6 +47,46 @@ unsafe fn may_see_key(relid: pg_sys::Oid, key_attnum: c_int) -> bool {
                 == pg_sys::AclResult::ACLCHECK_OK
     }
 }
+
+/// The arguments of a trigger.
+///
+/// # Safety
+/// `trigger` is a trigger of an open relation's trigger descriptor.
+unsafe fn trigger_args(trigger: &pg_sys::Trigger) -> Vec<String> {
+    // SAFETY: tgargs holds tgnargs NUL-terminated strings.
+    unsafe {
+        (0..trigger.tgnargs as usize)
+            .map(|i| CStr::from_ptr(*trigger.tgargs.add(i)).to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+/// `_simdup_check_dedup(tbl)`: the check of the columns that the dedup trigger makes on every
+/// row ([`columns`]), made once by `simdup_enable` right after it installs the trigger, so that
+/// a configuration the trigger would refuse is refused at once.
+#[pg_extern(volatile, strict)]
+fn _simdup_check_dedup(tbl: pg_sys::Oid) {
+    // SAFETY: the relation is opened (42P01 if missing) and closed here; its trigger
+    // descriptor is valid while it is open.
+    unsafe {
+        let rel = pg_sys::table_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let desc = (*rel).trigdesc;
+        let triggers: &[pg_sys::Trigger] =
+            if desc.is_null() { &[] } else { std::slice::from_raw_parts((*desc).triggers, (*desc).numtriggers as usize) };
+        for trigger in triggers {
+            if CStr::from_ptr(trigger.tgname).to_bytes() == TRIGGER.as_bytes() {
+                columns(rel, &Config::parse(&trigger_args(trigger)));
+            }
+        }
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_check_dedup(oid) IS 'simdup (internal): checks the columns the simdup_dedup trigger of a table reads and writes (exist, types, not a generated adopted fingerprint), as the trigger does on every row; simdup_enable calls it after installing the trigger';",
+    name = "comment__simdup_check_dedup",
+    requires = [_simdup_check_dedup]
+);
 
 /// What a new row is fingerprinted from: its text, or the fingerprint column it was given.
 enum Source {
@@ -81,23 +121,18 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         {
             protocol_error("simdup_dedup_trigger must be fired BEFORE INSERT OR UPDATE FOR EACH ROW");
         }
-        let trigger = &*td.tg_trigger;
-        let args: Vec<String> = (0..trigger.tgnargs as usize)
-            .map(|i| CStr::from_ptr(*trigger.tgargs.add(i)).to_string_lossy().into_owned())
-            .collect();
-        let cfg = Config::parse(&args);
+        let cfg = Config::parse(&trigger_args(&*td.tg_trigger));
         let rel = td.tg_relation;
         let tupdesc = (*rel).rd_att;
         let is_update = op == pg_sys::TRIGGER_EVENT_UPDATE;
         let (new, old) = if is_update { (td.tg_newtuple, td.tg_trigtuple) } else { (td.tg_trigtuple, std::ptr::null_mut()) };
         let unchanged = pg_sys::Datum::from(new);
-        let fp_attnum = column(rel, &cfg.fp_column);
+        let cols = columns(rel, &cfg);
 
         // What NEW fingerprints (its text, or the adopted fingerprint), and whether an UPDATE
         // changed it: an unchanged one passes unchecked.
-        let source = match &cfg.text_column {
-            Some(col) => {
-                let attnum = column(rel, col);
+        let source = match cols.text {
+            Some(attnum) => {
                 let text = text_value(new, tupdesc, attnum);
                 if is_update && text == text_value(old, tupdesc, attnum) {
                     *outcome = Some(Outcome::Row(unchanged));
@@ -106,8 +141,8 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                 Source::Text(text)
             }
             None => {
-                let fp = bigint_value(new, tupdesc, fp_attnum);
-                if is_update && fp == bigint_value(old, tupdesc, fp_attnum) {
+                let fp = bigint_value(new, tupdesc, cols.fp);
+                if is_update && fp == bigint_value(old, tupdesc, cols.fp) {
                     *outcome = Some(Outcome::Row(unchanged));
                     return;
                 }
@@ -128,19 +163,22 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         };
         let Some(fp) = fp else {
             // Featureless text: never a duplicate.
-            let row = if cfg.mode == Mode::Mark { pg_sys::Datum::from(with_dup_of(rel, new, None)) } else { unchanged };
+            let row = match cols.dup_of {
+                Some(dup_of) => pg_sys::Datum::from(with_dup_of(rel, new, dup_of, None)),
+                None => unchanged,
+            };
             *outcome = Some(Outcome::Row(row));
             return;
         };
 
-        let key_attnum = column(rel, &cfg.key_column);
+        let key_attnum = cols.key;
         let exclude = is_update.then(|| (*old).t_self);
-        let found = earliest(rel, &cfg, fp, fp_attnum, key_attnum, exclude);
-        *outcome = Some(match (cfg.mode, found) {
-            (Mode::Mark, found) => Outcome::Row(pg_sys::Datum::from(with_dup_of(rel, new, found.map(|f| f.key)))),
-            (_, None) => Outcome::Row(unchanged),
-            (Mode::Skip, Some(_)) => Outcome::Row(pg_sys::Datum::from(0)),
-            (Mode::Reject, Some(f)) => {
+        let found = smallest_key_match(rel, &cfg, fp, cols.fp, key_attnum, exclude);
+        *outcome = Some(match (cols.dup_of, cfg.mode, found) {
+            (Some(dup_of), _, found) => Outcome::Row(pg_sys::Datum::from(with_dup_of(rel, new, dup_of, found.map(|f| f.key)))),
+            (None, _, None) => Outcome::Row(unchanged),
+            (None, Mode::Skip, Some(_)) => Outcome::Row(pg_sys::Datum::from(0)),
+            (None, _, Some(f)) => {
                 let detail = if may_see_key((*rel).rd_id, key_attnum) {
                     format!(
                         "Key ({})=({}) is at Hamming distance {} (max_distance {}).",

@@ -4,7 +4,10 @@ use std::ffi::{c_int, CStr, CString};
 
 use pgrx::{pg_sys, FromDatum};
 
+use crate::args::Mode;
 use crate::errors::{Code, Error};
+
+use super::config::{Config, DUP_OF};
 
 /// The name of relation `rel`.
 ///
@@ -19,7 +22,7 @@ pub(super) unsafe fn relation_name(rel: pg_sys::Relation) -> String {
 ///
 /// # Safety
 /// `rel` is an open relation.
-pub(super) unsafe fn column(rel: pg_sys::Relation, name: &str) -> c_int {
+unsafe fn column(rel: pg_sys::Relation, name: &str) -> c_int {
     let cname = CString::new(name).unwrap_or_default();
     // SAFETY: SPI_fnumber only reads the tuple descriptor of the open relation.
     let attnum = unsafe { pg_sys::SPI_fnumber((*rel).rd_att, cname.as_ptr()) };
@@ -29,10 +32,89 @@ pub(super) unsafe fn column(rel: pg_sys::Relation, name: &str) -> c_int {
             // SAFETY: `rel` is open.
             format!("column \"{name}\" of relation \"{}\" does not exist", unsafe { relation_name(rel) }),
         )
-        .hint("Columns used by the simdup_dedup trigger were renamed or dropped: call simdup_disable and simdup_enable again.")
+        .hint(REENABLE)
         .raise();
     }
     attnum
+}
+
+const REENABLE: &str =
+    "Columns used by the simdup_dedup trigger were renamed, dropped or changed: call simdup_disable and simdup_enable again.";
+
+/// The columns the dedup trigger reads and writes, resolved from the relation's current
+/// descriptor, with the types it reads and writes them as. A table owner can rename, drop and
+/// retype columns after `simdup_enable`; the trigger then refuses (42703 for a missing column,
+/// 42804 for a wrong type, 0A000 for a generated adopted fingerprint) instead of reading or
+/// writing a datum of the wrong type.
+pub(super) struct Columns {
+    /// The text column (None: an adopted fingerprint column).
+    pub text: Option<c_int>,
+    pub fp: c_int,
+    pub key: c_int,
+    /// `dup_of`, in mark mode: of the key's type.
+    pub dup_of: Option<c_int>,
+}
+
+/// The one check of the columns named in the trigger's configuration: see [`Columns`].
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(super) unsafe fn columns(rel: pg_sys::Relation, cfg: &Config) -> Columns {
+    // SAFETY: the caller guarantees an open relation; catalog lookups of its columns.
+    unsafe {
+        let relid = (*rel).rd_id;
+        let type_of = |attnum: c_int| pg_sys::get_atttype(relid, attnum as pg_sys::AttrNumber);
+        let mismatch = |name: &str, attnum: c_int, wanted: &str| -> ! {
+            let typ = CStr::from_ptr(pg_sys::format_type_be(type_of(attnum))).to_string_lossy().into_owned();
+            Error::new(
+                Code::ERRCODE_DATATYPE_MISMATCH,
+                format!("column \"{name}\" of relation \"{}\" is of type {typ}, not {wanted}", relation_name(rel)),
+            )
+            .hint(REENABLE)
+            .raise()
+        };
+        let fp = column(rel, &cfg.fp_column);
+        if pg_sys::getBaseType(type_of(fp)) != pg_sys::INT8OID {
+            mismatch(&cfg.fp_column, fp, "bigint");
+        }
+        let text = match &cfg.text_column {
+            Some(name) => {
+                let attnum = column(rel, name);
+                if pg_sys::TypeCategory(pg_sys::getBaseType(type_of(attnum))) as u8 != pg_sys::TYPCATEGORY_STRING {
+                    mismatch(name, attnum, "a string type");
+                }
+                Some(attnum)
+            }
+            None => {
+                // A BEFORE trigger sees a generated column as NULL: an adopted fingerprint
+                // column that is generated would never be checked.
+                if pg_sys::get_attgenerated(relid, fp as pg_sys::AttrNumber) != 0 {
+                    Error::new(
+                        Code::ERRCODE_FEATURE_NOT_SUPPORTED,
+                        format!(
+                            "dedup cannot check generated column \"{}\" of relation \"{}\"",
+                            cfg.fp_column,
+                            relation_name(rel)
+                        ),
+                    )
+                    .detail("A BEFORE trigger runs before generated columns are computed, so it would see every fingerprint as NULL.")
+                    .hint("Enable dedup with the text column instead: simdup_enable(table, text_column, on_duplicate => ...) fingerprints the text itself.")
+                    .raise();
+                }
+                None
+            }
+        };
+        let key = column(rel, &cfg.key_column);
+        let dup_of = (cfg.mode == Mode::Mark).then(|| {
+            let attnum = column(rel, DUP_OF);
+            if type_of(attnum) != type_of(key) {
+                let key_type = CStr::from_ptr(pg_sys::format_type_be(type_of(key))).to_string_lossy().into_owned();
+                mismatch(DUP_OF, attnum, &format!("{key_type} (the type of key column \"{}\")", cfg.key_column));
+            }
+            attnum
+        });
+        Columns { text, fp, key, dup_of }
+    }
 }
 
 /// The value of column `attnum` as the text `simhash()` sees in the generated column
@@ -80,16 +162,22 @@ pub(super) unsafe fn bigint_value(tuple: pg_sys::HeapTuple, tupdesc: pg_sys::Tup
     }
 }
 
-/// A copy of `new` with `dup_of` set to `key` (NULL for None): the one way the trigger writes
-/// `dup_of`. The copy is made in the current memory context (the trigger's caller's).
+/// A copy of `new` with `dup_of` (column `dup_of`, checked by [`columns`]) set to `key` (NULL
+/// for None): the one way the trigger writes `dup_of`. The copy is made in the current memory
+/// context (the trigger's caller's).
 ///
 /// # Safety
 /// `rel` is the open relation of `new`; `key`, if any, is a datum of `dup_of`'s type.
-pub(super) unsafe fn with_dup_of(rel: pg_sys::Relation, new: pg_sys::HeapTuple, key: Option<pg_sys::Datum>) -> pg_sys::HeapTuple {
+pub(super) unsafe fn with_dup_of(
+    rel: pg_sys::Relation,
+    new: pg_sys::HeapTuple,
+    dup_of: c_int,
+    key: Option<pg_sys::Datum>,
+) -> pg_sys::HeapTuple {
     // SAFETY: heap_modify_tuple_by_cols builds a new tuple of the relation's descriptor.
     unsafe {
         let tupdesc = (*rel).rd_att;
-        let mut cols = [column(rel, super::config::DUP_OF)];
+        let mut cols = [dup_of];
         let mut values = [key.unwrap_or(pg_sys::Datum::from(0))];
         let mut isnull = [key.is_none()];
         pg_sys::heap_modify_tuple_by_cols(new, tupdesc, 1, cols.as_mut_ptr(), values.as_mut_ptr(), isnull.as_mut_ptr())

@@ -29,7 +29,7 @@ pub(crate) struct Stats {
 
 const SIGN: u64 = 1 << 63;
 
-/// Calls `found(slot, fp)` once for every row of `heap` visible to `snapshot` whose fingerprint
+/// Calls `found(slot, fp)` once for every row version of `heap` visible to `snapshot` whose fingerprint
 /// (the column the `indexes` are on) is within `k` of `q`, the slot holding that row version.
 /// `k` < 0 finds nothing; `k` ≥ 64 finds every row with a fingerprint (probing one block in
 /// full). Thresholds are chosen for the table's size (`rows`).
@@ -37,7 +37,9 @@ const SIGN: u64 = 1 << 63;
 /// # Safety
 /// `heap` is an open table relation (at least AccessShareLock), `snapshot` an MVCC snapshot
 /// that stays valid (registered or active) for the call, and `indexes` the block indexes of
-/// `heap` as found by [`super::indexes::block_indexes`] in this transaction.
+/// `heap` as found by [`super::indexes::block_indexes`] in this transaction. With a dirty
+/// snapshot, its xmin, xmax and speculativeToken describe the row version in the slot while
+/// `found` runs.
 pub(crate) unsafe fn search(
     heap: pg_sys::Relation,
     indexes: &BlockIndexes,
@@ -102,9 +104,15 @@ pub(crate) unsafe fn search(
                     if layout.first_block(q, fp, k as u32, &t) != Some(i) {
                         continue; // too far, or found from an earlier block
                     }
-                    if pg_sys::index_fetch_heap(scan, slot) {
+                    // An MVCC snapshot sees at most one version of a HOT chain; a dirty one (the
+                    // dedup check's) may see several (one being deleted, one being inserted):
+                    // each is reported.
+                    while pg_sys::index_fetch_heap(scan, slot) {
                         stats.matches += 1;
                         found(slot, fp);
+                        if !(*scan).xs_heap_continue {
+                            break;
+                        }
                     }
                 }
             }
