@@ -168,8 +168,8 @@ mod tests {
         assert_eq!(a[1] - b[1], 0, "heap tuples fetched: {} -> {}", before, after);
     }
 
-    /// The trigger holds exactly the advisory locks _simdup_lock_stripes names, keyed
-    /// (table OID, stripe) as pg_advisory_xact_lock(int4, int4) does, exclusively.
+    /// The trigger holds exactly the lock stripes _simdup_lock_stripes names, exclusively,
+    /// under simdup's own advisory tag (objsubid 21316), keyed (table OID, stripe).
     #[pg_test]
     fn dedup_trigger_locks_its_stripes() {
         Spi::run(
@@ -180,23 +180,30 @@ mod tests {
         .unwrap();
         let same = Spi::get_one::<bool>(
             "SELECT array_agg(l.objid::int ORDER BY l.objid) = (SELECT _simdup_lock_stripes(simhash, 8) FROM dk)
-                    AND bool_and(l.mode = 'ExclusiveLock' AND l.objsubid = 2 AND l.granted)
+                    AND bool_and(l.mode = 'ExclusiveLock' AND l.objsubid = 21316 AND l.granted)
              FROM pg_locks l
              WHERE l.locktype = 'advisory' AND l.classid = 'dk'::regclass::oid AND l.pid = pg_backend_pid()",
         )
         .unwrap();
         assert_eq!(same, Some(true));
-        // The same keys as the SQL function takes: asking for one again is granted at once
-        // (own locks never conflict), and the lock count does not grow.
-        let n = Spi::get_one::<i64>(
+        // pg_advisory_xact_lock on the same (table OID, stripe) keys takes other locks (objsubid
+        // 2): a role cannot hold simdup's stripes through the advisory lock functions.
+        let taken = Spi::get_one::<i64>(
             "SELECT count(*) FROM (SELECT pg_advisory_xact_lock('dk'::regclass::oid::int, s)
                                    FROM unnest((SELECT _simdup_lock_stripes(simhash, 8) FROM dk)) s) x",
         )
         .unwrap();
-        let held = Spi::get_one::<i64>(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 'dk'::regclass::oid AND pid = pg_backend_pid()",
-        )
-        .unwrap();
-        assert_eq!(n, held);
+        // _simdup_lock_row takes the trigger's own stripes: granted at once (own locks never
+        // conflict), and the count of simdup's locks does not grow.
+        Spi::run("SELECT _simdup_lock_row('dk'::regclass, simhash, 8) FROM dk").unwrap();
+        let held = |subid: i32| {
+            Spi::get_one::<i64>(&format!(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 'dk'::regclass::oid
+                   AND objsubid = {subid} AND pid = pg_backend_pid()"
+            ))
+            .unwrap()
+        };
+        assert_eq!(held(21316), taken);
+        assert_eq!(held(2), taken);
     }
 }

@@ -1,29 +1,37 @@
 #!/usr/bin/env bash
-# The 0.1.0 -> 0.2.0 upgrade, as a user does it, on a running server:
-#   1. build simdup 0.1.0 from its commit and install it; a cluster with tables enabled under
-#      0.1.0 (search, and dedup in reject and mark mode) and rows in them;
+# The upgrades to this version, as a user does them, on a running server:
+#   1. build simdup 0.1.0 and 0.2.0 from their commits; a cluster with a database whose tables
+#      were enabled under 0.1.0 and one whose tables were enabled under 0.2.0 (search, and dedup
+#      in reject and mark mode), with rows in them;
 #   2. install this build while the server runs and a backend is busy in a simdup call
 #      (scripts/install.sh renames files into place): the busy backend finishes, nothing crashes;
 #      a second server that preloads simdup (shared_preload_libraries, as Citus set-ups do)
 #      keeps running on the library it loaded, and after a restart runs the new one;
-#   3. ALTER EXTENSION simdup UPDATE: the schema equals a fresh 0.2.0 install's
-#      (sql/schema/0.2.0.txt); the 0.1.0 tables still search exactly, dedup, and pair; then
-#      simdup_reindex moves them to the 0.2.0 indexes and everything still holds.
+#   3. ALTER EXTENSION simdup UPDATE in both databases (0.1.0 -> 0.2.0 -> this version, and
+#      0.2.0 -> this version): each schema equals a fresh install's (sql/schema/<version>.txt);
+#      the old tables still search exactly, dedup, and pair; then simdup_reindex rebuilds their
+#      indexes (0.1.0's move to the key indexes) and everything still holds.
 # Usage: tests/upgrade/upgrade.sh [--debug]   (the build of this tree to install: debug or release)
 # SIMDUP_UPGRADE_PORT (default 54331). Leaves this tree's build installed.
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/setup.sh" >/dev/null
 cd "$SIMDUP_ROOT"
 OLD_COMMIT=6335b0abf524b2cc72885cb4e2374262b339d2be   # main when 0.1.0 was released
+V020_COMMIT=3a8db1388493f719ea8e9b0997b1519aef38c624  # main when 0.2.0 was released
+# How EXPLAIN shows the planner's index path on table fps.
+INDEX_PATH_RE="Tid Scan on fps"
+VERSION=$(python3 -c 'import tomllib,sys; print(tomllib.load(open(sys.argv[1],"rb"))["package"]["version"])' Cargo.toml)
 port=${SIMDUP_UPGRADE_PORT:-54331}
 pport=$((port + 10))   # the preloading server
 mode=(); [ "${1:-}" = --debug ] && mode=(--debug)
 sock=/tmp/simdup-upgrade/sock
 fail() { echo "upgrade test: FAILED: $*" >&2; exit 1; }
 step() { printf '\033[1mupgrade:\033[0m %s\n' "$*" >&2; }
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$sock" -p "$port" -U postgres -d upgrade "$@"; }
+db=upgrade   # the database q() talks to
+q() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$sock" -p "$port" -U postgres -d "$db" "$@"; }
 
-old=$(mktemp -d); trap 'rm -rf "$old"; scripts/cluster.sh stop upgrade; scripts/cluster.sh stop upgrade-preload' EXIT
+old=$(mktemp -d); v020=$(mktemp -d)
+trap 'rm -rf "$old" "$v020"; scripts/cluster.sh stop upgrade; scripts/cluster.sh stop upgrade-preload' EXIT
 pq() { psql -X -q -At -v ON_ERROR_STOP=1 -h /tmp/simdup-upgrade-preload/sock -p "$pport" -U postgres -d postgres "$@"; }
 step "build and install simdup 0.1.0 (commit ${OLD_COMMIT:0:7})"
 git -C "$SIMDUP_ROOT" archive "$OLD_COMMIT" | tar -x -C "$old"
@@ -58,11 +66,40 @@ SQL
 [ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM archive")" = "1:- 2:1" ] \
   || fail "0.1.0 mark mode"
 
+step "build and install simdup 0.2.0 (commit ${V020_COMMIT:0:7}); a database enabled under it"
+git -C "$SIMDUP_ROOT" archive "$V020_COMMIT" | tar -x -C "$v020"
+CARGO_TARGET_DIR="$SIMDUP_ROOT/target/v0.2.0" scripts/install.sh --source "$v020" --debug --pg-config "$PG_CONFIG"
+psql -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE upgrade2"
+db=upgrade2
+q <<'SQL'
+CREATE EXTENSION simdup;
+CREATE TABLE fps (id int PRIMARY KEY, fp bigint);
+INSERT INTO fps SELECT g, hashint8extended(g, 7) FROM generate_series(1, 20000) g;
+INSERT INTO fps SELECT 100000 + g, (SELECT fp FROM fps WHERE id = 1) # (1::bigint << (g % 64)) # (1::bigint << ((g * 13) % 64))
+FROM generate_series(1, 40) g;
+SELECT simdup_enable('fps', NULL, 'fp', blocks => 4);
+CREATE TABLE news (id int PRIMARY KEY, body text);
+SELECT simdup_enable('news', 'body', on_duplicate => 'reject');
+INSERT INTO news VALUES
+  (1, '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。'),
+  (2, 'PostgreSQL is a powerful, open source object-relational database system with over thirty years of active development.');
+CREATE TABLE archive (id int PRIMARY KEY, body text);
+SELECT simdup_enable('archive', 'body', on_duplicate => 'mark');
+INSERT INTO archive VALUES
+  (1, '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。'),
+  (2, '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九！');
+ANALYZE;
+SQL
+[ "$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = 0.2.0 ] || fail "0.2.0 is not installed"
+[ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM archive")" = "1:- 2:1" ] \
+  || fail "0.2.0 mark mode"
+db=upgrade
+
 PG_EXTRA_OPTS="-c shared_preload_libraries=simdup" scripts/cluster.sh start upgrade-preload "$pport"
 pq -c "CREATE EXTENSION simdup" >/dev/null
-[ "$(pq -c "SELECT simhash('preloaded server') IS NOT NULL")" = t ] || fail "the preloading server does not run simdup 0.1.0"
+[ "$(pq -c "SELECT simhash('preloaded server') IS NOT NULL")" = t ] || fail "the preloading server does not run simdup 0.2.0"
 
-step "install this build while a backend is busy in simdup (0.1.0 library mapped)"
+step "install this build while a backend is busy in simdup (0.2.0 library mapped)"
 q -c "SELECT count(simhash(repeat(body, 20000))) FROM news, generate_series(1, 40)" >/tmp/simdup-upgrade-busy.out 2>&1 &
 busy=$!
 sleep 1
@@ -71,33 +108,35 @@ wait "$busy" || { cat /tmp/simdup-upgrade-busy.out; fail "a backend running simd
 [ "$(cat /tmp/simdup-upgrade-busy.out)" = 80 ] || fail "the busy backend's answer: $(cat /tmp/simdup-upgrade-busy.out)"
 pg_isready -q -h "$sock" -p "$port" || fail "the server is down after the install"
 # The preloading server keeps running on the library its postmaster loaded: new backends
-# inherit it, so the 0.2.0 functions are not there until a restart.
+# inherit it, so this version's functions are not there until a restart.
 pg_isready -q -h /tmp/simdup-upgrade-preload/sock -p "$pport" || fail "the preloading server is down after the install"
 [ "$(pq -c "SELECT simhash('preloaded server') IS NOT NULL")" = t ] || fail "the preloading server cannot run simdup after the install"
-pq -c "ALTER EXTENSION simdup UPDATE" >/dev/null 2>&1 && fail "0.2.0 functions loaded without a restart of the preloading server"
+pq -c "ALTER EXTENSION simdup UPDATE" >/dev/null 2>&1 && fail "$VERSION functions loaded without a restart of the preloading server"
 as_pg() { if [ "$(id -un)" = postgres ]; then "$@"; else sudo -u postgres "$@"; fi; }
 as_pg "$PG_BIN/pg_ctl" -D /tmp/simdup-upgrade-preload/data -m fast -w restart >/dev/null
 pq -c "ALTER EXTENSION simdup UPDATE"
-[ "$(pq -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = 0.2.0 ] || fail "the preloading server did not update"
+[ "$(pq -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = "$VERSION" ] || fail "the preloading server did not update"
 [ "$(pq -c "SELECT _simdup_key(1, 0) IS NOT NULL")" = t ] || fail "the preloading server does not run the new library after its restart"
 step "preloading server: kept running on its library during the install, runs the new one after a restart"
 
-step "ALTER EXTENSION simdup UPDATE"
+for db in upgrade upgrade2; do
+from=$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")
+step "$db: ALTER EXTENSION simdup UPDATE ($from -> $VERSION)"
 q -c "ALTER EXTENSION simdup UPDATE"
-[ "$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = 0.2.0 ] || fail "not at 0.2.0"
-scripts/schema_check.sh "$sock" "$port" --database upgrade
+[ "$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = "$VERSION" ] || fail "$db: not at $VERSION"
+scripts/schema_check.sh "$sock" "$port" --database "$db"
 
-step "the 0.1.0 tables after the update, then after simdup_reindex"
+step "$db: the $from tables after the update, then after simdup_reindex"
 for phase in updated reindexed; do
   if [ "$phase" = reindexed ]; then
     q -c "SELECT simdup_reindex('fps'), simdup_reindex('news'), simdup_reindex('archive')" >/dev/null
     want_kind=key
   else
-    want_kind=block
+    want_kind=$([ "$from" = 0.1.0 ] && echo block || echo key)
   fi
   [ "$(q -c "SELECT string_agg(DISTINCT kind, ',') FROM simdup_block_indexes('fps')")" = "$want_kind" ] || fail "$phase: block index kind"
   plan=$(q -c "EXPLAIN (COSTS OFF) SELECT id FROM fps WHERE hamming(fp, (SELECT fp FROM fps WHERE id = 1)) <= 10")
-  grep -q "Tid Scan on fps" <<<"$plan" || fail "$phase: the card's query is not served by the block indexes: $plan"
+  grep -Eq "$INDEX_PATH_RE" <<<"$plan" || fail "$phase: hamming(fp, q) <= k is not served by the block indexes: $plan"
   mism=$(q <<'SQL'
 CREATE TEMP TABLE qs AS SELECT fp FROM fps WHERE id IN (1, 2, 3, 100001) UNION ALL SELECT hashint8extended(g, 9) FROM generate_series(1, 26) g;
 SET enable_seqscan = off;
@@ -128,7 +167,8 @@ SQL
   [ "$got" = 1 ] || fail "$phase: mark mode gave dup_of = '$got'"
   # Batch.
   [ "$(q -c "SELECT count(*) FROM simdup_pairs('fps', 3) WHERE a = '1' OR b = '1'")" -ge 1 ] || fail "$phase: simdup_pairs"
-  step "$phase: kind $want_kind, search exact ($mism), reject, mark, pairs: ok"
+  step "$db $phase: kind $want_kind, search exact ($mism), reject, mark, pairs: ok"
 done
-scripts/schema_check.sh "$sock" "$port" --database upgrade
+scripts/schema_check.sh "$sock" "$port" --database "$db"
+done
 step "all upgrade checks passed"
