@@ -42,14 +42,47 @@ extension_sql!(
     requires = [_simdup_key]
 );
 
-/// The heap relation `relid`, open under AccessShareLock, with its block indexes on column
-/// `attnum`; 55000 when it has none.
+/// Opens relation `relid` under AccessShareLock for a search: 42P01 when there is no such
+/// relation, 42809 when it is not a plain table (a partitioned table's rows live in its
+/// partitions, whose tids are not unique across them; views and indexes have no rows to scan).
+///
+/// # Safety
+/// Must run in a transaction; the caller closes the relation with `table_close`.
+pub(crate) unsafe fn open_table(relid: pg_sys::Oid) -> pg_sys::Relation {
+    // SAFETY: catalog lookups; try_table_open returns NULL for a missing relation and raises an
+    // ERROR for an index or composite type; the relation stays open for the caller.
+    unsafe {
+        let heap = pg_sys::try_table_open(relid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        if heap.is_null() {
+            crate::errors::Error::new(
+                crate::errors::Code::ERRCODE_UNDEFINED_TABLE,
+                format!("relation with OID {} does not exist", u32::from(relid)),
+            )
+            .raise();
+        }
+        if (*(*heap).rd_rel).relkind != pg_sys::RELKIND_RELATION as std::ffi::c_char {
+            let name = std::ffi::CStr::from_ptr((*(*heap).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned();
+            pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            crate::errors::Error::new(
+                crate::errors::Code::ERRCODE_WRONG_OBJECT_TYPE,
+                format!("\"{name}\" is not a plain table"),
+            )
+            .detail("simdup's search functions read one table's block indexes and return its rows' tids; a partitioned table's rows live in its partitions.")
+            .hint("Query the table itself: SELECT ... WHERE hamming(fp, q) <= k, or ORDER BY fp <~> q LIMIT n, which the planner runs on every partition.")
+            .raise();
+        }
+        heap
+    }
+}
+
+/// The heap relation `relid` ([`open_table`]) with its block indexes on column `attnum`; 55000
+/// when it has none.
 ///
 /// # Safety
 /// Must run in a transaction; the caller closes the relation with `table_close`.
 unsafe fn open_indexed(relid: pg_sys::Oid, attnum: i32) -> (pg_sys::Relation, indexes::BlockIndexes) {
-    // SAFETY: table_open raises an ERROR for a missing or non-table relation.
-    let heap = unsafe { pg_sys::table_open(relid, pg_sys::AccessShareLock as pg_sys::LOCKMODE) };
+    // SAFETY: see open_table.
+    let heap = unsafe { open_table(relid) };
     // SAFETY: `heap` is open.
     unsafe { check_access(heap, attnum) };
     // SAFETY: `heap` is open.
@@ -279,7 +312,14 @@ fn _simdup_block_indexes(
 {
     // SAFETY: in a transaction; the relation is opened and closed here.
     let found = unsafe {
-        let heap = pg_sys::table_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let heap = pg_sys::try_table_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        if heap.is_null() {
+            crate::errors::Error::new(
+                crate::errors::Code::ERRCODE_UNDEFINED_TABLE,
+                format!("relation with OID {} does not exist", u32::from(tbl)),
+            )
+            .raise();
+        }
         let found = indexes::block_indexes(heap, attnum as pg_sys::AttrNumber);
         pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         found
