@@ -76,15 +76,19 @@ pub(crate) unsafe fn open_table(relid: pg_sys::Oid) -> pg_sys::Relation {
 }
 
 /// The heap relation `relid` ([`open_table`]) with its block indexes on column `attnum`; 55000
-/// when it has none.
+/// when it has none. With `check`, the current user's access is checked first
+/// ([`check_access`]): direct calls of the search functions; the planner's own call of
+/// `_simdup_tids` runs in a scan whose table the executor has already checked.
 ///
 /// # Safety
 /// Must run in a transaction; the caller closes the relation with `table_close`.
-unsafe fn open_indexed(relid: pg_sys::Oid, attnum: i32) -> (pg_sys::Relation, indexes::BlockIndexes) {
+unsafe fn open_indexed(relid: pg_sys::Oid, attnum: i32, check: bool) -> (pg_sys::Relation, indexes::BlockIndexes) {
     // SAFETY: see open_table.
     let heap = unsafe { open_table(relid) };
-    // SAFETY: `heap` is open.
-    unsafe { check_access(heap, attnum) };
+    if check {
+        // SAFETY: `heap` is open.
+        unsafe { check_access(heap, attnum) };
+    }
     // SAFETY: `heap` is open.
     let found = unsafe { indexes::block_indexes(heap, attnum as pg_sys::AttrNumber) };
     let Some(found) = found else {
@@ -155,16 +159,54 @@ pub(crate) unsafe fn estimated_rows(heap: pg_sys::Relation) -> f64 {
 /// versions the snapshot sees, HOT chains followed), found through the block indexes. The
 /// planner step puts it in a Tid Scan's `ctid = ANY (...)`; the scan keeps the original qual
 /// as its filter, so the answer is the qual's whatever this returns.
-fn tids(relid: pg_sys::Oid, attnum: i32, q: i64, k: i32) -> Vec<pg_sys::ItemPointerData> {
+///
+/// `planned`: called from the Tid Scan the planner step built ([`planned_call`]). The executor
+/// has checked the privileges of that scan's table as PostgreSQL does for its range table
+/// entry (a view's owner's, for a view), so no check is made here; and when
+/// `simdup.index_search` is off (a cached generic plan made while it was on), every visible
+/// row's tid is returned, so the scan filters the table as a sequential scan would. A direct
+/// call checks the current user's access.
+fn tids(relid: pg_sys::Oid, attnum: i32, q: i64, k: i32, planned: bool) -> Vec<pg_sys::ItemPointerData> {
     let mut out = Vec::new();
     // SAFETY: in a query, so in a transaction with an active snapshot, which outlives the call.
     unsafe {
-        let (heap, found) = open_indexed(relid, attnum);
+        let (heap, found) = open_indexed(relid, attnum, !planned);
         let snapshot = pg_sys::GetActiveSnapshot();
-        scan::search(heap, &found, q as u64, k, snapshot, estimated_rows(heap), |slot, _| out.push((*slot).tts_tid));
+        if planned && !crate::gucs::index_search() {
+            let scan = pg_sys::table_beginscan(heap, snapshot, 0, std::ptr::null_mut());
+            let slot = pg_sys::table_slot_create(heap, std::ptr::null_mut());
+            while pg_sys::table_scan_getnextslot(scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
+                out.push((*slot).tts_tid);
+                if out.len() % 16384 == 0 {
+                    pgrx::check_for_interrupts!();
+                }
+            }
+            pg_sys::ExecDropSingleTupleTableSlot(slot);
+            pg_sys::table_endscan(scan);
+        } else {
+            scan::search(heap, &found, q as u64, k, snapshot, estimated_rows(heap), |slot, _| out.push((*slot).tts_tid));
+        }
         pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
     out
+}
+
+/// Whether this call of a search function is the one the planner step put in a Tid Scan
+/// (its FuncExpr carries [`planner::PLANNED_CALL`], which SQL cannot give a call of it).
+///
+/// # Safety
+/// `fcinfo` is the function manager's call information.
+unsafe fn planned_call(fcinfo: pg_sys::FunctionCallInfo) -> bool {
+    // SAFETY: flinfo and fn_expr are set by the executor for calls in expressions; fn_expr is
+    // NULL or a valid node.
+    unsafe {
+        let flinfo = (*fcinfo).flinfo;
+        if flinfo.is_null() || (*flinfo).fn_expr.is_null() {
+            return false;
+        }
+        let expr = (*flinfo).fn_expr;
+        (*expr).type_ == pg_sys::NodeTag::T_FuncExpr && (*(expr as *mut pg_sys::FuncExpr)).funcformat == planner::PLANNED_CALL
+    }
 }
 
 /// The arguments (table oid, column number, fingerprint, integer) of the V1 search functions.
@@ -219,7 +261,9 @@ pub extern "C" fn pg_finfo__simdup_tids() -> &'static pg_sys::Pg_finfo_record {
 pub unsafe extern "C-unwind" fn _simdup_tids(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     // SAFETY: called by the function manager with its fcinfo.
     let (relid, attnum, q, k) = unsafe { search_args(fcinfo) };
-    tid_array(&tids(relid, attnum, q, k))
+    // SAFETY: as above.
+    let planned = unsafe { planned_call(fcinfo) };
+    tid_array(&tids(relid, attnum, q, k, planned))
 }
 
 extension_sql!(
@@ -244,7 +288,7 @@ fn nearest(relid: pg_sys::Oid, attnum: i32, q: i64, n: i32) -> Vec<(pg_sys::Item
     let mut rows: Vec<(i32, u64, pg_sys::ItemPointerData)> = Vec::new();
     // SAFETY: in a query, so in a transaction with an active snapshot, which outlives the call.
     unsafe {
-        let (heap, found) = open_indexed(relid, attnum);
+        let (heap, found) = open_indexed(relid, attnum, true);
         let snapshot = pg_sys::GetActiveSnapshot();
         let size = estimated_rows(heap);
         let mut k = 0;

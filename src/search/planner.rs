@@ -31,6 +31,12 @@ use super::indexes::{block_indexes, cells, is_our_function, BlockIndexes};
 
 static mut PREVIOUS: pg_sys::set_rel_pathlist_hook_type = None;
 
+/// The display form of the `_simdup_tids` call this planner step puts in a Tid Scan. The
+/// parser gives `COERCE_SQL_SYNTAX` only to the pg_catalog functions behind SQL's special
+/// syntaxes (EXTRACT, SUBSTRING, …), never to a call of `_simdup_tids` written in SQL, so it
+/// tells the planner's call apart from a direct one; EXPLAIN shows it as an ordinary call.
+pub(crate) const PLANNED_CALL: pg_sys::CoercionForm::Type = pg_sys::CoercionForm::COERCE_SQL_SYNTAX;
+
 /// Installs the hook, after whatever hook was there. Called once from `_PG_init`.
 pub(crate) fn init() {
     // SAFETY: _PG_init runs once per process, before any planning, single-threaded.
@@ -56,6 +62,7 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
             || (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
             || (*rte).relkind != pg_sys::RELKIND_RELATION as c_char
             || (*rte).inh
+            || rows_locked_or_modified(root, rti)
         {
             return;
         }
@@ -70,7 +77,11 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
             let rinfo = cell.ptr_value as *mut pg_sys::RestrictInfo;
             let Some(m) = match_clause(root, (*rinfo).clause as *mut pg_sys::Node, rti) else { continue };
             // Under row-level security the search would see rows the policies hide: no path.
-            if super::rls_applies((*rte).relid) {
+            // (Checked as the role the executor checks this table's privileges as: a view's
+            // owner for a table read through a view.)
+            if pg_sys::check_enable_rls((*rte).relid, check_as_user(root, rte, rti), true)
+                == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
+            {
                 return;
             }
             // The table's block indexes on that column (read once per scan and column).
@@ -89,6 +100,71 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
         if let Some(factor) = tightest {
             correct_rows(rel, factor);
         }
+    }
+}
+
+/// Whether the scan of range table entry `rti` returns rows the statement locks or modifies
+/// (the target of UPDATE, DELETE or MERGE, or a table of SELECT … FOR UPDATE/SHARE). Such rows
+/// are rechecked by EvalPlanQual after a concurrent update, on their new version, whose ctid
+/// is not among the tids the search returned: a Tid Scan would drop them. Those scans get no
+/// index path, so their answer is the sequential scan's.
+///
+/// # Safety
+/// `root` is the planner's state for the query being planned.
+unsafe fn rows_locked_or_modified(root: *mut pg_sys::PlannerInfo, rti: pg_sys::Index) -> bool {
+    // SAFETY: the planner's structures; rowMarks holds PlanRowMarks.
+    unsafe {
+        if (*(*root).parse).resultRelation as pg_sys::Index == rti
+            || pg_sys::bms_is_member(rti as i32, (*root).all_result_relids)
+        {
+            return true;
+        }
+        cells((*root).rowMarks).iter().any(|cell| {
+            let mark = &*(cell.ptr_value as *const pg_sys::PlanRowMark);
+            mark.rti == rti && mark.markType <= pg_sys::RowMarkType::ROW_MARK_KEYSHARE
+        })
+    }
+}
+
+/// The role whose privileges the executor checks for range table entry `rte` (`rti`): its
+/// checkAsUser (a view's owner, for a table read through a view), or the current user.
+///
+/// # Safety
+/// `root` is the planner's state for the query being planned; `rte` its entry `rti`.
+#[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15"))]
+unsafe fn check_as_user(_root: *mut pg_sys::PlannerInfo, rte: *mut pg_sys::RangeTblEntry, _rti: pg_sys::Index) -> pg_sys::Oid {
+    // SAFETY: the caller guarantees the entry; inheritance children carry their parent's
+    // checkAsUser.
+    let user = unsafe { (*rte).checkAsUser };
+    if user == pg_sys::InvalidOid {
+        // SAFETY: the current user of this backend.
+        unsafe { pg_sys::GetUserId() }
+    } else {
+        user
+    }
+}
+
+/// See the PostgreSQL 15 variant; from 16 on, checkAsUser lives in the query's
+/// RTEPermissionInfo list, which inheritance children share with their parent.
+///
+/// # Safety
+/// As the PostgreSQL 15 variant.
+#[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15")))]
+unsafe fn check_as_user(root: *mut pg_sys::PlannerInfo, rte: *mut pg_sys::RangeTblEntry, rti: pg_sys::Index) -> pg_sys::Oid {
+    // SAFETY: the planner's structures: an appendrel child's parent is in append_rel_array,
+    // and getRTEPermissionInfo returns the entry's permission info.
+    unsafe {
+        let (mut rte, mut rti) = (rte, rti);
+        while (*rte).perminfoindex == 0 {
+            let appinfos = (*root).append_rel_array;
+            if appinfos.is_null() || (*appinfos.add(rti as usize)).is_null() {
+                return pg_sys::GetUserId();
+            }
+            rti = (**appinfos.add(rti as usize)).parent_relid;
+            rte = *(*root).simple_rte_array.add(rti as usize);
+        }
+        let info = pg_sys::getRTEPermissionInfo((*(*root).parse).rteperminfos, rte);
+        if (*info).checkAsUser == pg_sys::InvalidOid { pg_sys::GetUserId() } else { (*info).checkAsUser }
     }
 }
 
@@ -253,7 +329,9 @@ unsafe fn match_clause(root: *mut pg_sys::PlannerInfo, clause: *mut pg_sys::Node
     }
 }
 
-/// `k − 1`, folded when k is a constant.
+/// `k − 1` for `< k`, folded when k is a constant. Never overflows: a k of -2147483648 (any k
+/// ≤ 0) gives a negative bound, which finds nothing, as `hamming(fp, q) < k` does; a
+/// parameter is first raised to at least −2147483647 (`GREATEST(k, -2147483647) - 1`).
 ///
 /// # Safety
 /// `k` is a valid int4 expression node.
@@ -263,10 +341,16 @@ unsafe fn minus_one(k: *mut pg_sys::Node) -> *mut pg_sys::Node {
         if (*k).type_ == pg_sys::NodeTag::T_Const {
             let c = &*(k as *mut pg_sys::Const);
             if !c.constisnull {
-                return int4_const(c.constvalue.value() as i32 - 1);
+                return int4_const((c.constvalue.value() as i32).saturating_sub(1).max(-1));
             }
         }
-        let args = pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), k.cast()), int4_const(1).cast());
+        let floor = pg_sys::palloc0(std::mem::size_of::<pg_sys::MinMaxExpr>()) as *mut pg_sys::MinMaxExpr;
+        (*floor).xpr.type_ = pg_sys::NodeTag::T_MinMaxExpr;
+        (*floor).minmaxtype = pg_sys::INT4OID;
+        (*floor).op = pg_sys::MinMaxOp::IS_GREATEST;
+        (*floor).args = pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), k.cast()), int4_const(-i32::MAX).cast());
+        (*floor).location = -1;
+        let args = pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), floor.cast()), int4_const(1).cast());
         pg_sys::makeFuncExpr(
             pg_sys::Oid::from(pg_sys::F_INT4MI),
             pg_sys::INT4OID,
@@ -360,13 +444,14 @@ unsafe fn add_tid_path(
         args = pg_sys::lappend(args, int4_const(i32::from(m.attnum)).cast());
         args = pg_sys::lappend(args, pg_sys::copyObjectImpl(m.q.cast()));
         args = pg_sys::lappend(args, pg_sys::copyObjectImpl(m.k.cast()));
+        // COERCE_SQL_SYNTAX marks the call as the planner's (see super::planned_call).
         let call = pg_sys::makeFuncExpr(
             tids_fn,
             pg_sys::TIDARRAYOID,
             args,
             pg_sys::InvalidOid,
             pg_sys::InvalidOid,
-            pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
+            PLANNED_CALL,
         );
         let ctid = pg_sys::makeVar(
             rti as _,
