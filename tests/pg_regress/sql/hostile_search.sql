@@ -82,4 +82,7 @@ SELECT _simdup_tids('hs'::regclass, 2, 1, 3);
 SELECT * FROM hs WHERE hamming(fp, 1) <= 3;
 RESET ROLE;
 DROP VIEW hs_v, hs_sb;
+REVOKE EXECUTE ON FUNCTION hs_q() FROM hs_viewer;
 DROP ROLE hs_viewer;
+DROP TABLE hs, hp;
+DROP FUNCTION hs_q();
