@@ -66,7 +66,35 @@ pub fn near_pairs(fps: Vec<u64>, k: u32, interrupt: &mut dyn FnMut()) -> Vec<(u6
 /// 10 ms while the calling thread waits for the others); it may unwind. The same pairs in the
 /// same order whatever `threads` is.
 pub fn near_pairs_threads(fps: Vec<u64>, k: u32, threads: usize, interrupt: &mut dyn FnMut(u64)) -> Vec<(u64, u64)> {
-    join(fps, k, threads, Isa::detect(), interrupt)
+    join(fps, k, threads, Isa::detect(), usize::MAX, interrupt).unwrap_or_default()
+}
+
+/// More pairs than the caller allowed: the join stopped early, its pairs dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooManyPairs {
+    /// The limit that was exceeded.
+    pub max_pairs: usize,
+}
+
+/// [`near_pairs_threads`] that stops as soon as more than `max_pairs` pairs are found (all
+/// threads together), so that its memory stays within about `16 * max_pairs` bytes plus one
+/// range's pairs per thread, and returns [`TooManyPairs`] then.
+pub fn near_pairs_limited(
+    fps: Vec<u64>,
+    k: u32,
+    threads: usize,
+    max_pairs: usize,
+    interrupt: &mut dyn FnMut(u64),
+) -> Result<Vec<(u64, u64)>, TooManyPairs> {
+    join(fps, k, threads, Isa::detect(), max_pairs, interrupt)
+}
+
+/// The bound on the pairs of one join, shared by its threads.
+struct Limit {
+    max_pairs: usize,
+    /// Pairs of the ranges finished (all threads, all blocks so far).
+    found: AtomicUsize,
+    exceeded: AtomicBool,
 }
 
 /// The instructions a candidate check is compiled for.
@@ -107,14 +135,22 @@ impl Isa {
     }
 }
 
-fn join(mut fps: Vec<u64>, k: u32, threads: usize, isa: Isa, interrupt: &mut dyn FnMut(u64)) -> Vec<(u64, u64)> {
+fn join(
+    mut fps: Vec<u64>,
+    k: u32,
+    threads: usize,
+    isa: Isa,
+    max_pairs: usize,
+    interrupt: &mut dyn FnMut(u64),
+) -> Result<Vec<(u64, u64)>, TooManyPairs> {
     fps.sort_unstable();
     fps.dedup();
     let n = fps.len();
     let mut out = Vec::new();
     if n < 2 {
-        return out;
+        return Ok(out);
     }
+    let limit = Limit { max_pairs, found: AtomicUsize::new(0), exceeded: AtomicBool::new(false) };
     let layout = Layout::default_layout();
     let t = layout.thresholds(k.min(64) as i32);
     let mut offsets = vec![0u32; 65_537];
@@ -139,7 +175,7 @@ fn join(mut fps: Vec<u64>, k: u32, threads: usize, isa: Isa, interrupt: &mut dyn
             sorted[*slot as usize] = fp;
             *slot += 1;
         }
-        let job = BlockJoin::new(i, k, &t, &layout, &offsets, &sorted, isa);
+        let job = BlockJoin::new(i, k, &t, &layout, &offsets, &sorted, isa, &limit);
         done += if threads <= 1 {
             let mut checks = 0;
             job.run(0..65_536, &mut out, &mut |c| {
@@ -151,8 +187,11 @@ fn join(mut fps: Vec<u64>, k: u32, threads: usize, isa: Isa, interrupt: &mut dyn
         } else {
             job.run_threads(threads, &mut out, &mut |c| interrupt(done + c))
         };
+        if limit.exceeded.load(Ordering::Relaxed) {
+            return Err(TooManyPairs { max_pairs });
+        }
     }
-    out
+    Ok(out)
 }
 
 /// The join of one block: its buckets (`sorted` cut at `offsets`), each with itself and with
@@ -169,15 +208,26 @@ struct BlockJoin<'a> {
     /// `u ^ m` > u for every m in `masks_by_top[b]`.
     masks_by_top: [Vec<u16>; 16],
     isa: Isa,
+    limit: &'a Limit,
 }
 
 impl<'a> BlockJoin<'a> {
-    fn new(block: usize, k: u32, t: &'a [i32], layout: &'a Layout, offsets: &'a [u32], sorted: &'a [u64], isa: Isa) -> Self {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        block: usize,
+        k: u32,
+        t: &'a [i32],
+        layout: &'a Layout,
+        offsets: &'a [u32],
+        sorted: &'a [u64],
+        isa: Isa,
+        limit: &'a Limit,
+    ) -> Self {
         let mut masks_by_top: [Vec<u16>; 16] = Default::default();
         for m in neighbours(0, t[block] as u32).into_iter().filter(|&m| m != 0) {
             masks_by_top[15 - m.leading_zeros() as usize].push(m);
         }
-        BlockJoin { block, k, t, layout, offsets, sorted, masks_by_top, isa }
+        BlockJoin { block, k, t, layout, offsets, sorted, masks_by_top, isa, limit }
     }
 
     #[inline(always)]
@@ -317,6 +367,11 @@ impl<'a> BlockJoin<'a> {
         }
         for part in own.chunks(64) {
             self.cross::<ISA>(part, others, out);
+            // `out` holds this range's pairs (one thread) or all pairs so far (no threads).
+            if self.limit.found.load(Ordering::Relaxed).saturating_add(out.len()) > self.limit.max_pairs {
+                self.limit.exceeded.store(true, Ordering::Relaxed);
+                return false;
+            }
             *checks += (part.len() * (others.len() + 1)) as u64;
             if *checks >= CHECKS_PER_TICK {
                 if !tick(*checks) {
@@ -373,8 +428,10 @@ impl<'a> BlockJoin<'a> {
                 }
                 let mut pairs = Vec::new();
                 let finished = self.run(c * CHUNK_VALUES..(c + 1) * CHUNK_VALUES, &mut pairs, tick);
+                self.limit.found.fetch_add(pairs.len(), Ordering::Relaxed);
                 parts.push((c, pairs));
                 if !finished {
+                    stop.store(true, Ordering::Relaxed);
                     break;
                 }
             }
@@ -624,15 +681,38 @@ mod tests {
         }
     }
 
+    /// The pair limit: at exactly the number of pairs the join succeeds, one fewer stops it,
+    /// on one thread and on several, on every path.
+    #[test]
+    fn the_pair_limit_stops_the_join() {
+        let mut next = stream(7);
+        let base: Vec<u64> = (0..400).map(|_| next()).collect();
+        // 400 clusters of 6 fingerprints within 2 bits of their base: many pairs at k = 4.
+        let fps: Vec<u64> = base.iter().flat_map(|&b| (0..6).map(move |i| b ^ (1u64 << i) ^ (1u64 << (i + 7)))).collect();
+        let all = brute(&fps, 4).len();
+        assert!(all > 1000, "{all} pairs");
+        for isa in Isa::available() {
+            for threads in [1, 3] {
+                assert_eq!(join(fps.clone(), 4, threads, isa, all, &mut |_| {}).map(|p| p.len()), Ok(all));
+                assert_eq!(
+                    join(fps.clone(), 4, threads, isa, all - 1, &mut |_| {}),
+                    Err(TooManyPairs { max_pairs: all - 1 }),
+                    "{isa:?} on {threads} threads"
+                );
+                assert!(join(fps.clone(), 4, threads, isa, 10, &mut |_| {}).is_err());
+            }
+        }
+    }
+
     /// The pairs of every instruction path on one thread and on each of `threads`: on each path
     /// the same pairs in the same order whatever the threads, and the same pairs on every path;
     /// returned sorted.
     fn every_path(fps: &[u64], k: u32, threads: &[usize]) -> Vec<(u64, u64)> {
         let mut portable: Option<Vec<(u64, u64)>> = None; // the first path's
         for isa in Isa::available() {
-            let one = join(fps.to_vec(), k, 1, isa, &mut |_| {});
+            let one = join(fps.to_vec(), k, 1, isa, usize::MAX, &mut |_| {}).unwrap();
             for &t in threads {
-                let got = join(fps.to_vec(), k, t, isa, &mut |_| {});
+                let got = join(fps.to_vec(), k, t, isa, usize::MAX, &mut |_| {}).unwrap();
                 assert!(got == one, "{isa:?}: {} pairs on {t} threads, not as on one ({})", got.len(), one.len());
             }
             let one = sorted(one);
