@@ -63,12 +63,17 @@ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    SELECT s.fingerprint_column INTO fingerprint_column
-    FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_table_info.tbl;
+    PERFORM FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_table_info.tbl;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'table % is not enabled for simdup', tbl
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Call simdup_enable(table, text_column) first.';
+    END IF;
+    fingerprint_column := @extschema@._simdup_fingerprint_column(tbl);
+    IF fingerprint_column IS NULL THEN
+        RAISE EXCEPTION 'table % has lost its fingerprint column', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call simdup_disable(table) and simdup_enable again.';
     END IF;
     SELECT p.key_column INTO key_column FROM @extschema@._simdup_primary_key(tbl) p;
     IF key_column IS NULL THEN
@@ -103,6 +108,38 @@ $$;
 COMMENT ON FUNCTION _simdup_registered(regclass) IS
   'simdup (internal): the simdup_tables row of an enabled table the caller owns; 42704 when not enabled, 42501 when not the owner';
 
+-- A free name for a new index of tbl: <stem><suffix> (e.g. docs_simhash + _k16_idx), or
+-- <stem>_<n><suffix> with the smallest n that is free, the stem clipped (at a character
+-- boundary) so that the whole name fits NAMEDATALEN - 1 bytes. The one place index names are
+-- made (simdup_enable and simdup_enable_similar); simdup finds its indexes from the catalog,
+-- never by name.
+CREATE FUNCTION _simdup_index_name(tbl regclass, stem text, suffix text) RETURNS name
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    ns oid;
+    n integer := 0;
+    tail text;
+    head text;
+BEGIN
+    SELECT c.relnamespace INTO ns FROM pg_class c WHERE c.oid = tbl;
+    LOOP
+        tail := CASE WHEN n = 0 THEN suffix ELSE '_' || n || suffix END;
+        head := stem;
+        WHILE octet_length(head || tail) > 63 LOOP
+            head := left(head, -1);
+        END LOOP;
+        IF NOT EXISTS (SELECT FROM pg_class c WHERE c.relnamespace = ns AND c.relname = (head || tail)::name) THEN
+            RETURN (head || tail)::name;
+        END IF;
+        n := n + 1;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION _simdup_index_name(regclass, text, text) IS
+  'simdup (internal): a free name for a new index of a table, <stem><suffix> or <stem>_<n><suffix>, clipped to fit NAMEDATALEN';
+
 -- Builds the block indexes of a layout on a fingerprint column.
 CREATE FUNCTION _simdup_create_block_indexes(tbl regclass, fingerprint_column name, blocks integer)
 RETURNS void
@@ -110,17 +147,14 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    prefix text;
+    stem text;
     offs integer;
 BEGIN
-    -- Index names <table>_<column>_k<offset>_idx, the prefix clipped to stay within NAMEDATALEN.
-    SELECT c.relname || '_' || fingerprint_column INTO prefix FROM pg_class c WHERE c.oid = tbl;
-    WHILE octet_length(prefix) > 54 LOOP
-        prefix := left(prefix, -1);
-    END LOOP;
+    -- Index names <table>_<column>_k<offset>_idx (_simdup_index_name: clipped, numbered if taken).
+    SELECT c.relname || '_' || fingerprint_column INTO stem FROM pg_class c WHERE c.oid = tbl;
     FOREACH offs IN ARRAY @extschema@._simdup_layout(blocks) LOOP
         EXECUTE format('CREATE INDEX %I ON %s ((@extschema@._simdup_key(%I, %s)))',
-                       prefix || '_k' || offs || '_idx', tbl, fingerprint_column, offs);
+                       @extschema@._simdup_index_name(tbl, stem, '_k' || offs || '_idx'), tbl, fingerprint_column, offs);
     END LOOP;
 END
 $$;
@@ -244,16 +278,41 @@ $$;
 COMMENT ON FUNCTION simdup_enable(regclass, name, name, text, integer, integer) IS
   'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and one B-tree index per block (_simdup_key(fp, offset); blocks => 2..8, default 4), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup (BEFORE INSERT OR UPDATE): a row within max_distance (default: simdup.max_distance at enable time) of an existing row raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest key among its near-duplicates; safe under concurrency (advisory locks); needs a single-column primary key. On a Citus distributed table the trigger on each shard refuses every write but simdup_insert''s, which checks rows across shards on the coordinator. Requires owning the table';
 
+-- The fingerprint column of an enabled table: the column simdup_tables names, or — when it was
+-- renamed since — the column its block indexes are on (the catalog knows the index's column
+-- by number). NULL when the table is not enabled or the column is gone.
+CREATE FUNCTION _simdup_fingerprint_column(tbl regclass) RETURNS name
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    col name;
+BEGIN
+    SELECT a.attname INTO col
+    FROM @extschema@.simdup_tables s
+    JOIN pg_attribute a ON a.attrelid = s.tbl AND a.attname = s.fingerprint_column AND a.attnum > 0 AND NOT a.attisdropped
+    WHERE s.tbl = _simdup_fingerprint_column.tbl;
+    IF col IS NULL AND EXISTS (SELECT FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_fingerprint_column.tbl) THEN
+        SELECT a.attname INTO col FROM pg_attribute a
+        WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'bigint'::regtype
+          AND EXISTS (SELECT FROM @extschema@._simdup_block_indexes(tbl::oid, a.attnum::integer))
+        ORDER BY a.attnum LIMIT 1;
+    END IF;
+    RETURN col;
+END
+$$;
+COMMENT ON FUNCTION _simdup_fingerprint_column(regclass) IS
+  'simdup (internal): the fingerprint column of an enabled table, found by the name simdup_tables records or, after a rename, as the column its block indexes are on';
+
 -- The block indexes of an enabled table, read from the catalog.
 CREATE FUNCTION simdup_block_indexes(tbl regclass)
 RETURNS TABLE (index regclass, block integer, bit_offset integer, bits integer, kind text)
 LANGUAGE sql STABLE STRICT PARALLEL SAFE
 BEGIN ATOMIC
     SELECT b.index::regclass, b.block, b.bit_offset, b.bits, b.kind
-    FROM simdup_tables s
-    JOIN pg_catalog.pg_attribute a ON a.attrelid = s.tbl AND a.attname = s.fingerprint_column AND NOT a.attisdropped,
-    LATERAL _simdup_block_indexes(s.tbl::oid, a.attnum::integer) b
-    WHERE s.tbl = simdup_block_indexes.tbl
+    FROM pg_catalog.pg_attribute a,
+    LATERAL _simdup_block_indexes(a.attrelid::oid, a.attnum::integer) b
+    WHERE a.attrelid = simdup_block_indexes.tbl AND a.attname = _simdup_fingerprint_column(simdup_block_indexes.tbl)
     ORDER BY b.block;
 END;
 COMMENT ON FUNCTION simdup_block_indexes(regclass) IS
@@ -287,12 +346,14 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     cfg @extschema@.simdup_tables;
+    fp name;
     idx regclass;
 BEGIN
     IF tbl IS NULL THEN
         RAISE EXCEPTION 'table must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
     cfg := @extschema@._simdup_registered(tbl);
+    fp := @extschema@._simdup_fingerprint_column(tbl);
     IF cfg.on_duplicate IS NOT NULL THEN
         PERFORM @extschema@._simdup_trigger_ddl(format('DROP TRIGGER IF EXISTS simdup_dedup ON %s', tbl));
         IF cfg.on_duplicate = 'mark' THEN
@@ -303,9 +364,10 @@ BEGIN
         EXECUTE format('DROP INDEX %s', idx);
     END LOOP;
     -- Drop the fingerprint column only if simdup_enable added it (RESTRICT: a view using it
-    -- stops the drop). Indexes you built on it yourself go with it.
-    IF cfg.text_column IS NOT NULL THEN
-        EXECUTE format('ALTER TABLE %s DROP COLUMN %I', tbl, cfg.fingerprint_column);
+    -- stops the drop). Indexes you built on it yourself go with it. Found by the name recorded,
+    -- or where a rename moved it (_simdup_fingerprint_column).
+    IF cfg.text_column IS NOT NULL AND fp IS NOT NULL THEN
+        EXECUTE format('ALTER TABLE %s DROP COLUMN %I', tbl, fp);
     END IF;
     DELETE FROM @extschema@.simdup_tables s WHERE s.tbl = simdup_disable.tbl;
 END

@@ -1,4 +1,4 @@
--- simdup: verified similarity search (issue #16, items 4 and 5).
+-- simdup: verified similarity search.
 --
 -- simdup_similar(tbl, query, threshold) returns the rows whose exact Jaccard similarity of
 -- character k-shingles with the query, jaccard(body, query, k), is at least the threshold.
@@ -77,12 +77,9 @@ BEGIN
     PERFORM @extschema@._simdup_check_similarity(threshold, recall);  -- 22023 (src/args.rs)
     PERFORM @extschema@.shingles('', k);                               -- 22023 unless 1..256
     SELECT c.bands, c.rows INTO b, r FROM @extschema@.minhash_choose_bands(128, threshold, recall) c;
-    -- <table>_<column>_similar_idx, the prefix clipped to stay within NAMEDATALEN.
-    idx := rel.relname || '_' || text_column;
-    WHILE octet_length(idx) > 51 LOOP
-        idx := left(idx, -1);
-    END LOOP;
-    idx := idx || '_similar_idx';
+    -- <table>_<column>_similar_idx (_simdup_index_name: clipped, numbered if taken: a second
+    -- similarity index of the column, e.g. for another threshold, gets its own name).
+    idx := @extschema@._simdup_index_name(tbl, rel.relname || '_' || text_column, '_similar_idx');
     EXECUTE format('CREATE INDEX %I ON %s USING gin (@extschema@._simdup_similar_bands(%I, %s, %s, %s))',
                    idx, tbl, text_column, k, b, r);
     RETURN QUERY

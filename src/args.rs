@@ -9,6 +9,20 @@ use crate::errors::invalid_parameter;
 
 const K_HINT: &str = "The maximum distance k is a Hamming distance between 64-bit fingerprints: 0 to 64.";
 
+/// The number of MinHash permutations n (the signature length): 1..=4096, else 22023 naming
+/// the value given.
+pub fn permutations(n: i32) -> usize {
+    use simdup_core::minhash::MAX_PERMUTATIONS;
+    match usize::try_from(n) {
+        Ok(n) if (1..=MAX_PERMUTATIONS).contains(&n) => n,
+        _ => invalid_parameter(
+            format!("number of permutations n must be between 1 and {MAX_PERMUTATIONS}, got {n}"),
+            "n is the signature length; the default 128 estimates Jaccard similarity with a \
+             standard deviation of at most 0.044.",
+        ),
+    }
+}
+
 /// A maximum Hamming distance k: 0..=64.
 pub fn max_distance(k: i32) -> u32 {
     if !(0..=64).contains(&k) {

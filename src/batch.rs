@@ -7,10 +7,10 @@ use pgrx::spi::quote_identifier;
 use pgrx::PgRelation;
 
 use crate::args;
-use crate::errors::OrRaise;
+use crate::errors::{Code, Error, OrRaise};
 use simdup_core::components::Components;
 use simdup_core::leaders::leaders;
-use simdup_core::pairs::near_pairs_threads;
+use simdup_core::pairs::{near_pairs_limited, TooManyPairs};
 
 /// `simdup.max_distance`, the default k of the batch functions. A function (rather than
 /// `current_setting(...)` in a DEFAULT) because it also loads the library, which defines the
@@ -35,8 +35,31 @@ fn qualified(tbl: &PgRelation) -> String {
     format!("{}.{}", quote_identifier(tbl.namespace()), quote_identifier(tbl.name()))
 }
 
+/// Checks that `fp_column` is a bigint column of `tbl`: 42703 when there is no such column,
+/// 42804 when it has another type.
+fn check_fingerprint_column(tbl: &PgRelation, fp_column: &str) {
+    let desc = tbl.tuple_desc();
+    let Some(att) = desc.iter().find(|a| !a.is_dropped() && a.name() == fp_column) else {
+        Error::new(
+            Code::ERRCODE_UNDEFINED_COLUMN,
+            format!("column \"{fp_column}\" of relation \"{}\" does not exist", tbl.name()),
+        )
+        .raise()
+    };
+    // SAFETY: a catalog lookup of an existing type.
+    if unsafe { pgrx::pg_sys::getBaseType(att.type_oid().value()) } != pgrx::pg_sys::INT8OID {
+        Error::new(
+            Code::ERRCODE_DATATYPE_MISMATCH,
+            format!("column \"{fp_column}\" of relation \"{}\" is not a bigint fingerprint column", tbl.name()),
+        )
+        .hint("The batch functions read SimHash fingerprints: pass the bigint column simdup_enable added or adopted.")
+        .raise();
+    }
+}
+
 /// Every non-NULL value of bigint column `fp_column` of `tbl` (duplicates included).
 fn table_fingerprints(tbl: &PgRelation, fp_column: &str) -> Vec<u64> {
+    check_fingerprint_column(tbl, fp_column);
     let fp = quote_identifier(fp_column);
     read_fingerprints(&format!("SELECT {fp} FROM {} WHERE {fp} IS NOT NULL", qualified(tbl)))
 }
@@ -75,13 +98,18 @@ fn read_fingerprints(query: &str) -> Vec<u64> {
 /// threads, reporting progress (a NOTICE every 10 seconds) and checking for interrupts as they
 /// go. The callback runs on this backend's thread only (the core's promise): it is the only
 /// place PostgreSQL is called from while the helper threads run.
+///
+/// The pairs are held in memory, 16 bytes each: more than `simdup.batch_memory` allows stops
+/// the join as soon as it finds them, with 54000.
 fn near_pairs_of(fps: Vec<u64>, k: i32) -> Vec<(u64, u64)> {
     let k = args::max_distance(k);
     let n = fps.len();
     let threads = crate::gucs::batch_threads();
+    let memory = crate::gucs::batch_memory();
+    let max_pairs = memory / std::mem::size_of::<(u64, u64)>();
     let start = std::time::Instant::now();
     let mut last = start;
-    near_pairs_threads(fps, k, threads, &mut |checks| {
+    let found = near_pairs_limited(fps, k, threads, max_pairs, &mut |checks| {
         pgrx::check_for_interrupts!();
         if last.elapsed().as_secs() >= 10 {
             last = std::time::Instant::now();
@@ -91,6 +119,18 @@ fn near_pairs_of(fps: Vec<u64>, k: i32) -> Vec<(u64, u64)> {
                 start.elapsed().as_secs()
             );
         }
+    });
+    found.unwrap_or_else(|TooManyPairs { max_pairs }| {
+        Error::new(
+            Code::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+            format!("more than {max_pairs} pairs of fingerprints within distance {k} among {n} fingerprints"),
+        )
+        .detail(format!(
+            "simdup.batch_memory ({} kB) holds {max_pairs} pairs of 16 bytes; the search stopped when it found more.",
+            memory / 1024
+        ))
+        .hint("Raise simdup.batch_memory (SET simdup.batch_memory = '1GB'), or use a smaller k.")
+        .raise()
     })
 }
 
@@ -156,9 +196,10 @@ pub(crate) fn _simdup_fingerprint_leaders(
     key_column: &str,
     k: i32,
 ) -> TableIterator<'static, (name!(fp, i64), name!(leader, i64))> {
+    check_fingerprint_column(&tbl, fingerprint_column);
     let (fp, key) = (quote_identifier(fingerprint_column), quote_identifier(key_column));
     let order = read_fingerprints(&format!(
-        "SELECT {fp} FROM {} WHERE {fp} IS NOT NULL GROUP BY {fp} ORDER BY min({key}), {fp}",
+        "SELECT {fp} FROM {} WHERE {fp} IS NOT NULL GROUP BY {fp} ORDER BY pg_catalog.min({key}), {fp}",
         qualified(&tbl)
     ));
     let pairs = near_pairs_of(order.clone(), k);

@@ -8,6 +8,7 @@ static MAX_DISTANCE: GucSetting<i32> = GucSetting::<i32>::new(simdup_core::DEFAU
 static INDEX_SEARCH: GucSetting<bool> = GucSetting::<bool>::new(true);
 static CHECKED_WRITE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static BATCH_THREADS: GucSetting<i32> = GucSetting::<i32>::new(-1);
+static BATCH_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(256 * 1024);
 
 /// Registers the parameters. Called once from `_PG_init`.
 pub fn init() {
@@ -47,6 +48,16 @@ pub fn init() {
         GucContext::Userset,
         GucFlags::default(),
     );
+    GucRegistry::define_int_guc(
+        c"simdup.batch_memory",
+        c"Memory simdup_pairs and simdup_groups may use for the pairs of near-duplicate fingerprints they find.",
+        c"16 bytes a pair. A call that finds more pairs stops with SQLSTATE 54000 before it uses more; raise this setting, or lower k.",
+        &BATCH_MEMORY,
+        1024,
+        i32::MAX,
+        GucContext::Userset,
+        GucFlags::UNIT_KB,
+    );
     let prefix: &CStr = c"simdup";
     // SAFETY: called from _PG_init, in the backend's main thread.
     unsafe { pgrx::pg_sys::MarkGUCPrefixReserved(prefix.as_ptr()) };
@@ -79,4 +90,9 @@ pub fn batch_threads() -> usize {
         n => n.max(1) as usize,
     };
     wanted.min(cpus)
+}
+
+/// `simdup.batch_memory`, in bytes.
+pub fn batch_memory() -> usize {
+    BATCH_MEMORY.get().max(0) as usize * 1024
 }

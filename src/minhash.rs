@@ -17,7 +17,9 @@ use pgrx::prelude::*;
 
 use crate::errors::{invalid_parameter, null_not_allowed};
 use simdup_core::minhash as mh;
-use simdup_core::minhash::{MAX_PERMUTATIONS, MAX_SHINGLE_SIZE};
+use simdup_core::minhash::MAX_SHINGLE_SIZE;
+
+use crate::args::permutations;
 
 /// Lets statement_timeout and cancel interrupt a long computation (the core calls it between
 /// pieces of about 64 KiB of text and every 16 Ki shingles).
@@ -39,17 +41,6 @@ fn shingle_size(k: i32) -> usize {
             format!("shingle size k must be between 1 and {MAX_SHINGLE_SIZE}, got {k}"),
             "k counts characters (shingles, jaccard, minhash) or words (word_shingles); \
              the defaults are 5 characters and 3 words.",
-        ),
-    }
-}
-
-fn permutations(n: i32) -> usize {
-    match usize::try_from(n) {
-        Ok(n) if (1..=MAX_PERMUTATIONS).contains(&n) => n,
-        _ => invalid_parameter(
-            format!("number of permutations n must be between 1 and {MAX_PERMUTATIONS}, got {n}"),
-            "n is the signature length; the default 128 estimates Jaccard similarity with a \
-             standard deviation of at most 0.044.",
         ),
     }
 }

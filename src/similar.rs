@@ -23,7 +23,7 @@ fn minhash_choose_bands_for_recall(
     recall: f64,
 ) -> TableIterator<'static, (name!(bands, i32), name!(rows, i32), name!(approx_threshold, f64))> {
     let (t, recall) = similarity_target(threshold, recall);
-    let (b, r) = match mh::choose_bands_for_recall(usize::try_from(n).unwrap_or(0), t, recall) {
+    let (b, r) = match mh::choose_bands_for_recall(crate::args::permutations(n), t, recall) {
         Ok(br) => br,
         Err(e) => invalid_parameter(
             e.to_string(),
