@@ -323,10 +323,46 @@ unsafe fn match_clause(root: *mut pg_sys::PlannerInfo, clause: *mut pg_sys::Node
             _ => return None,
         };
         let outer = pg_sys::bms_union(outer_tables(root, q, rti)?, outer_tables(root, k, rti)?);
-        let outer = if pg_sys::bms_is_empty(outer) { std::ptr::null_mut() } else { outer };
+        let outer = if bms_empty(outer) { std::ptr::null_mut() } else { outer };
         let k = if strict { minus_one(k) } else { k };
         Some(Match { hamming: funcid, attnum, q, k, outer })
     }
+}
+
+/// Whether a relid set is empty (PostgreSQL 16 and later represent every empty set as NULL;
+/// 15 may keep an empty one allocated).
+#[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15"))]
+fn bms_empty(set: pg_sys::Relids) -> bool {
+    // SAFETY: `set` is NULL or a valid Bitmapset.
+    unsafe { pg_sys::bms_is_empty(set) }
+}
+
+/// See the PostgreSQL 15 variant (`bms_is_empty` is a macro from 16 on).
+#[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15")))]
+fn bms_empty(set: pg_sys::Relids) -> bool {
+    set.is_null()
+}
+
+/// A plain restriction (pushed down, security level 0, no relids of its own) of `clause`.
+///
+/// # Safety
+/// Valid planner structures; `clause` a valid expression.
+#[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15"))]
+unsafe fn restrictinfo(root: *mut pg_sys::PlannerInfo, clause: *mut pg_sys::Expr) -> *mut pg_sys::RestrictInfo {
+    let none = std::ptr::null_mut();
+    // SAFETY: the caller guarantees the planner structures; make_restrictinfo pallocs the node.
+    unsafe { pg_sys::make_restrictinfo(root, clause, true, false, false, 0, none, none, none) }
+}
+
+/// See the PostgreSQL 15 variant (16 added has_clone, is_clone and incompatible_relids).
+///
+/// # Safety
+/// As the PostgreSQL 15 variant.
+#[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15")))]
+unsafe fn restrictinfo(root: *mut pg_sys::PlannerInfo, clause: *mut pg_sys::Expr) -> *mut pg_sys::RestrictInfo {
+    let none = std::ptr::null_mut();
+    // SAFETY: as above.
+    unsafe { pg_sys::make_restrictinfo(root, clause, true, false, false, false, 0, none, none, none) }
 }
 
 /// `k − 1` for `< k`, folded when k is a constant. Never overflows: a k of -2147483648 (any k
@@ -469,17 +505,7 @@ unsafe fn add_tid_path(
         (*saop).inputcollid = pg_sys::InvalidOid;
         (*saop).args = pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), ctid.cast()), call.cast());
         (*saop).location = -1;
-        let rinfo = pg_sys::make_restrictinfo(
-            root,
-            saop as *mut pg_sys::Expr,
-            true,
-            false,
-            false,
-            0,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        );
+        let rinfo = restrictinfo(root, saop as *mut pg_sys::Expr);
         let path = pg_sys::create_tidscan_path(
             root,
             rel,

@@ -69,7 +69,7 @@ pub(crate) unsafe fn search(
                 continue;
             }
             let index = pg_sys::index_open(oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-            let scan = pg_sys::index_beginscan(heap, index, snapshot, 2, 0);
+            let scan = begin_index_scan(heap, index, snapshot);
             (*scan).xs_want_itup = true;
             let offset = layout.offset(i);
             let mut keys = [pg_sys::ScanKeyData::default(), pg_sys::ScanKeyData::default()];
@@ -122,6 +122,26 @@ pub(crate) unsafe fn search(
         pg_sys::ExecDropSingleTupleTableSlot(slot);
     }
     stats
+}
+
+/// `index_beginscan` with two scan keys and no ordering.
+///
+/// # Safety
+/// `heap` and `index` are open, `snapshot` valid for the scan.
+#[cfg(not(feature = "pg18"))]
+unsafe fn begin_index_scan(heap: pg_sys::Relation, index: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> pg_sys::IndexScanDesc {
+    // SAFETY: the caller guarantees the relations and the snapshot.
+    unsafe { pg_sys::index_beginscan(heap, index, snapshot, 2, 0) }
+}
+
+/// See the other variant (PostgreSQL 18 added the instrumentation argument; none here).
+///
+/// # Safety
+/// As the other variant.
+#[cfg(feature = "pg18")]
+unsafe fn begin_index_scan(heap: pg_sys::Relation, index: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> pg_sys::IndexScanDesc {
+    // SAFETY: as above.
+    unsafe { pg_sys::index_beginscan(heap, index, snapshot, std::ptr::null_mut(), 2, 0) }
 }
 
 /// # Safety
