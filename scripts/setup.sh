@@ -15,9 +15,14 @@ PY
 }
 
 CARGO_PGRX_VERSION="$(setting cargo-pgrx version)"
-PG_MAJOR="$(setting postgres default)"
-# SIMDUP_PG_CONFIG overrides pgrx.toml (e.g. a relocated copy of PostgreSQL for parallel work).
+# SIMDUP_PG_CONFIG overrides pgrx.toml (another major from scripts/postgres.sh, or a relocated
+# copy of PostgreSQL for parallel work); PG_MAJOR is then that PostgreSQL's.
 PG_CONFIG="${SIMDUP_PG_CONFIG:-$(setting postgres pg_config)}"
+if [ -n "${SIMDUP_PG_CONFIG:-}" ] && [ -x "$SIMDUP_PG_CONFIG" ]; then
+  PG_MAJOR="$("$SIMDUP_PG_CONFIG" --version | awk '{print $2}')"; PG_MAJOR="${PG_MAJOR%%.*}"
+else
+  PG_MAJOR="$(setting postgres default)"
+fi
 APT_PACKAGES="$(setting postgres apt)"
 export CARGO_PGRX_VERSION PG_MAJOR PG_CONFIG
 
@@ -72,11 +77,17 @@ else
   cargo install cargo-pgrx --version "$CARGO_PGRX_VERSION" --locked
 fi
 
-# 3. pgrx init against the system PostgreSQL (no download, no build of PostgreSQL).
+# 3. pgrx init for this PostgreSQL (no download, no build of PostgreSQL). `cargo pgrx init`
+# rewrites its configuration, so every major already configured is passed again.
 PGRX_CONFIG="${PGRX_HOME:-$HOME/.pgrx}/config.toml"
 if grep -qs "^pg$PG_MAJOR = \"$PG_CONFIG\"" "$PGRX_CONFIG"; then
   log "pgrx initialized for pg$PG_MAJOR"
 else
-  log "cargo pgrx init --pg$PG_MAJOR $PG_CONFIG"
-  cargo pgrx init "--pg$PG_MAJOR" "$PG_CONFIG"
+  init=("--pg$PG_MAJOR" "$PG_CONFIG")
+  while IFS= read -r line; do
+    [[ "$line" =~ ^pg([0-9]+)\ =\ \"(.*)\"$ ]] || continue
+    [ "${BASH_REMATCH[1]}" = "$PG_MAJOR" ] || init+=("--pg${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}")
+  done < <(cat "$PGRX_CONFIG" 2>/dev/null)
+  log "cargo pgrx init ${init[*]}"
+  cargo pgrx init "${init[@]}"
 fi

@@ -1,46 +1,108 @@
 #!/usr/bin/env bash
-# Sets everything up and runs every test of simdup:
-#   1. the pure core: unit, property, golden-vector and known-answer tests (cargo test);
-#   2. in-database #[pg_test]s (cargo pgrx test, cluster run by the postgres user);
-#   3. the SQL API's pg_regress suite (tests/pg_regress) against a throwaway cluster;
-#   4. the dedup trigger under 16 concurrent clients (tests/concurrency/dedup_concurrency.sh);
-#   5. hardening: pg_dump/pg_restore and kill -9 crash recovery (tests/hardening/dump_and_crash.sh);
-#   6. upgrade: 0.1.0 built from its commit, tables enabled under it, this build installed on the
-#      running server, ALTER EXTENSION simdup UPDATE (tests/upgrade/upgrade.sh);
-#   7. citus: a Citus 13.2 coordinator + 2 workers on loopback (Citus built from ../shared/citus
-#      if missing), simdup on distributed tables (tests/citus/run.sh).
-# Usage: scripts/test.sh [core|pg|regress|concurrency|hardening|upgrade|citus]...   (default: all)
+# Sets everything up and runs every test of simdup, on every tested PostgreSQL major:
+#   core         the pure core: unit, property, golden-vector and known-answer tests (cargo test)
+#   lint         cargo fmt --check and cargo clippy -D warnings
+#   pg           in-database #[pg_test]s (cargo pgrx test, cluster run by the postgres user)
+#   upgrade      0.1.0 and 0.2.0 built from their commits, tables enabled under them, this build
+#                installed on the running server, ALTER EXTENSION simdup UPDATE (tests/upgrade)
+#   regress      the SQL API's pg_regress suite (tests/pg_regress; the hostile-user tests
+#                hostile_*.sql and privileges.sql among them, run as ordinary roles), then the
+#                installed schema against sql/schema/<version>.txt
+#   isolation    concurrency specs run by PostgreSQL's isolation tester (tests/isolation)
+#   concurrency  the dedup trigger under 16 concurrent clients (tests/concurrency)
+#   hardening    pg_dump/pg_restore and kill -9 crash recovery (tests/hardening)
+#   citus        a Citus 13.2 coordinator + 2 workers on loopback (tests/citus)
+# Usage: scripts/test.sh [PART | MAJOR:PART]...
+#   Without arguments: every part on the default major (pgrx.toml: postgres.default), then
+#   pg regress isolation concurrency hardening on each other major of postgres.tested
+#   (SIMDUP_PG_MAJORS="15 18" overrides that list). MAJOR:PART runs one part on one major,
+#   e.g. `scripts/test.sh 18:regress`. Other majors come from scripts/postgres.sh (built from
+#   Debian's source package once, then cached) and use debug builds; the default major uses the
+#   release build.
 # Builds are installed with scripts/install.sh (files renamed into place, safe under running
-# servers).
-# SIMDUP_CLUSTER / SIMDUP_REGRESS_PORT name the throwaway cluster (default regress / 54329);
-# the concurrency part uses SIMDUP_CONCURRENCY_PORT (default: the regress port).
+# servers). SIMDUP_CLUSTER / SIMDUP_REGRESS_PORT name the throwaway clusters (default regress /
+# 54329; other majors add 100 per major above the default).
 set -euo pipefail
-. "$(dirname "$0")/setup.sh"
-cd "$SIMDUP_ROOT"
-parts=("$@"); ((${#parts[@]})) || parts=(core pg upgrade regress concurrency hardening citus)
+here="$(cd "$(dirname "$0")" && pwd)"
+toml() { python3 -c 'import sys,tomllib; v=tomllib.load(open(sys.argv[1],"rb"))[sys.argv[2]][sys.argv[3]]; print(" ".join(map(str,v)) if isinstance(v,list) else v)' "$here/../pgrx.toml" "$1" "$2"; }
+default_major="$(toml postgres default)"
 step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
+
+# Dispatch: without arguments, or with MAJOR:PART arguments, run each major's parts in a child
+# of this script with that major's environment.
+if [ -z "${SIMDUP_TEST_MAJOR:-}" ]; then
+  declare -A wanted=()
+  order=()
+  add() { [ -n "${wanted[$1]:-}" ] || order+=("$1"); wanted[$1]="${wanted[$1]:-} $2"; }
+  if (($# == 0)); then
+    for part in core lint pg upgrade regress isolation concurrency hardening citus; do add "$default_major" "$part"; done
+    for m in ${SIMDUP_PG_MAJORS:-$(toml postgres tested)}; do
+      [ "$m" = "$default_major" ] && continue
+      for part in pg regress isolation concurrency hardening; do add "$m" "$part"; done
+    done
+  else
+    for a in "$@"; do
+      case "$a" in
+        *:*) add "${a%%:*}" "${a#*:}" ;;
+        *) add "$default_major" "$a" ;;
+      esac
+    done
+  fi
+  for m in "${order[@]}"; do
+    if [ "$m" = "$default_major" ]; then
+      SIMDUP_TEST_MAJOR="$m" "$0" ${wanted[$m]}
+    else
+      step "PostgreSQL $m: scripts/postgres.sh $m"
+      pgc="$("$here/postgres.sh" "$m" | tail -1)"
+      off=$(( (m - default_major) * 100 ))
+      SIMDUP_TEST_MAJOR="$m" SIMDUP_PG_CONFIG="$pgc" SIMDUP_INSTALL_MODE=debug \
+        SIMDUP_CLUSTER="${SIMDUP_CLUSTER:-regress}-pg$m" \
+        SIMDUP_REGRESS_PORT=$(( ${SIMDUP_REGRESS_PORT:-54329} + off )) \
+        SIMDUP_CONCURRENCY_PORT=$(( ${SIMDUP_CONCURRENCY_PORT:-${SIMDUP_REGRESS_PORT:-54329}} + off )) \
+        SIMDUP_HARDENING_PORT=$(( ${SIMDUP_HARDENING_PORT:-$(( ${SIMDUP_REGRESS_PORT:-54329} + 1 ))} + off )) \
+        SIMDUP_ISOLATION_PORT=$(( ${SIMDUP_ISOLATION_PORT:-54336} + off )) \
+        "$0" ${wanted[$m]}
+    fi
+  done
+  step "all tests passed"
+  exit 0
+fi
+
+. "$here/setup.sh"
+cd "$SIMDUP_ROOT"
 installed=0
-install_release() { # build and install the release extension once per run, for the parts that need it
+install_build() { # build and install the extension once per run, for the parts that need it
   [ "$installed" = 1 ] && return
-  scripts/install.sh --pg-config "$PG_CONFIG"
+  if [ "${SIMDUP_INSTALL_MODE:-release}" = debug ]; then
+    scripts/install.sh --debug --pg-config "$PG_CONFIG"
+  else
+    scripts/install.sh --pg-config "$PG_CONFIG"
+  fi
   installed=1
 }
 
-for part in "${parts[@]}"; do
+for part in "$@"; do
   case "$part" in
   core)
     step "core: cargo test -p simdup-core -p simdup-bench"
     cargo test -p simdup-core -p simdup-bench --profile test-fast
     ;;
+  lint)
+    step "lint: cargo fmt --check, cargo clippy -D warnings"
+    cargo fmt --all --check
+    cargo clippy --workspace --all-targets -- -D warnings
+    cargo clippy --all-targets --features "pg$PG_MAJOR pg_test" -- -D warnings
+    ;;
   pg)
-    step "pg: cargo pgrx test pg$PG_MAJOR"
+    step "pg (PostgreSQL $PG_MAJOR): cargo pgrx test pg$PG_MAJOR"
     pgdata=/tmp/simdup-pgtest-${SIMDUP_CLUSTER:-regress}
     mkdir -p "$pgdata"; chown postgres:postgres "$pgdata"
     cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$pgdata/data"
+    installed=0  # cargo pgrx test installed its own (test) build
     ;;
   regress)
-    step "regress: install (scripts/install.sh), then pg_regress"
-    install_release
+    step "regress (PostgreSQL $PG_MAJOR): install (scripts/install.sh), then pg_regress"
+    install_build
     port=${SIMDUP_REGRESS_PORT:-54329}; cluster=${SIMDUP_CLUSTER:-regress}
     trap 'scripts/cluster.sh stop "$cluster"' EXIT
     scripts/cluster.sh start "$cluster" "$port"
@@ -57,27 +119,31 @@ for part in "${parts[@]}"; do
     scripts/schema_check.sh "/tmp/simdup-$cluster/sock" "$port"
     scripts/cluster.sh stop "$cluster"; trap - EXIT
     ;;
+  isolation)
+    step "isolation (PostgreSQL $PG_MAJOR): install, then tests/isolation/run.sh"
+    install_build
+    tests/isolation/run.sh
+    ;;
   concurrency)
-    step "concurrency: install (scripts/install.sh), then tests/concurrency/dedup_concurrency.sh"
-    install_release
+    step "concurrency (PostgreSQL $PG_MAJOR): install, then tests/concurrency/dedup_concurrency.sh"
+    install_build
     tests/concurrency/dedup_concurrency.sh
     ;;
   hardening)
-    step "hardening: install (scripts/install.sh), then tests/hardening/dump_and_crash.sh"
-    install_release
+    step "hardening (PostgreSQL $PG_MAJOR): install, then tests/hardening/dump_and_crash.sh"
+    install_build
     tests/hardening/dump_and_crash.sh
     ;;
   upgrade)
-    step "upgrade: 0.1.0 -> this build, ALTER EXTENSION simdup UPDATE (tests/upgrade/upgrade.sh)"
+    step "upgrade: 0.1.0 and 0.2.0 -> this build, ALTER EXTENSION simdup UPDATE (tests/upgrade/upgrade.sh)"
     tests/upgrade/upgrade.sh
     installed=1   # it leaves this tree's release build installed
     ;;
   citus)
     step "citus: install, then a coordinator + 2 workers (tests/citus/run.sh)"
-    install_release
+    install_build
     SIMDUP_PG_CONFIG="$PG_CONFIG" tests/citus/run.sh
     ;;
-  *) echo "unknown part: $part (core|pg|regress|concurrency|hardening|upgrade|citus)" >&2; exit 2 ;;
+  *) echo "unknown part: $part (core|lint|pg|upgrade|regress|isolation|concurrency|hardening|citus)" >&2; exit 2 ;;
   esac
 done
-step "all tests passed"
