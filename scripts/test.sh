@@ -12,6 +12,8 @@
 #   concurrency  the dedup trigger under 16 concurrent clients (tests/concurrency)
 #   hardening    pg_dump/pg_restore and kill -9 crash recovery (tests/hardening)
 #   citus        a Citus 13.2 coordinator + 2 workers on loopback (tests/citus)
+#   package      the Debian package (scripts/package.sh) installed with apt into the system
+#                PostgreSQL, the pg_regress suite against it, then apt-get remove
 # Usage: scripts/test.sh [PART | MAJOR:PART]...
 #   Without arguments: every part on the default major (pgrx.toml: postgres.default), then
 #   pg regress isolation concurrency hardening on each other major of postgres.tested
@@ -35,7 +37,7 @@ if [ -z "${SIMDUP_TEST_MAJOR:-}" ]; then
   order=()
   add() { [ -n "${wanted[$1]:-}" ] || order+=("$1"); wanted[$1]="${wanted[$1]:-} $2"; }
   if (($# == 0)); then
-    for part in core lint pg upgrade regress isolation concurrency hardening citus; do add "$default_major" "$part"; done
+    for part in core lint pg upgrade regress isolation concurrency hardening citus package; do add "$default_major" "$part"; done
     for m in ${SIMDUP_PG_MAJORS:-$(toml postgres tested)}; do
       [ "$m" = "$default_major" ] && continue
       for part in pg regress isolation concurrency hardening; do add "$m" "$part"; done
@@ -81,6 +83,25 @@ install_build() { # build and install the extension once per run, for the parts 
   installed=1
 }
 
+# The pg_regress suite and the schema check against a throwaway cluster of the installed build.
+regress_suite() { # regress_suite CLUSTER PORT
+  local cluster="$1" port="$2" out tests
+  trap 'scripts/cluster.sh stop "$cluster"' EXIT
+  scripts/cluster.sh start "$cluster" "$port"
+  out=/tmp/simdup-$cluster-out; rm -rf "$out"; mkdir -p "$out"
+  tests=$(cd tests/pg_regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
+  if ! "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
+      --inputdir=tests/pg_regress --outputdir="$out" \
+      --host="/tmp/simdup-$cluster/sock" --port="$port" --user=postgres \
+      --dbname=simdup_regress --load-extension=simdup $tests; then
+    cat "$out/regression.diffs" >&2 || true
+    exit 1
+  fi
+  step "schema: the installed schema is the one recorded for this version"
+  scripts/schema_check.sh "/tmp/simdup-$cluster/sock" "$port"
+  scripts/cluster.sh stop "$cluster"; trap - EXIT
+}
+
 for part in "$@"; do
   case "$part" in
   core)
@@ -103,21 +124,7 @@ for part in "$@"; do
   regress)
     step "regress (PostgreSQL $PG_MAJOR): install (scripts/install.sh), then pg_regress"
     install_build
-    port=${SIMDUP_REGRESS_PORT:-54329}; cluster=${SIMDUP_CLUSTER:-regress}
-    trap 'scripts/cluster.sh stop "$cluster"' EXIT
-    scripts/cluster.sh start "$cluster" "$port"
-    out=/tmp/simdup-$cluster-out; rm -rf "$out"; mkdir -p "$out"
-    tests=$(cd tests/pg_regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
-    if ! "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
-        --inputdir=tests/pg_regress --outputdir="$out" \
-        --host="/tmp/simdup-$cluster/sock" --port="$port" --user=postgres \
-        --dbname=simdup_regress --load-extension=simdup $tests; then
-      cat "$out/regression.diffs" >&2 || true
-      exit 1
-    fi
-    step "schema: the installed schema is the one recorded for this version"
-    scripts/schema_check.sh "/tmp/simdup-$cluster/sock" "$port"
-    scripts/cluster.sh stop "$cluster"; trap - EXIT
+    regress_suite "${SIMDUP_CLUSTER:-regress}" "${SIMDUP_REGRESS_PORT:-54329}"
     ;;
   isolation)
     step "isolation (PostgreSQL $PG_MAJOR): install, then tests/isolation/run.sh"
@@ -144,6 +151,19 @@ for part in "$@"; do
     install_build
     SIMDUP_PG_CONFIG="$PG_CONFIG" tests/citus/run.sh
     ;;
-  *) echo "unknown part: $part (core|lint|pg|upgrade|regress|isolation|concurrency|hardening|citus)" >&2; exit 2 ;;
+  package)
+    step "package: scripts/package.sh, apt-get install, pg_regress against it, apt-get remove"
+    deb="$(scripts/package.sh --pg-config "$PG_CONFIG" | tail -1)"
+    pkg="$(dpkg-deb -f "$deb" Package)"
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$deb" >/dev/null
+    dpkg -L "$pkg" | grep -q '/simdup.so$' || { echo "package: $pkg does not hold simdup.so" >&2; exit 1; }
+    regress_suite "${SIMDUP_CLUSTER:-regress}-deb" "${SIMDUP_REGRESS_PORT:-54329}"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get remove -y -qq "$pkg" >/dev/null
+    [ ! -e "$("$PG_CONFIG" --pkglibdir)/simdup.so" ] || { echo "package: simdup.so left after apt-get remove" >&2; exit 1; }
+    echo "package: $deb installed with apt, regress suite passed against it, removed" >&2
+    installed=0
+    ;;
+  *) echo "unknown part: $part (core|lint|pg|upgrade|regress|isolation|concurrency|hardening|citus|package)" >&2; exit 2 ;;
   esac
 done
