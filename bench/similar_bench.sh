@@ -15,7 +15,7 @@
 #     only that index, plus merging GIN's pending list), REPS times;
 #   * the same for SimHash (simdup_enable: `simhash <~> simhash($1) <= 10` through its block
 #     indexes), for comparison;
-#   * item 5 of issue #16: recall of simhash(body) at k = 10 and of jaccard >= THRESHOLD on the
+#   * recall of simhash(body) at k = 10 and of jaccard >= THRESHOLD on the
 #     same kinds of edits, and SimHash's false-positive rate among unrelated pairs, by length
 #     (documents packed to 50 .. 1000 characters).
 # Documents: the sentences of bench/data/zh_news.jsonl (bench/fetch_data.sh fetches it from

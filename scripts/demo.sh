@@ -96,7 +96,7 @@ LIMIT 12;
 
 \echo
 \echo '== search: an edited copy of a stored article (its second sentence removed) finds the original'
-\echo '   (the design card''s own form, hamming(fp, q) <= k; EXPLAIN shows how it runs on this table)'
+\echo '   (the query form hamming(fp, q) <= k; EXPLAIN shows how it runs on this table)'
 WITH doc AS (SELECT id, body FROM news WHERE id = 'inews-train-5'),
      edited AS (SELECT regexp_replace(body, '^([^。]*。)[^。]*。', '\1') AS body FROM doc),
      q AS (SELECT simhash(body) AS fp, length(body) AS chars FROM edited)

@@ -62,7 +62,11 @@ apt_install build-essential bison flex libssl-dev zlib1g-dev libxml2-dev liblz4-
   pkg-config dpkg-dev
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 log "fetching the source of postgresql-$major $version (Debian $suite)"
-( cd "$work" && apt-get "${A[@]}" source --download-only "postgresql-$major=$version" >/dev/null )
+if ! ( cd "$work" && apt-get "${A[@]}" source --download-only "postgresql-$major=$version" >"$work/fetch.log" 2>&1 ); then
+  tail -5 "$work/fetch.log" >&2
+  log "Debian $suite lists postgresql-$major $version, but its source files cannot be downloaded from this machine's Debian archive (see above)."
+  exit 1
+fi
 tarball="$(ls "$work"/postgresql-"$major"_*.orig.tar.* | head -1)"
 tar xf "$tarball" -C "$work"
 src="$(find "$work" -maxdepth 1 -type d -name "postgresql-$major*" -o -maxdepth 1 -type d -name "postgresql-$upstream" | head -1)"

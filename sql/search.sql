@@ -1,6 +1,6 @@
 -- simdup: near-duplicate search.
 --
--- The query is the design card's: WHERE hamming(fp, q) <= k (or fp <~> q <= k, < k, or
+-- The query form: WHERE hamming(fp, q) <= k (or fp <~> q <= k, < k, or
 -- simdup_match(fp, q, k), which inlines to it). On a column with simdup block indexes, the
 -- planner step of src/search/planner.rs adds a Tid Scan path whose TID condition
 -- ctid = ANY (_simdup_tids(tbl, column, q, k)) finds the rows within k through the indexes

@@ -7,7 +7,7 @@ use crate::idf;
 use crate::tokens::for_each_token;
 use crate::Interrupt;
 
-// Where these lived before the core was split into `hash` and `tokens`.
+// Re-exported: the feature hash and the tokens are part of what fingerprint format 1 defines.
 pub use crate::hash::{feature_hash, FEATURE_SEED};
 pub use crate::tokens::{is_feature_token, jieba, CHUNK_BYTES};
 

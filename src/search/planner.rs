@@ -1,4 +1,4 @@
-//! The planner step that serves the design card's query form with the block indexes.
+//! The planner step that serves `hamming(fp, q) <= k` with the block indexes.
 //!
 //! For every scan of a table (`set_rel_pathlist_hook`, after the previous hook — Citus and
 //! others install their own), each restriction of the form

@@ -1,6 +1,6 @@
--- The README's SQL examples, as written there ("Quick start", "Reference", "Near-duplicate
--- search", "MinHash and Jaccard"), so they cannot drift: change one, change the other, and copy
--- the output shown here into the README. The schema keeps the README's table names away from
+-- The SQL examples of the README ("Quick start") and of docs/reference.md ("Reference",
+-- "Near-duplicate search", "MinHash and Jaccard"), as written there, so they cannot drift:
+-- change one, change the other, and copy the output shown here into the document. The schema keeps the README's table names away from
 -- the other tests'. Fast: under 10 s.
 \set SHOW_CONTEXT never
 CREATE SCHEMA readme;

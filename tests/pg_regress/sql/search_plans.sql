@@ -33,7 +33,7 @@ ORDER BY distance, id;
 EXPLAIN (COSTS OFF)
 SELECT id FROM plan_docs WHERE simdup_match(simhash, 1234567890123456789, 6);
 
--- The design card's own forms: hamming(fp, q) <= k, the operator, < k (k - 1 is searched), and
+-- The query forms: hamming(fp, q) <= k, the operator, < k (k - 1 is searched), and
 -- the bound on the left.
 EXPLAIN (COSTS OFF)
 SELECT id FROM plan_docs WHERE hamming(simhash, 1234567890123456789) <= 3;

@@ -1,0 +1,614 @@
+-- simdup 0.2.0 -> 0.3.0 (ALTER EXTENSION simdup UPDATE).
+--
+-- What changes (CHANGELOG.md, 0.3.0): safe against hostile roles — the dedup trigger checks the
+-- columns it reads and writes on every row, waits for in-progress deleters of a candidate, and
+-- takes its lock stripes under simdup's own advisory tag (_simdup_lock_row); simdup_enable
+-- refuses an adopted generated fingerprint column; _simdup_insert runs with search_path pinned
+-- and writes each row with its own keys (new argument: the caller's search_path); index names
+-- that never collide (_simdup_index_name); the fingerprint column found after a rename
+-- (_simdup_fingerprint_column). The fingerprint format does not change (format 1).
+
+\echo Use "ALTER EXTENSION simdup UPDATE TO '0.3.0'" to load this file. \quit
+
+CREATE OR REPLACE FUNCTION "_simdup_check_dedup"(
+	"tbl" oid /* pg_sys :: Oid */
+) RETURNS void
+STRICT VOLATILE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_check_dedup_wrapper';
+
+COMMENT ON FUNCTION _simdup_check_dedup(oid) IS 'simdup (internal): checks the columns the simdup_dedup trigger of a table reads and writes (exist, types, not a generated adopted fingerprint), as the trigger does on every row; simdup_enable calls it after installing the trigger';
+
+CREATE OR REPLACE FUNCTION _simdup_fingerprint_column(tbl regclass) RETURNS name
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    col name;
+BEGIN
+    SELECT a.attname INTO col
+    FROM @extschema@.simdup_tables s
+    JOIN pg_attribute a ON a.attrelid = s.tbl AND a.attname = s.fingerprint_column AND a.attnum > 0 AND NOT a.attisdropped
+    WHERE s.tbl = _simdup_fingerprint_column.tbl;
+    IF col IS NULL AND EXISTS (SELECT FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_fingerprint_column.tbl) THEN
+        SELECT a.attname INTO col FROM pg_attribute a
+        WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'bigint'::regtype
+          AND EXISTS (SELECT FROM @extschema@._simdup_block_indexes(tbl::oid, a.attnum::integer))
+        ORDER BY a.attnum LIMIT 1;
+    END IF;
+    RETURN col;
+END
+$$;
+
+COMMENT ON FUNCTION _simdup_fingerprint_column(regclass) IS
+  'simdup (internal): the fingerprint column of an enabled table, found by the name simdup_tables records or, after a rename, as the column its block indexes are on';
+
+CREATE OR REPLACE FUNCTION _simdup_index_name(tbl regclass, stem text, suffix text) RETURNS name
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    ns oid;
+    n integer := 0;
+    tail text;
+    head text;
+BEGIN
+    SELECT c.relnamespace INTO ns FROM pg_class c WHERE c.oid = tbl;
+    LOOP
+        tail := CASE WHEN n = 0 THEN suffix ELSE '_' || n || suffix END;
+        head := stem;
+        WHILE octet_length(head || tail) > 63 LOOP
+            head := left(head, -1);
+        END LOOP;
+        IF NOT EXISTS (SELECT FROM pg_class c WHERE c.relnamespace = ns AND c.relname = (head || tail)::name) THEN
+            RETURN (head || tail)::name;
+        END IF;
+        n := n + 1;
+    END LOOP;
+END
+$$;
+
+COMMENT ON FUNCTION _simdup_index_name(regclass, text, text) IS
+  'simdup (internal): a free name for a new index of a table, <stem><suffix> or <stem>_<n><suffix>, clipped to fit NAMEDATALEN';
+
+CREATE OR REPLACE FUNCTION _simdup_insert(tbl regclass, source text, arg jsonb, caller_search_path text) RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cfg @extschema@.simdup_tables;
+    pk record;
+    distributed boolean;
+    coordinator boolean;
+    schema_name name;
+    table_name name;
+    marker text;
+    tag text;
+    propagate text;
+    rows jsonb;
+    filled jsonb;
+    j jsonb;
+    keys text[];
+    row_keys text[];
+    cols text;
+    vals text;
+    unknown text;
+    text_default text;
+    fp_sql text;
+    find_sql text;
+    insert_sql text;
+    fp bigint;
+    found_key text;
+    found_distance integer;
+    stored bigint := 0;
+    n bigint;
+BEGIN
+    SELECT p.key_column, p.key_type INTO pk FROM @extschema@._simdup_primary_key(tbl) p;
+    SELECT ns.nspname, c.relname INTO schema_name, table_name
+    FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace
+    WHERE c.oid OPERATOR(pg_catalog.=) tbl;
+    -- The table's name as messages give it and simdup.checked_write holds it.
+    marker := pg_catalog.format('%I.%I', schema_name, table_name);
+    -- (Reference tables, 'n', are not: each placement's trigger sees every row.)
+    distributed := coalesce(@extschema@._simdup_citus_method(tbl) OPERATOR(pg_catalog.=) ANY ('{h,a,r}'::pg_catalog.text[]), false);
+    IF distributed THEN
+        -- (The registry of enabled tables is on the coordinator only.)
+        EXECUTE 'SELECT pg_catalog.citus_is_coordinator()' INTO coordinator;
+        IF NOT coordinator THEN
+            RAISE EXCEPTION 'simdup_insert into distributed table % must run on the coordinator', marker
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'Its lock stripes live on the coordinator; a worker''s locks would not serialize writers on other nodes.';
+        END IF;
+    END IF;
+    SELECT s.* INTO cfg FROM @extschema@.simdup_tables s WHERE s.tbl OPERATOR(pg_catalog.=) _simdup_insert.tbl;
+    IF NOT FOUND OR cfg.on_duplicate IS NULL THEN
+        RAISE EXCEPTION 'table % is not enabled for dedup', tbl::pg_catalog.text
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call simdup_enable(table, text_column, on_duplicate => ''reject'' | ''skip'' | ''mark'') first.';
+    END IF;
+
+    -- The caller's rows, read with the caller's search_path (their query names their tables),
+    -- before anything is marked as checked.
+    PERFORM pg_catalog.set_config('search_path', caller_search_path, true);
+    EXECUTE 'SELECT pg_catalog.jsonb_agg(q.j) FROM (' || source || ') q(j)' INTO rows USING arg;
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    IF rows IS NULL THEN
+        RETURN 0;
+    END IF;
+
+    IF distributed THEN
+        IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+            RAISE EXCEPTION 'simdup_insert into distributed table % needs READ COMMITTED', marker
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = pg_catalog.format('At %s, a worker''s snapshot can predate a concurrent writer''s commit, so its near-duplicate could be missed.',
+                                                 pg_catalog.upper(pg_catalog.current_setting('transaction_isolation')));
+        END IF;
+        IF (SELECT c.relrowsecurity FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) tbl) THEN
+            RAISE EXCEPTION 'simdup_insert does not support distributed table % with row-level security', marker
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'The check searches the table as the caller; row security would hide near-duplicates from it.';
+        END IF;
+        fp_sql := pg_catalog.format('SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $1) r',
+                         CASE WHEN cfg.text_column IS NULL THEN pg_catalog.format('r.%I', cfg.fingerprint_column)
+                              ELSE pg_catalog.format('@extschema@.simhash(r.%I::pg_catalog.text)', cfg.text_column) END, tbl);
+        -- (Ordered aggregates, not ORDER BY key LIMIT 1: pushed to the shards, that would let
+        -- a shard's planner walk its primary key index, estimating a third of the rows match.)
+        find_sql := pg_catalog.format('SELECT (pg_catalog.array_agg(t.%1$I ORDER BY t.%1$I))[1]::pg_catalog.text, '
+                           '(pg_catalog.array_agg(@extschema@.hamming(t.%2$I, $1) ORDER BY t.%1$I))[1] FROM %3$s t '
+                           'WHERE @extschema@.hamming(t.%2$I, $1) OPERATOR(pg_catalog.<=) %4$s',
+                           pk.key_column, cfg.fingerprint_column, tbl, cfg.max_distance);
+        -- The text column's default, when it has one (a row that leaves the text out stores it).
+        IF cfg.text_column IS NOT NULL THEN
+            SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid) INTO text_default
+            FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_attrdef d
+              ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid AND d.adnum OPERATOR(pg_catalog.=) a.attnum
+            WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attname OPERATOR(pg_catalog.=) cfg.text_column
+              AND a.attgenerated OPERATOR(pg_catalog.=) '';
+        END IF;
+        -- Marks this transaction's writes of tbl as checked, on every worker. The DO block's
+        -- dollar quote is one the table's name does not contain.
+        tag := '$simdup$';
+        WHILE pg_catalog.strpos(marker, tag) OPERATOR(pg_catalog.>) 0 LOOP
+            tag := '$simdup' || pg_catalog.md5(tag) || '$';
+        END LOOP;
+        propagate := pg_catalog.current_setting('citus.propagate_set_commands');
+        PERFORM pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
+        EXECUTE pg_catalog.format('DO %s BEGIN SET LOCAL simdup.checked_write = %L; END %s', tag, marker, tag);
+    END IF;
+
+    FOR j IN SELECT e FROM pg_catalog.jsonb_array_elements(rows) e LOOP
+        IF j IS NULL OR pg_catalog.jsonb_typeof(j) OPERATOR(pg_catalog.<>) 'object' THEN
+            RAISE EXCEPTION 'simdup_insert: a row must be a JSON object, got %', coalesce(pg_catalog.jsonb_typeof(j), 'NULL')
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF distributed AND text_default IS NOT NULL AND NOT (j OPERATOR(pg_catalog.?) cfg.text_column::pg_catalog.text) THEN
+            -- Evaluated once here and stored as given: the text checked is the text stored.
+            EXECUTE 'SELECT pg_catalog.jsonb_build_object($1, (' || text_default || '))' INTO STRICT filled
+                USING cfg.text_column::pg_catalog.text;
+            j := j OPERATOR(pg_catalog.||) filled;
+        END IF;
+        -- The row's own columns (generated columns, and dup_of on a distributed 'mark' table,
+        -- are computed, not taken); the INSERT is rebuilt only when the keys change.
+        SELECT pg_catalog.array_agg(k ORDER BY k) INTO row_keys FROM pg_catalog.jsonb_object_keys(j) k;
+        IF keys IS NULL OR row_keys IS DISTINCT FROM keys THEN
+            keys := coalesce(row_keys, '{}');
+            SELECT pg_catalog.string_agg(k, ', ') INTO unknown FROM pg_catalog.unnest(keys) k
+            WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_attribute a
+                              WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attname OPERATOR(pg_catalog.=) k
+                                AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped);
+            IF unknown IS NOT NULL THEN
+                RAISE EXCEPTION 'relation % has no column(s) %', marker, unknown USING ERRCODE = 'undefined_column';
+            END IF;
+            SELECT pg_catalog.string_agg(pg_catalog.format('%I', a.attname), ', ' ORDER BY a.attnum),
+                   pg_catalog.string_agg(pg_catalog.format('r.%I', a.attname), ', ' ORDER BY a.attnum)
+              INTO cols, vals
+            FROM pg_catalog.pg_attribute a
+            WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
+              AND a.attgenerated OPERATOR(pg_catalog.=) ''
+              AND a.attname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (keys)
+              AND NOT (distributed AND cfg.on_duplicate OPERATOR(pg_catalog.=) 'mark' AND a.attname OPERATOR(pg_catalog.=) 'dup_of');
+            IF distributed AND cfg.on_duplicate OPERATOR(pg_catalog.=) 'mark' THEN
+                cols := pg_catalog.concat_ws(', ', cols, 'dup_of');
+                vals := pg_catalog.concat_ws(', ', vals, pg_catalog.format('$2::%s', pk.key_type));
+            END IF;
+            insert_sql := CASE WHEN cols IS NULL THEN pg_catalog.format('INSERT INTO %s DEFAULT VALUES', tbl)
+                               ELSE pg_catalog.format('INSERT INTO %s (%s) SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $1) r',
+                                                      tbl, cols, vals, tbl) END;
+        END IF;
+        found_key := NULL;
+        IF distributed THEN
+            EXECUTE fp_sql INTO fp USING j;
+            IF fp IS NOT NULL THEN
+                PERFORM @extschema@._simdup_lock_row(tbl, fp, cfg.max_distance);
+                EXECUTE find_sql INTO found_key, found_distance USING fp;
+            END IF;
+            IF found_key IS NOT NULL AND cfg.on_duplicate OPERATOR(pg_catalog.=) 'reject' THEN
+                RAISE EXCEPTION 'near-duplicate row violates simdup_dedup on relation "%"', table_name
+                    USING ERRCODE = 'unique_violation',
+                          DETAIL = pg_catalog.format('Key (%I)=(%s) is at Hamming distance %s (max_distance %s).',
+                                                     pk.key_column, found_key, found_distance, cfg.max_distance),
+                          SCHEMA = schema_name, TABLE = table_name, CONSTRAINT = 'simdup_dedup';
+            END IF;
+            CONTINUE WHEN found_key IS NOT NULL AND cfg.on_duplicate OPERATOR(pg_catalog.=) 'skip';
+        END IF;
+        EXECUTE insert_sql USING j, found_key;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        stored := stored OPERATOR(pg_catalog.+) n;
+    END LOOP;
+
+    IF distributed THEN
+        EXECUTE pg_catalog.format('DO %s BEGIN SET LOCAL simdup.checked_write = %L; END %s', tag, '', tag);
+        PERFORM pg_catalog.set_config('citus.propagate_set_commands', propagate, true);
+    END IF;
+    RETURN stored;
+END
+$$;
+
+COMMENT ON FUNCTION _simdup_insert(regclass, text, jsonb, text) IS
+  'simdup (internal): the checked write of simdup_insert: reads the jsonb rows of a query (run with the caller''s search_path), then inserts them one by one, each with its own keys; on a Citus distributed table checks each against every shard on the coordinator (lock stripes, then a lookup) before writing it';
+
+CREATE OR REPLACE FUNCTION "_simdup_lock_row"(
+	"tbl" oid, /* pg_sys :: Oid */
+	"fp" bigint, /* i64 */
+	"k" INT /* i32 */
+) RETURNS void
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_lock_row_wrapper';
+
+COMMENT ON FUNCTION _simdup_lock_row(oid, bigint, integer) IS 'simdup (internal): takes the dedup trigger''s exclusive transaction-scoped lock stripes of table tbl for a row with fingerprint fp at maximum distance k (simdup''s own advisory lock tag, objsubid 21316, which pg_advisory_* cannot take); needs INSERT or UPDATE on the table';
+
+CREATE OR REPLACE FUNCTION _simdup_create_block_indexes(tbl regclass, fingerprint_column name, blocks integer)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    stem text;
+    offs integer;
+BEGIN
+    -- Index names <table>_<column>_k<offset>_idx (_simdup_index_name: clipped, numbered if taken).
+    SELECT c.relname || '_' || fingerprint_column INTO stem FROM pg_class c WHERE c.oid = tbl;
+    FOREACH offs IN ARRAY @extschema@._simdup_layout(blocks) LOOP
+        EXECUTE format('CREATE INDEX %I ON %s ((@extschema@._simdup_key(%I, %s)))',
+                       @extschema@._simdup_index_name(tbl, stem, '_k' || offs || '_idx'), tbl, fingerprint_column, offs);
+    END LOOP;
+END
+$$;
+
+COMMENT ON FUNCTION _simdup_create_block_indexes(regclass, name, integer) IS
+  'simdup (internal): creates the B-tree indexes (_simdup_key(fp, offset)) of an m-block layout on a fingerprint column';
+
+CREATE OR REPLACE FUNCTION _simdup_table_info(tbl regclass, OUT fingerprint_column name, OUT key_column name)
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_table_info.tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not enabled for simdup', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call simdup_enable(table, text_column) first.';
+    END IF;
+    fingerprint_column := @extschema@._simdup_fingerprint_column(tbl);
+    IF fingerprint_column IS NULL THEN
+        RAISE EXCEPTION 'table % has lost its fingerprint column', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call simdup_disable(table) and simdup_enable again.';
+    END IF;
+    SELECT p.key_column INTO key_column FROM @extschema@._simdup_primary_key(tbl) p;
+    IF key_column IS NULL THEN
+        RAISE EXCEPTION 'table % has no single-column primary key', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Rows are reported by their primary key, which must be a single column.';
+    END IF;
+END
+$$;
+
+COMMENT ON FUNCTION _simdup_table_info(regclass) IS
+  'simdup (internal): fingerprint column and single-column primary key of an enabled table, as used by simdup_pairs and simdup_groups; errors say what is missing';
+
+CREATE OR REPLACE FUNCTION simdup_block_indexes(tbl regclass)
+RETURNS TABLE (index regclass, block integer, bit_offset integer, bits integer, kind text)
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT b.index::regclass, b.block, b.bit_offset, b.bits, b.kind
+    FROM pg_catalog.pg_attribute a,
+    LATERAL _simdup_block_indexes(a.attrelid::oid, a.attnum::integer) b
+    WHERE a.attrelid = simdup_block_indexes.tbl AND a.attname = _simdup_fingerprint_column(simdup_block_indexes.tbl)
+    ORDER BY b.block;
+END;
+
+COMMENT ON FUNCTION simdup_block_indexes(regclass) IS
+  'simdup: the block indexes of a table enabled with simdup_enable, from the catalog: index, block, the bit offset where the block starts, its width in bits, and kind (key: 0.2.0; block: simhash_block INCLUDE (fp) of 0.1.0, replaced by simdup_reindex)';
+
+CREATE OR REPLACE FUNCTION simdup_disable(tbl regclass) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cfg @extschema@.simdup_tables;
+    fp name;
+    idx regclass;
+BEGIN
+    IF tbl IS NULL THEN
+        RAISE EXCEPTION 'table must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    cfg := @extschema@._simdup_registered(tbl);
+    fp := @extschema@._simdup_fingerprint_column(tbl);
+    IF cfg.on_duplicate IS NOT NULL THEN
+        PERFORM @extschema@._simdup_trigger_ddl(format('DROP TRIGGER IF EXISTS simdup_dedup ON %s', tbl));
+        IF cfg.on_duplicate = 'mark' THEN
+            EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dup_of', tbl);
+        END IF;
+    END IF;
+    FOR idx IN SELECT b.index FROM @extschema@.simdup_block_indexes(tbl) b LOOP
+        EXECUTE format('DROP INDEX %s', idx);
+    END LOOP;
+    -- Drop the fingerprint column only if simdup_enable added it (RESTRICT: a view using it
+    -- stops the drop). Indexes you built on it yourself go with it. Found by the name recorded,
+    -- or where a rename moved it (_simdup_fingerprint_column).
+    IF cfg.text_column IS NOT NULL AND fp IS NOT NULL THEN
+        EXECUTE format('ALTER TABLE %s DROP COLUMN %I', tbl, fp);
+    END IF;
+    DELETE FROM @extschema@.simdup_tables s WHERE s.tbl = simdup_disable.tbl;
+END
+$$;
+
+COMMENT ON FUNCTION simdup_disable(regclass) IS
+  'simdup: removes what simdup_enable added to a table: the dedup trigger and dup_of column (if any), the block indexes, the generated fingerprint column (if simdup_enable added it) and its simdup_tables row. Requires owning the table';
+
+CREATE OR REPLACE FUNCTION simdup_enable(tbl regclass, text_column name, fingerprint_column name DEFAULT 'simhash',
+                              on_duplicate text DEFAULT NULL, max_distance integer DEFAULT NULL,
+                              blocks integer DEFAULT 4)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel record;
+    col record;
+    pk record;
+    k integer;
+    trigger_args text;
+BEGIN
+    IF tbl IS NULL OR fingerprint_column IS NULL OR blocks IS NULL THEN
+        RAISE EXCEPTION 'table, fingerprint column and blocks must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT * INTO rel FROM @extschema@._simdup_owned_table(tbl, 'rp');
+    -- Forget tables that are gone without an event trigger firing (temporary tables at the end
+    -- of their session), so that a reused OID is not mistaken for an enabled table.
+    DELETE FROM @extschema@.simdup_tables s WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = s.tbl);
+    IF EXISTS (SELECT FROM @extschema@.simdup_tables s WHERE s.tbl = simdup_enable.tbl) THEN
+        RAISE EXCEPTION 'table % is already enabled for simdup', tbl
+            USING ERRCODE = 'duplicate_object', HINT = 'Call simdup_disable first to change its columns.';
+    END IF;
+    PERFORM @extschema@._simdup_layout(blocks);  -- 22023 unless 2..8 blocks
+
+    -- Dedup arguments, checked before anything is changed.
+    SELECT p.key_column, p.key_type INTO pk FROM @extschema@._simdup_primary_key(tbl) p;
+    IF on_duplicate IS NULL THEN
+        IF max_distance IS NOT NULL THEN
+            RAISE EXCEPTION 'max_distance is only used with on_duplicate'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Pass on_duplicate => ''reject'', ''skip'' or ''mark'' to install the dedup trigger.';
+        END IF;
+        IF pk.key_column IS NULL THEN
+            RAISE WARNING 'table % has no single-column primary key', tbl
+                USING DETAIL = 'Search works; simdup_pairs and simdup_groups report rows by their primary key and will fail until the table has one.';
+        END IF;
+    ELSE
+        k := coalesce(max_distance, @extschema@.simdup_max_distance());
+        -- 22023 for an unknown mode or k outside 0..64 (src/args.rs).
+        trigger_args := @extschema@._simdup_dedup_trigger_args(on_duplicate, k, coalesce(text_column, ''),
+                                                               fingerprint_column, coalesce(pk.key_column, ''));
+        IF rel.relkind = 'p' THEN
+            RAISE EXCEPTION 'on_duplicate is not supported on partitioned table %', tbl
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'A row trigger on a partitioned table runs per partition; enable dedup on a plain table.';
+        END IF;
+        IF pk.key_column IS NULL THEN
+            RAISE EXCEPTION 'table % has no single-column primary key', tbl
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = 'The dedup trigger reports and marks near-duplicates by their primary key.';
+        END IF;
+    END IF;
+
+    IF text_column IS NOT NULL THEN
+        SELECT t.typcategory, a.atttypid::regtype AS typ INTO col
+        FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+        WHERE a.attrelid = tbl AND a.attname = text_column AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'column "%" of relation % does not exist', text_column, tbl
+                USING ERRCODE = 'undefined_column';
+        END IF;
+        IF col.typcategory <> 'S' THEN
+            RAISE EXCEPTION 'column "%" of relation % is of type %, not a string type', text_column, tbl, col.typ
+                USING ERRCODE = 'datatype_mismatch';
+        END IF;
+        -- Rewrites the table, computing simhash once per row.
+        EXECUTE format('ALTER TABLE %s ADD COLUMN %I bigint GENERATED ALWAYS AS (@extschema@.simhash(%I)) STORED',
+                       tbl, fingerprint_column, text_column);
+    ELSE
+        SELECT a.atttypid::regtype AS typ INTO col
+        FROM pg_attribute a
+        WHERE a.attrelid = tbl AND a.attname = fingerprint_column AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'column "%" of relation % does not exist', fingerprint_column, tbl
+                USING ERRCODE = 'undefined_column',
+                      HINT = 'Without a text column, simdup_enable adopts an existing bigint fingerprint column.';
+        END IF;
+        IF col.typ <> 'bigint'::regtype THEN
+            RAISE EXCEPTION 'column "%" of relation % is of type %, not bigint', fingerprint_column, tbl, col.typ
+                USING ERRCODE = 'datatype_mismatch';
+        END IF;
+    END IF;
+
+    PERFORM @extschema@._simdup_create_block_indexes(tbl, fingerprint_column, blocks);
+
+    IF on_duplicate IS NOT NULL THEN
+        IF on_duplicate = 'mark' THEN
+            EXECUTE format('ALTER TABLE %s ADD COLUMN dup_of %s', tbl, pk.key_type);
+        END IF;
+        -- On a Citus distributed table the trigger goes to every shard, where it lets through
+        -- only the writes simdup_insert checked across shards (src/dedup/citus.rs).
+        PERFORM @extschema@._simdup_trigger_ddl(format(
+            'CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON %s FOR EACH ROW '
+            'EXECUTE FUNCTION @extschema@.simdup_dedup_trigger(%s)', tbl, trigger_args));
+        -- The trigger's own check of the columns it reads and writes (src/dedup/tuple.rs), now
+        -- rather than at the first insert: e.g. an adopted generated fingerprint column.
+        PERFORM @extschema@._simdup_check_dedup(tbl);
+    END IF;
+
+    INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance)
+    VALUES (simdup_enable.tbl, simdup_enable.text_column, simdup_enable.fingerprint_column,
+            simdup_enable.on_duplicate, k);
+END
+$$;
+
+COMMENT ON FUNCTION simdup_enable(regclass, name, name, text, integer, integer) IS
+  'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and one B-tree index per block (_simdup_key(fp, offset); blocks => 2..8, default 4), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup (BEFORE INSERT OR UPDATE): a row within max_distance (default: simdup.max_distance at enable time) of an existing row raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest key among its near-duplicates; safe under concurrency (advisory locks); needs a single-column primary key. On a Citus distributed table the trigger on each shard refuses every write but simdup_insert''s, which checks rows across shards on the coordinator. Requires owning the table';
+
+CREATE OR REPLACE FUNCTION simdup_enable_similar(tbl regclass, text_column name, threshold double precision DEFAULT 0.5,
+                                      k integer DEFAULT 5, recall double precision DEFAULT 0.99)
+RETURNS TABLE (index regclass, bands integer, rows integer, p_at_threshold double precision)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel record;
+    b integer;
+    r integer;
+    idx text;
+BEGIN
+    IF tbl IS NULL OR text_column IS NULL OR threshold IS NULL OR k IS NULL OR recall IS NULL THEN
+        RAISE EXCEPTION 'table, text column, threshold, k and recall must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT * INTO rel FROM @extschema@._simdup_owned_table(tbl, 'rpm');
+    IF NOT EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = text_column
+                   AND a.attnum > 0 AND NOT a.attisdropped) THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', text_column, tbl
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    PERFORM @extschema@._simdup_check_similarity(threshold, recall);  -- 22023 (src/args.rs)
+    PERFORM @extschema@.shingles('', k);                               -- 22023 unless 1..256
+    SELECT c.bands, c.rows INTO b, r FROM @extschema@.minhash_choose_bands(128, threshold, recall) c;
+    -- <table>_<column>_similar_idx (_simdup_index_name: clipped, numbered if taken: a second
+    -- similarity index of the column, e.g. for another threshold, gets its own name).
+    idx := @extschema@._simdup_index_name(tbl, rel.relname || '_' || text_column, '_similar_idx');
+    EXECUTE format('CREATE INDEX %I ON %s USING gin (@extschema@._simdup_similar_bands(%I, %s, %s, %s))',
+                   idx, tbl, text_column, k, b, r);
+    RETURN QUERY
+    SELECT format('%I.%I', n.nspname, idx)::regclass, b, r, @extschema@.minhash_s_curve(threshold, b, r)
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl;
+END
+$$;
+
+COMMENT ON FUNCTION simdup_enable_similar(regclass, name, double precision, integer, double precision) IS
+  'simdup: equips a table for simdup_similar: a GIN index <table>_<column>_similar_idx on the LSH bands of text_column (_simdup_similar_bands(text_column, k, bands, rows), no column added), with bands x rows (<= 128) chosen so that a pair of character-k-shingle Jaccard similarity threshold (default 0.5, k default 5) becomes a candidate with probability >= recall (default 0.99): minhash_choose_bands(128, threshold, recall). Returns the index, bands, rows and that probability. Requires owning the table; DROP INDEX undoes it';
+
+CREATE OR REPLACE FUNCTION simdup_insert(tbl regclass, rows jsonb) RETURNS bigint
+LANGUAGE sql VOLATILE STRICT
+BEGIN ATOMIC
+    SELECT _simdup_insert(tbl,
+        'SELECT e FROM pg_catalog.jsonb_array_elements(CASE pg_catalog.jsonb_typeof($1) WHEN ''array'' THEN $1 ELSE pg_catalog.jsonb_build_array($1) END) e',
+        rows, pg_catalog.current_setting('search_path'));
+END;
+
+COMMENT ON FUNCTION simdup_insert(regclass, jsonb) IS
+  'simdup: inserts rows (a JSON object, or an array of objects: column => value) into a table enabled with on_duplicate, checking each against the stored rows and those before it; on a Citus distributed table the one checked write (against every shard, on the coordinator). Returns the number of rows stored';
+
+CREATE OR REPLACE FUNCTION simdup_insert_select(tbl regclass, query text) RETURNS bigint
+LANGUAGE sql VOLATILE STRICT
+BEGIN ATOMIC
+    SELECT _simdup_insert(tbl, 'SELECT pg_catalog.to_jsonb(q) FROM (' || query || ') q', NULL,
+                          pg_catalog.current_setting('search_path'));
+END;
+
+COMMENT ON FUNCTION simdup_insert_select(regclass, text) IS
+  'simdup: inserts the rows of a query (columns matched by name, e.g. $$SELECT id, body FROM staging$$) into a table enabled with on_duplicate, checking each against the stored rows and those before it; on a Citus distributed table the one checked write (against every shard, on the coordinator). Returns the number of rows stored';
+
+-- The old checked write, replaced above by the four-argument one that simdup_insert and
+-- simdup_insert_select now call.
+DROP FUNCTION _simdup_insert(regclass, text, jsonb);
+
+-- Every object's comment as this version states it.
+COMMENT ON FUNCTION _simdup_nearest_tids(oid, integer, bigint, integer) IS
+  'simdup (internal): tids of the n rows of tbl nearest to q (column attnum; ties by tid), found exactly through its block indexes';
+COMMENT ON TABLE simdup_tables IS
+  'simdup: tables equipped by simdup_enable (kept by pg_dump): text column (NULL when an existing fingerprint column was adopted), fingerprint column, and the dedup trigger''s on_duplicate and max_distance (NULL without a trigger)';
+COMMENT ON FUNCTION _simdup_tables_guard() IS
+  'simdup (internal): trigger letting only the owner of a table add or remove its simdup_tables row';
+COMMENT ON FUNCTION _simdup_trigger_ddl(text) IS
+  'simdup (internal): runs a CREATE or DROP TRIGGER of the dedup trigger, with citus.enable_unsafe_triggers on for that command when Citus is loaded (it refuses trigger DDL on distributed tables otherwise)';
+COMMENT ON FUNCTION _simdup_forget_dropped() IS
+  'simdup (internal): event trigger function removing the simdup_tables row of a dropped table or fingerprint column (and the dedup trigger of a table whose fingerprint column was dropped)';
+COMMENT ON EVENT TRIGGER simdup_forget_dropped IS
+  'simdup: forgets equipped tables (simdup_tables rows) when the table or its fingerprint column is dropped';
+COMMENT ON FUNCTION simdup_dedup_trigger() IS
+  'simdup: the dedup trigger function installed by simdup_enable(..., on_duplicate => ...) as BEFORE INSERT OR UPDATE FOR EACH ROW, arguments (on_duplicate, max_distance, text_column or '''', fingerprint_column, key_column): computes simhash of the new text, takes the row''s advisory lock stripes, finds the near-duplicate with the smallest key through the block indexes, then rejects (23505, constraint simdup_dedup), skips or marks (dup_of) the row. On a shard of a Citus distributed table it refuses (0A000) every write of a new text but those of simdup_insert, which checked them across shards';
+COMMENT ON FUNCTION _simdup_tids(oid, integer, bigint, integer) IS
+  'simdup (internal): tids of the visible rows of tbl whose fingerprint column attnum is within k of q, found through its block indexes; the planner puts it in a Tid Scan for hamming(fp, q) <= k';
+COMMENT ON FUNCTION _simdup_block_indexes(oid, integer) IS 'simdup (internal): the block indexes of a fingerprint column, read from the catalog: index, block, bit offset, width, kind (key: 0.2.0, block: 0.1.0)';
+COMMENT ON FUNCTION _simdup_check_group_method(text) IS 'simdup (internal): the grouping method when it is components or leader; 22023 otherwise';
+COMMENT ON FUNCTION _simdup_check_k(integer) IS 'simdup (internal): k when it is a valid maximum Hamming distance (0..64); 22023 otherwise';
+COMMENT ON FUNCTION _simdup_check_similarity(double precision, double precision) IS 'simdup (internal): the threshold when it is a valid Jaccard threshold (0 < t <= 1) and recall a valid recall (0 < r < 1); 22023 otherwise';
+COMMENT ON FUNCTION _simdup_dedup_trigger_args(text, integer, text, text, text) IS 'simdup (internal): checks simdup_enable''s on_duplicate and max_distance and returns the dedup trigger''s argument list';
+COMMENT ON FUNCTION _simdup_fingerprint_components(regclass, text, integer) IS 'simdup (internal): connected components of _simdup_fingerprint_pairs(tbl, fingerprint_column, k): each fingerprint with a near neighbour, and the smallest fingerprint of its component';
+COMMENT ON FUNCTION _simdup_fingerprint_leaders(regclass, text, text, integer) IS 'simdup (internal): leader clustering of a table''s distinct fingerprints in the order of their smallest key: each fingerprint in a group of two or more with its leader, every member within k of its leader';
+COMMENT ON FUNCTION _simdup_fingerprint_pairs(regclass, text, integer) IS 'simdup (internal): all pairs of distinct fingerprints (fa < fb) of a table''s fingerprint column within Hamming distance k, each once, with the distance: identical fingerprints collapsed, then an in-memory join on the values of each 16-bit block within its threshold (never all pairs)';
+COMMENT ON FUNCTION _simdup_key(bigint, integer) IS 'simdup (internal): the block-index key of a fingerprint: fp rotated left by offset bits, sign bit flipped (the keys of one block value form one range)';
+COMMENT ON FUNCTION _simdup_layout(integer) IS 'simdup (internal): the bit offsets at which the blocks of a layout of m nearly equal blocks start (2..8 blocks; 22023 otherwise)';
+COMMENT ON FUNCTION _simdup_lock_stripes(bigint, integer) IS 'simdup (internal): the lock stripes (0..4095) the dedup trigger locks exclusively (pg_locks: locktype advisory, classid = table OID, objid = stripe, objsubid = 21316, a tag pg_advisory_* cannot take) for fingerprint fp at maximum distance k: one per piece of the fingerprint cut into k + 1 pieces (near-duplicates share a piece, so a stripe), ascending';
+COMMENT ON FUNCTION hamming(bigint, bigint) IS
+  'simdup: number of differing bits between two 64-bit fingerprints (0..64); hamming(fp, q) <= k on a column with simdup block indexes is served by them';
+COMMENT ON OPERATOR <~> (bigint, bigint) IS
+  'simdup: Hamming distance between two 64-bit fingerprints; fp <~> q <= k is served by the block indexes';
+COMMENT ON FUNCTION _simdup_hamming_support(internal) IS
+  'simdup (internal): planner support function of hamming: loads the library, and with it the planner step serving hamming(fp, q) <= k, before the scan paths are built';
+COMMENT ON FUNCTION _simdup_citus_method(regclass) IS
+  'simdup (internal): the Citus distribution method of a table (h, a, r; n for reference and local tables), NULL when it is not distributed or Citus is absent';
+COMMENT ON FUNCTION simdup_match(bigint, bigint, integer) IS
+  'simdup: true when hamming(fp, q) <= k (k in 0..64); inlined to that condition, which the block indexes of simdup_enable serve on large tables';
+COMMENT ON FUNCTION simdup_nearest(regclass, bigint, integer, name) IS
+  'simdup: the n rows of tbl whose fingerprint column is nearest to q, exactly (the search radius grows until n rows are within it), nearest first, ties by ctid: (ctid, fingerprint, distance)';
+COMMENT ON FUNCTION jaccard(text, text, integer) IS 'simdup: exact Jaccard similarity |A∩B|/|A∪B| of the character k-shingle sets (default k = 5) of two texts, 0..1; NULL when either has no shingles';
+COMMENT ON FUNCTION jaccard(bigint[], bigint[]) IS 'simdup: exact Jaccard similarity of two stored shingle sets (from shingles or word_shingles; order and duplicates ignored); NULL when either is empty; NULL elements raise 22004';
+COMMENT ON FUNCTION minhash(text, integer, integer) IS 'simdup: MinHash signature (n values, default 128) of the character k-shingles (default k = 5) of a text; deterministic (fixed seeds, see minhash_format_version); NULL for empty or whitespace-only text. Store it: sig bigint[] GENERATED ALWAYS AS (minhash(body)) STORED';
+COMMENT ON FUNCTION minhash(bigint[], integer) IS 'simdup: MinHash signature (n values, default 128) of a stored shingle set, e.g. minhash(word_shingles(body)); NULL for an empty set; NULL elements raise 22004';
+COMMENT ON FUNCTION minhash_bands(bigint[], integer, integer) IS 'simdup: LSH band values of a signature: bands hashes of rows consecutive values each (bands*rows <= n). Index with CREATE INDEX ON t USING gin (minhash_bands(sig, 16, 8)) and search with WHERE minhash_bands(sig, 16, 8) && minhash_bands(minhash($1), 16, 8); a pair of similarity J becomes a candidate with probability minhash_s_curve(J, bands, rows). Pick bands and rows with minhash_choose_bands(n, threshold); see docs/minhash.md';
+COMMENT ON FUNCTION minhash_choose_bands(integer, double precision) IS 'simdup: bands and rows (bands*rows <= n) for a Jaccard threshold strictly between 0 and 1, minimizing the false-positive plus false-negative area under the S-curve, with the approximate threshold (1/bands)^(1/rows) where the curve is steepest';
+COMMENT ON FUNCTION minhash_choose_bands(integer, double precision, double precision) IS 'simdup: bands and rows (bands*rows <= n) under which a pair of Jaccard similarity threshold becomes a candidate with probability at least recall (minhash_s_curve(threshold, bands, rows) >= recall), the steepest such curve (smallest false-positive area below the threshold), with its approximate threshold (1/bands)^(1/rows); for verified searches (simdup_similar), see docs/similar.md';
+COMMENT ON FUNCTION minhash_format_version() IS 'simdup: version of the MinHash format (normalization, shingle hashes, permutation seeds, band hash) computed by this build; stored shingle sets, signatures and band indexes of another version must be recomputed';
+COMMENT ON FUNCTION minhash_jaccard(bigint[], bigint[]) IS 'simdup: estimated Jaccard similarity of two signatures, the fraction of agreeing positions (standard deviation sqrt(J(1-J)/n), at most 0.044 for n = 128); different lengths raise 22023, NULL elements 22004';
+COMMENT ON FUNCTION minhash_s_curve(double precision, integer, integer) IS 'simdup: probability 1-(1-J^rows)^bands that two documents of Jaccard similarity J share at least one of bands LSH bands of rows rows';
+COMMENT ON FUNCTION shingles(text, integer) IS 'simdup: set of xxh3-64 hashes of the character k-shingles (default k = 5) of the normalized text (NFKC, lower case, whitespace runs as one space), sorted as unsigned 64-bit numbers; a text shorter than k characters is one shingle; NULL for empty or whitespace-only text';
+COMMENT ON FUNCTION simdup_fingerprint_version() IS 'simdup: version of the fingerprint format computed by this build';
+COMMENT ON FUNCTION simdup_max_distance() IS 'simdup: the current simdup.max_distance (default k of the batch functions); loads the library, so it works before any other simdup call in a session';
+COMMENT ON FUNCTION _simdup_primary_key(regclass) IS
+  'simdup (internal): the single-column primary key of a table (column and type), NULLs when it has none';
+COMMENT ON FUNCTION _simdup_owned_table(regclass, text) IS
+  'simdup (internal): name and kind of a table of one of the given relkinds that the caller owns; 42P01, 42809 or 42501 otherwise';
+COMMENT ON FUNCTION _simdup_registered(regclass) IS
+  'simdup (internal): the simdup_tables row of an enabled table the caller owns; 42704 when not enabled, 42501 when not the owner';
+COMMENT ON FUNCTION simdup_reindex(regclass, integer) IS
+  'simdup: rebuilds the block indexes of an enabled table as the key indexes of an m-block layout (default 4 blocks of 16 bits): the one call that moves a table enabled under simdup 0.1.0 to the smaller, faster 0.2.0 indexes. Requires owning the table';
+COMMENT ON FUNCTION _simdup_similar_bands(text, integer, integer, integer) IS
+  'simdup (internal): LSH band values of the character k-shingles of a text, minhash_bands(minhash(body, k, bands*rows), bands, rows): the GIN index expression of simdup_enable_similar; NULL for text without shingles';
+COMMENT ON FUNCTION _simdup_similar_indexes(regclass) IS
+  'simdup (internal): the valid GIN indexes of a table on _simdup_similar_bands(expr, k, bands, rows), oldest first, with expr (SQL text), k, bands and rows read from their definitions';
+COMMENT ON FUNCTION simdup_similar(regclass, text, double precision, double precision) IS
+  'simdup: the rows of tbl whose exact Jaccard similarity of character k-shingles with query (jaccard(text_column, query, k)) is at least threshold (default 0.5), most similar first: (ctid, similarity). Candidates from the GIN index of simdup_enable_similar (LSH bands, k read from it), each verified exactly: precision is exact, recall at the threshold is minhash_s_curve(threshold, bands, rows) >= min_recall (default 0.99; 22023 when the index cannot reach it). NULL query: no rows';
+COMMENT ON FUNCTION simdup_pairs(regclass, integer) IS
+  'simdup: all pairs of rows of an enabled table whose fingerprints are within distance k (default simdup.max_distance), identical fingerprints included, each pair once: primary keys a < b as text, and the distance';
+COMMENT ON FUNCTION simdup_groups(regclass, integer, text) IS
+  'simdup: groups of near-duplicate rows (distance <= k, default simdup.max_distance): method ''components'' (default; connected components, chains join) or ''leader'' (leader clustering in key order: every member within k of its group''s first row, no chaining). One row per grouped row, as (primary key as text, group_id); groups numbered 1, 2, ... by their smallest key';
+COMMENT ON FUNCTION simhash(text) IS 'simdup: 64-bit SimHash fingerprint of a Chinese/English text (NFKC + lower case, jieba segmentation, sublinear TF x IDF weights, xxh3-64); NULL for text without words';
+COMMENT ON FUNCTION simhash(text, text) IS 'simdup: SimHash of a document with a title: format 1 of title || E''\n'' || body (the title-aware choice measured best, docs/quality.md); a NULL or empty title gives simhash(body), a NULL body NULL';
+COMMENT ON FUNCTION simhash(text, text, text) IS 'simdup: SimHash of body (and title, may be NULL) under a named scheme: default (format 1, title fingerprinted with the body), title (body words also in the title x5), improved (Zhang & He 2020: part of speech, word length, cue words x5, title words x5); unknown scheme 22023, NULL scheme 22004';
+COMMENT ON FUNCTION simhash_block(bigint, integer) IS 'simdup: 16-bit block i (0 = most significant, 0..3) of a fingerprint, as 0..65535 (the key of the block indexes of simdup 0.1.0)';
+COMMENT ON FUNCTION simhash_features(text) IS 'simdup: the weighted features behind simhash(text), one row per distinct token: token, weight, hash, count, idf';
+COMMENT ON FUNCTION simhash_features(text, text, text) IS 'simdup: the weighted features behind simhash(body, title, scheme), one row per distinct token: token, weight, hash, count, idf';
+COMMENT ON FUNCTION word_shingles(text, integer) IS 'simdup: set of hashes of the word k-shingles (default k = 3) of the text: jieba words, numbers and English words, punctuation dropped; NULL for text without words';
