@@ -137,12 +137,16 @@ fn near_pairs_of(fps: Vec<u64>, k: i32) -> Vec<(u64, u64)> {
 /// Pairs of distinct fingerprints within distance k, each once, with fa < fb (as bigints).
 fn fingerprint_pairs(tbl: &PgRelation, fp_column: &str, k: i32) -> Vec<(i64, i64)> {
     near_pairs_of(table_fingerprints(tbl, fp_column), k)
-    .into_iter()
-    .map(|(a, b)| {
-        let (a, b) = (a as i64, b as i64);
-        if a < b { (a, b) } else { (b, a) }
-    })
-    .collect()
+        .into_iter()
+        .map(|(a, b)| {
+            let (a, b) = (a as i64, b as i64);
+            if a < b {
+                (a, b)
+            } else {
+                (b, a)
+            }
+        })
+        .collect()
 }
 
 /// All pairs of distinct values of column `fingerprint_column` of `tbl` within Hamming

@@ -58,13 +58,7 @@ fn simhash_features(
     body: &str,
 ) -> TableIterator<
     'static,
-    (
-        name!(token, String),
-        name!(weight, f64),
-        name!(hash, i64),
-        name!(count, i32),
-        name!(idf, f64),
-    ),
+    (name!(token, String), name!(weight, f64), name!(hash, i64), name!(count, i32), name!(idf, f64)),
 > {
     TableIterator::new(feature_rows(features(body, &Params::default(), true, &mut interrupt)))
 }
@@ -77,9 +71,7 @@ extension_sql!(
 
 /// The rows of `simhash_features`: token, weight, hash, count, idf.
 fn feature_rows(feats: Vec<Feature>) -> impl Iterator<Item = (String, f64, i64, i32, f64)> {
-    feats.into_iter().map(|f| {
-        (f.token, f.weight, f.hash as i64, f.count.min(i32::MAX as u32) as i32, f64::from(f.idf))
-    })
+    feats.into_iter().map(|f| (f.token, f.weight, f.hash as i64, f.count.min(i32::MAX as u32) as i32, f64::from(f.idf)))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -137,13 +129,7 @@ fn simhash_features_scheme(
     scheme: Option<&str>,
 ) -> TableIterator<
     'static,
-    (
-        name!(token, String),
-        name!(weight, f64),
-        name!(hash, i64),
-        name!(count, i32),
-        name!(idf, f64),
-    ),
+    (name!(token, String), name!(weight, f64), name!(hash, i64), name!(count, i32), name!(idf, f64)),
 > {
     let scheme = scheme_arg(scheme);
     let feats = match body {

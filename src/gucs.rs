@@ -76,7 +76,6 @@ pub fn index_search() -> bool {
 /// `simdup.checked_write`: the table `simdup_insert` is writing, if any.
 pub fn checked_write() -> Option<String> {
     CHECKED_WRITE.get().map(|s| s.to_string_lossy().into_owned()).filter(|s| !s.is_empty())
-
 }
 
 /// `simdup.batch_threads`, resolved to a thread count: -1 follows

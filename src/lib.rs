@@ -64,7 +64,16 @@ extension_sql_file!(
 extension_sql_file!(
     "../sql/similar.sql",
     name = "similar_sql",
-    requires = ["enable", similar::_simdup_check_similarity, similar::minhash_choose_bands_for_recall, "comment_minhash_bands", "comment_minhash", "comment_shingles", "comment_jaccard_sets", "comment_minhash_s_curve"]
+    requires = [
+        "enable",
+        similar::_simdup_check_similarity,
+        similar::minhash_choose_bands_for_recall,
+        "comment_minhash_bands",
+        "comment_minhash",
+        "comment_shingles",
+        "comment_jaccard_sets",
+        "comment_minhash_s_curve"
+    ]
 );
 
 #[cfg(any(test, feature = "pg_test"))]

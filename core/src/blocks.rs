@@ -236,13 +236,11 @@ impl Layout {
         };
         let mut budget = k.min(64) + 1;
         while budget > 0 {
-            let best = (0..m)
-                .filter(|&i| t[i] < self.width(i) as i32)
-                .min_by(|&a, &b| {
-                    let da = cost(a, t[a] + 1) - cost(a, t[a]);
-                    let db = cost(b, t[b] + 1) - cost(b, t[b]);
-                    da.total_cmp(&db).then(a.cmp(&b))
-                });
+            let best = (0..m).filter(|&i| t[i] < self.width(i) as i32).min_by(|&a, &b| {
+                let da = cost(a, t[a] + 1) - cost(a, t[a]);
+                let db = cost(b, t[b] + 1) - cost(b, t[b]);
+                da.total_cmp(&db).then(a.cmp(&b))
+            });
             let Some(i) = best else { break };
             t[i] += 1;
             budget -= 1;

@@ -60,8 +60,7 @@ impl Params {
 /// 1 + ln(count), from a table for the common small counts (the same values `ln` gives).
 #[inline]
 pub fn sublinear_tf(count: u32) -> f64 {
-    static TABLE: LazyLock<[f64; 64]> =
-        LazyLock::new(|| std::array::from_fn(|i| 1.0 + (i as f64).ln()));
+    static TABLE: LazyLock<[f64; 64]> = LazyLock::new(|| std::array::from_fn(|i| 1.0 + (i as f64).ln()));
     match TABLE.get(count as usize) {
         Some(&v) if count > 0 => v,
         _ => 1.0 + f64::from(count).ln(),
@@ -228,7 +227,12 @@ thread_local! {
 /// Calls `f` with the `(hash, quantized weight)` pairs of `text`'s features of positive weight,
 /// in order of first occurrence: what [`features`] gives, without keeping tokens and without
 /// allocating once the per-thread buffers are warm (the fingerprint's hot path).
-pub fn with_weighted<R>(text: &str, params: &Params, interrupt: Interrupt<'_>, f: impl FnOnce(&[(u64, i64)]) -> R) -> R {
+pub fn with_weighted<R>(
+    text: &str,
+    params: &Params,
+    interrupt: Interrupt<'_>,
+    f: impl FnOnce(&[(u64, i64)]) -> R,
+) -> R {
     let run = |s: &mut Scratch| {
         let Scratch { norm, tally, pairs } = s;
         tally.reset(expected_distinct(text.len()));

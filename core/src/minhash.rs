@@ -236,12 +236,7 @@ pub fn shingles(text: &str, k: usize, interrupt: Interrupt<'_>) -> Result<Vec<u6
 }
 
 /// [`shingles`] with a chosen piece size (the result does not depend on it).
-pub(crate) fn char_shingles_in(
-    text: &str,
-    k: usize,
-    piece_bytes: usize,
-    interrupt: Interrupt<'_>,
-) -> Vec<u64> {
+pub(crate) fn char_shingles_in(text: &str, k: usize, piece_bytes: usize, interrupt: Interrupt<'_>) -> Vec<u64> {
     let mut out = Vec::new();
     let mut next_compact = COMPACT_MIN;
     let mut norm = String::new();
@@ -317,12 +312,7 @@ fn join_into(key: &mut String, words: &VecDeque<String>) {
 }
 
 /// [`word_shingles`] with a chosen piece size.
-pub(crate) fn word_shingles_in(
-    text: &str,
-    k: usize,
-    piece_bytes: usize,
-    interrupt: Interrupt<'_>,
-) -> Vec<u64> {
+pub(crate) fn word_shingles_in(text: &str, k: usize, piece_bytes: usize, interrupt: Interrupt<'_>) -> Vec<u64> {
     let mut out = Vec::new();
     let mut next_compact = COMPACT_MIN;
     let mut norm = String::new();
@@ -459,8 +449,7 @@ fn kernel_avx2(xs: &[u64], pre: &[u64], sig: &mut [u64]) {
 fn kernel(xs: &[u64], pre: &[u64], sig: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512dq") && std::arch::is_x86_feature_detected!("avx512vl")
-        {
+        if std::arch::is_x86_feature_detected!("avx512dq") && std::arch::is_x86_feature_detected!("avx512vl") {
             // SAFETY: the CPU has the features the function is compiled for.
             return unsafe { kernel_avx512(xs, pre, sig) };
         }
@@ -639,11 +628,8 @@ mod tests {
     fn text_strategy() -> impl Strategy<Value = String> {
         // Characters that NFKC does not compose across a piece cut (see normalize::chunks).
         let alphabet: Vec<char> =
-            "ab cdeXYZ 的是在了不和有大这 。，！？.,;!?\t\n\r\u{3000}\u{a0}ＡＢ１é\u{301}-_"
-                .chars()
-                .collect();
-        proptest::collection::vec(proptest::sample::select(alphabet), 0..300)
-            .prop_map(|v| v.into_iter().collect())
+            "ab cdeXYZ 的是在了不和有大这 。，！？.,;!?\t\n\r\u{3000}\u{a0}ＡＢ１é\u{301}-_".chars().collect();
+        proptest::collection::vec(proptest::sample::select(alphabet), 0..300).prop_map(|v| v.into_iter().collect())
     }
 
     fn words_strategy() -> impl Strategy<Value = String> {
@@ -718,7 +704,8 @@ mod tests {
                     // Fewest bands for its rows.
                     assert!(b == 1 || s_curve(t, b - 1, r) < recall);
                     // No feasible pair has a smaller false-positive area.
-                    let area = |b: usize, r: usize| (0..128).map(|i| s_curve((i as f64 + 0.5) * t / 128.0, b, r)).sum::<f64>();
+                    let area =
+                        |b: usize, r: usize| (0..128).map(|i| s_curve((i as f64 + 0.5) * t / 128.0, b, r)).sum::<f64>();
                     for r2 in 1..=n {
                         if let Some(b2) = (1..=n / r2).find(|&b2| s_curve(t, b2, r2) >= recall) {
                             assert!(area(b, r) <= area(b2, r2) + 1e-12, "n {n} t {t}: {b}x{r} vs {b2}x{r2}");

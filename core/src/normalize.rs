@@ -85,8 +85,15 @@ fn simple_nfkc_lower(c: char) -> Option<char> {
         '\0'..='\u{7f}' => Some(c.to_ascii_lowercase()),
         '\u{ff01}'..='\u{ff5e}' => Some(char::from((c as u32 - 0xfee0) as u8).to_ascii_lowercase()),
         '\u{3000}' => Some(' '),
-        '\u{3001}' | '\u{3002}' | '\u{300a}'..='\u{3011}' | '\u{2018}' | '\u{2019}' | '\u{201c}'
-        | '\u{201d}' | '\u{2014}' | '\u{00b7}' => Some(c),
+        '\u{3001}'
+        | '\u{3002}'
+        | '\u{300a}'..='\u{3011}'
+        | '\u{2018}'
+        | '\u{2019}'
+        | '\u{201c}'
+        | '\u{201d}'
+        | '\u{2014}'
+        | '\u{00b7}' => Some(c),
         _ => None,
     }
 }
@@ -115,10 +122,7 @@ pub struct Chunks<'a> {
 
 fn is_cut_char(c: char) -> bool {
     c.is_whitespace()
-        || matches!(
-            c,
-            '。' | '！' | '？' | '；' | '，' | '、' | '：' | ',' | ';' | '!' | '?' | ':' | '\u{3000}'
-        )
+        || matches!(c, '。' | '！' | '？' | '；' | '，' | '、' | '：' | ',' | ';' | '!' | '?' | ':' | '\u{3000}')
 }
 
 fn is_combining(c: char) -> bool {
@@ -187,7 +191,11 @@ mod tests {
 
     #[test]
     fn simple_map_is_nfkc() {
-        for c in (0u32..0x80).chain(0xff01..=0xff5e).chain([0x3000, 0x3001, 0x3002, 0x2018, 0x2019, 0x201c, 0x201d, 0x2014, 0xb7]).chain(0x300a..=0x3011) {
+        for c in (0u32..0x80)
+            .chain(0xff01..=0xff5e)
+            .chain([0x3000, 0x3001, 0x3002, 0x2018, 0x2019, 0x201c, 0x201d, 0x2014, 0xb7])
+            .chain(0x300a..=0x3011)
+        {
             let c = char::from_u32(c).unwrap();
             let plain: String = c.to_string().nfkc().flat_map(char::to_lowercase).collect();
             assert_eq!(simple_nfkc_lower(c).map(String::from), Some(plain), "{c:?}");

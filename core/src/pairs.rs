@@ -123,7 +123,8 @@ impl Isa {
                     v.push(Isa::Avx2);
                 }
             }
-            if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vpopcntdq") {
+            if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+            {
                 v.push(Isa::Avx512);
             }
         }
@@ -270,7 +271,12 @@ impl<'a> BlockJoin<'a> {
     }
 
     #[inline(always)]
-    fn run_body<const ISA: u8>(&self, values: Range<usize>, out: &mut Vec<(u64, u64)>, tick: &mut dyn FnMut(u64) -> bool) -> bool {
+    fn run_body<const ISA: u8>(
+        &self,
+        values: Range<usize>,
+        out: &mut Vec<(u64, u64)>,
+        tick: &mut dyn FnMut(u64) -> bool,
+    ) -> bool {
         let mut checks = 0u64;
         // The neighbour buckets of one bucket, copied end to end (at most GATHER at a time), so
         // that each fingerprint of the bucket is checked against them in one long run. A bucket
@@ -568,7 +574,9 @@ fn cross_avx512(own: &[u64], others: &[u64], k: u32, hit: &mut impl FnMut(u64, u
 #[inline]
 fn cross_avx2(own: &[u64], others: &[u64], k: u32, hit: &mut impl FnMut(u64, u64)) {
     use std::arch::x86_64::*;
-    let bits = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+    let bits = _mm256_setr_epi8(
+        0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+    );
     let nibble = _mm256_set1_epi8(0x0f);
     let vk = _mm256_set1_epi64x(i64::from(k));
     sweep_rows!(
@@ -583,7 +591,12 @@ fn cross_avx2(own: &[u64], others: &[u64], k: u32, hit: &mut impl FnMut(u64, u64
         } else {
             let bit = |j: u32| -i64::from(lanes >> j & 1);
             // SAFETY: the lanes read are within `others` (a masked-off lane is not read).
-            unsafe { _mm256_maskload_epi64(others.as_ptr().add(at) as *const i64, _mm256_setr_epi64x(bit(0), bit(1), bit(2), 0)) }
+            unsafe {
+                _mm256_maskload_epi64(
+                    others.as_ptr().add(at) as *const i64,
+                    _mm256_setr_epi64x(bit(0), bit(1), bit(2), 0),
+                )
+            }
         },
         |va: __m256i, vb: __m256i, lanes: u32| {
             let x = _mm256_xor_si256(va, vb);
@@ -688,7 +701,8 @@ mod tests {
         let mut next = stream(7);
         let base: Vec<u64> = (0..400).map(|_| next()).collect();
         // 400 clusters of 6 fingerprints within 2 bits of their base: many pairs at k = 4.
-        let fps: Vec<u64> = base.iter().flat_map(|&b| (0..6).map(move |i| b ^ (1u64 << i) ^ (1u64 << (i + 7)))).collect();
+        let fps: Vec<u64> =
+            base.iter().flat_map(|&b| (0..6).map(move |i| b ^ (1u64 << i) ^ (1u64 << (i + 7)))).collect();
         let all = brute(&fps, 4).len();
         assert!(all > 1000, "{all} pairs");
         for isa in Isa::available() {
@@ -729,7 +743,10 @@ mod tests {
         assert!(near_pairs(vec![], 3, &mut || {}).is_empty());
         assert!(near_pairs(vec![7, 7, 7], 3, &mut || {}).is_empty());
         assert_eq!(sorted(near_pairs(vec![0, 1, 3, 7 << 40, 0], 1, &mut || {})), vec![(0, 1), (1, 3)]);
-        assert_eq!(sorted(near_pairs(vec![0, 1, 3, 7 << 40, 0], 3, &mut || {})), vec![(0, 1), (0, 3), (0, 7 << 40), (1, 3)]);
+        assert_eq!(
+            sorted(near_pairs(vec![0, 1, 3, 7 << 40, 0], 3, &mut || {})),
+            vec![(0, 1), (0, 3), (0, 7 << 40), (1, 3)]
+        );
         // Every block touched: distance 4, found at k = 4 only.
         let b = (1u64 << 63) | (1 << 47) | (1 << 31) | (1 << 15);
         assert!(near_pairs(vec![0, b], 3, &mut || {}).is_empty());
@@ -882,7 +899,8 @@ mod tests {
         // thread even on the AVX-512 path (a helper that ignored the stop flag took 2.5 s to stop
         // with 300,000).
         let mut r = stream(3);
-        let fps: Vec<u64> = (0..450_000u64).map(|i| (if i % 2 == 0 { 0 } else { 0xffff << 48 }) | (r() >> 16)).collect();
+        let fps: Vec<u64> =
+            (0..450_000u64).map(|i| (if i % 2 == 0 { 0 } else { 0xffff << 48 }) | (r() >> 16)).collect();
         for threads in [1, 2, 3] {
             let mut cancelled_at = None;
             let me = std::thread::current().id();

@@ -46,11 +46,49 @@ pub const CUE_BOOST: f32 = 5.0;
 /// conjunctions, so with the part-of-speech factor they end up at 5 × 0.3 = 1.5 times their
 /// TF-IDF weight.)
 pub const CUE_WORDS: &[&str] = &[
-    "综上所述", "总之", "总而言之", "总的来说", "由此可见", "可见", "因此", "所以", "因而",
-    "但是", "然而", "不过", "可是", "最后", "最终", "首先", "其次", "此外", "另外", "而且", "事实上",
-    "实际上", "显然", "换句话说", "也就是说", "总体而言", "结果", "据悉",
-    "however", "therefore", "thus", "hence", "but", "finally", "overall", "consequently", "moreover",
-    "furthermore", "nevertheless", "conclusion", "summary", "although", "meanwhile",
+    "综上所述",
+    "总之",
+    "总而言之",
+    "总的来说",
+    "由此可见",
+    "可见",
+    "因此",
+    "所以",
+    "因而",
+    "但是",
+    "然而",
+    "不过",
+    "可是",
+    "最后",
+    "最终",
+    "首先",
+    "其次",
+    "此外",
+    "另外",
+    "而且",
+    "事实上",
+    "实际上",
+    "显然",
+    "换句话说",
+    "也就是说",
+    "总体而言",
+    "结果",
+    "据悉",
+    "however",
+    "therefore",
+    "thus",
+    "hence",
+    "but",
+    "finally",
+    "overall",
+    "consequently",
+    "moreover",
+    "furthermore",
+    "nevertheless",
+    "conclusion",
+    "summary",
+    "although",
+    "meanwhile",
 ];
 
 /// The weight factors of a scheme, on top of format 1's TF-IDF. [`Weighting::default`] changes
@@ -130,17 +168,9 @@ impl Scheme {
         let d = Options::default();
         match self {
             Scheme::Default => d,
-            Scheme::Title => {
-                Options { weighting: Weighting { title: TITLE_BOOST, ..d.weighting }, title_text: false }
-            }
+            Scheme::Title => Options { weighting: Weighting { title: TITLE_BOOST, ..d.weighting }, title_text: false },
             Scheme::Improved => Options {
-                weighting: Weighting {
-                    pos: true,
-                    length: true,
-                    cue: CUE_BOOST,
-                    title: TITLE_BOOST,
-                    ..d.weighting
-                },
+                weighting: Weighting { pos: true, length: true, cue: CUE_BOOST, title: TITLE_BOOST, ..d.weighting },
                 title_text: false,
             },
         }
@@ -165,10 +195,7 @@ impl FromStr for Scheme {
     /// Scheme names are matched case-insensitively, surrounding whitespace ignored.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim();
-        Scheme::ALL
-            .into_iter()
-            .find(|x| x.name().eq_ignore_ascii_case(t))
-            .ok_or_else(|| UnknownScheme(s.to_string()))
+        Scheme::ALL.into_iter().find(|x| x.name().eq_ignore_ascii_case(t)).ok_or_else(|| UnknownScheme(s.to_string()))
     }
 }
 
@@ -440,8 +467,15 @@ mod tests {
 
     #[test]
     fn improved_factors() {
-        let f = features_with("综上所述，我们的数据库很快。", None, &Scheme::Improved.options(), true, &mut crate::no_interrupt);
-        let d = features_with("综上所述，我们的数据库很快。", None, &Options::default(), true, &mut crate::no_interrupt);
+        let f = features_with(
+            "综上所述，我们的数据库很快。",
+            None,
+            &Scheme::Improved.options(),
+            true,
+            &mut crate::no_interrupt,
+        );
+        let d =
+            features_with("综上所述，我们的数据库很快。", None, &Options::default(), true, &mut crate::no_interrupt);
         let get = |v: &[Feature], t: &str| v.iter().find(|f| f.token == t).unwrap().weight;
         // 综上所述: cue word (×5), 4 characters (×1), tagged a conjunction (×0.3).
         assert!((get(&f, "综上所述") - 1.5 * get(&d, "综上所述")).abs() < 1e-6);

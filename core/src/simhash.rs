@@ -1,7 +1,7 @@
 //! 64-bit SimHash (Charikar 2002) over weighted features.
 
-use crate::features::{with_weighted, Feature, Params};
 pub use crate::features::{quantize, WEIGHT_SCALE};
+use crate::features::{with_weighted, Feature, Params};
 use crate::Interrupt;
 
 /// Version of the fingerprint format: normalization (NFKC + lower case, unicode-normalization

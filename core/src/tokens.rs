@@ -67,7 +67,13 @@ fn is_alphanumeric(c: char) -> bool {
 /// Calls `f(normalized piece)` for the pieces of about `piece_bytes` of `text` ([`chunks`]),
 /// each normalized into `norm`, `interrupt` called before each.
 #[inline]
-fn for_each_piece(text: &str, piece_bytes: usize, norm: &mut String, interrupt: Interrupt<'_>, mut f: impl FnMut(&str)) {
+fn for_each_piece(
+    text: &str,
+    piece_bytes: usize,
+    norm: &mut String,
+    interrupt: Interrupt<'_>,
+    mut f: impl FnMut(&str),
+) {
     for piece in chunks(text, piece_bytes) {
         interrupt();
         normalize_into(piece, norm);
@@ -152,7 +158,8 @@ mod tests {
         // Processing in pieces gives the same tokens as one piece would.
         let text = "南京市长江大桥于1968年建成通车。它是长江上第一座由中国自行设计的双层铁路公路两用桥！".repeat(3000);
         let norm = crate::normalize::normalize(&text);
-        let whole: Vec<&str> = jieba().cut(&norm, false).into_iter().map(|t| t.word).filter(|w| is_feature_token(w)).collect();
+        let whole: Vec<&str> =
+            jieba().cut(&norm, false).into_iter().map(|t| t.word).filter(|w| is_feature_token(w)).collect();
         assert_eq!(tokens(&text), whole);
     }
 }

@@ -11,19 +11,56 @@ use simdup_core::simhash::fingerprint;
 use simdup_core::{no_interrupt, simhash};
 
 fn config() -> ProptestConfig {
-    ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(512), ..ProptestConfig::default() }
+    ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(512),
+        ..ProptestConfig::default()
+    }
 }
 
 /// Text mixing scripts, combining marks, right-to-left text, emoji, controls and full-width forms.
 fn messy_text() -> impl Strategy<Value = String> {
     let pieces = prop::sample::select(vec![
-        "南京市长江大桥", "，", "。", "ＡＢＣ１２３", "hello", " ", "\n", "\t", "\u{0}", "\u{7}", "\u{1b}",
-        "e\u{301}", "\u{301}\u{302}\u{303}", "مرحبا", "שלום", "\u{200f}", "\u{202e}", "😀", "👨‍👩‍👧", "🇨🇳",
-        "\u{fe0f}", "\u{200d}", "ﬁ", "①", "㈱", "ｶﾞ", "\u{1100}\u{1161}", "𠀀", "\u{feff}", "……", "\u{ffff}",
-        "The quick brown fox", "2024年", "3.14", "C++", "a.b.c", "#tag", "%", "—",
+        "南京市长江大桥",
+        "，",
+        "。",
+        "ＡＢＣ１２３",
+        "hello",
+        " ",
+        "\n",
+        "\t",
+        "\u{0}",
+        "\u{7}",
+        "\u{1b}",
+        "e\u{301}",
+        "\u{301}\u{302}\u{303}",
+        "مرحبا",
+        "שלום",
+        "\u{200f}",
+        "\u{202e}",
+        "😀",
+        "👨‍👩‍👧",
+        "🇨🇳",
+        "\u{fe0f}",
+        "\u{200d}",
+        "ﬁ",
+        "①",
+        "㈱",
+        "ｶﾞ",
+        "\u{1100}\u{1161}",
+        "𠀀",
+        "\u{feff}",
+        "……",
+        "\u{ffff}",
+        "The quick brown fox",
+        "2024年",
+        "3.14",
+        "C++",
+        "a.b.c",
+        "#tag",
+        "%",
+        "—",
     ]);
-    prop::collection::vec(prop_oneof![pieces.prop_map(String::from), any::<String>()], 0..64)
-        .prop_map(|v| v.concat())
+    prop::collection::vec(prop_oneof![pieces.prop_map(String::from), any::<String>()], 0..64).prop_map(|v| v.concat())
 }
 
 proptest! {

@@ -71,7 +71,11 @@ fn strings() {
     for (text, want) in STRINGS {
         let got = simhash(text);
         if got != *want {
-            bad.push(format!("{text:?}: got {:?}, want {:?}", got.map(|v| format!("{v:#018x}")), want.map(|v| format!("{v:#018x}"))));
+            bad.push(format!(
+                "{text:?}: got {:?}, want {:?}",
+                got.map(|v| format!("{v:#018x}")),
+                want.map(|v| format!("{v:#018x}"))
+            ));
         }
     }
     assert!(bad.is_empty(), "fingerprint format changed:\n{}", bad.join("\n"));
@@ -100,7 +104,8 @@ fn one_word_is_its_hash() {
 // format 1. The default scheme with a title is format 1 of title + "\n" + body.
 
 const ZH_BODY: &str = "南京市长江大桥于1968年建成通车，是长江上第一座由中国自行设计建造的双层铁路公路两用桥。综上所述，它是一座重要的桥梁。";
-const EN_BODY: &str = "The quick brown fox jumps over the lazy dog near the river bank. However, the dog did not wake up.";
+const EN_BODY: &str =
+    "The quick brown fox jumps over the lazy dog near the river bank. However, the dog did not wake up.";
 const MIXED_BODY: &str = "Rust 语言的 PostgreSQL 扩展 simdup 用 SimHash 查找近似重复文档。";
 
 const SCHEMES: &[(&str, Option<&str>, &str, u64)] = &[

@@ -143,8 +143,7 @@ const GOLDEN_SIG: [u64; 16] = [
     0x1072_7758_3c94_5c7b,
     0x1ac8_a259_c17e_97f8,
 ];
-const GOLDEN_BANDS: [i64; 4] =
-    [-8960174512558894210, -8817340613137227017, 5139084212919271726, -8866177924662317725];
+const GOLDEN_BANDS: [i64; 4] = [-8960174512558894210, -8817340613137227017, 5139084212919271726, -8866177924662317725];
 
 // ------------------------------------------------------------------------------------------
 // Shingles
@@ -243,9 +242,8 @@ fn long_word_text_equals_unchunked() {
         .map(|t| t.word)
         .filter(|w| simdup_core::features::is_feature_token(w))
         .collect();
-    let want = to_set(
-        toks.windows(3).map(|w| xxh3_64_with_seed(w.join("\u{1f}").as_bytes(), WORD_SHINGLE_SEED)).collect(),
-    );
+    let want =
+        to_set(toks.windows(3).map(|w| xxh3_64_with_seed(w.join("\u{1f}").as_bytes(), WORD_SHINGLE_SEED)).collect());
     assert_eq!(wsh(&text, 3), want);
 }
 
@@ -258,11 +256,8 @@ fn ws_run() -> impl Strategy<Value = String> {
 }
 
 fn word() -> impl Strategy<Value = String> {
-    proptest::collection::vec(
-        proptest::sample::select("ab中文的是，。!x1Ａ".chars().collect::<Vec<_>>()),
-        1..6,
-    )
-    .prop_map(|v| v.into_iter().collect())
+    proptest::collection::vec(proptest::sample::select("ab中文的是，。!x1Ａ".chars().collect::<Vec<_>>()), 1..6)
+        .prop_map(|v| v.into_iter().collect())
 }
 
 proptest! {

@@ -5,8 +5,8 @@
 use simdup_core::features::{features, Params};
 use simdup_core::locks::lock_stripes;
 use simdup_core::minhash::{shingles, word_shingles};
-use simdup_core::scheme::{features_with, simhash_scheme, Scheme};
 use simdup_core::no_interrupt;
+use simdup_core::scheme::{features_with, simhash_scheme, Scheme};
 
 /// Order-sensitive fold of values into one u64 (SplitMix64 finalizer).
 fn fold(acc: u64, x: u64) -> u64 {
@@ -29,7 +29,8 @@ const TEXTS: &[&str] = &[
     "x",
 ];
 
-const TITLES: &[Option<&str>] = &[None, Some(""), Some("南京长江大桥通车"), Some("Quick fox, lazy dog"), Some("数据库 天气 公园")];
+const TITLES: &[Option<&str>] =
+    &[None, Some(""), Some("南京长江大桥通车"), Some("Quick fox, lazy dog"), Some("数据库 天气 公园")];
 
 #[test]
 fn lock_stripes_unchanged() {
@@ -70,7 +71,11 @@ fn schemes_and_features_unchanged() {
             feats = fold(feats, f.weight.to_bits() ^ f.hash);
         }
     }
-    assert_eq!((fps, feats), (0x8bfe_ddbd_995e_af60, 0xb65b_4550_f472_55e0), "scheme digest {fps:#018x}, features digest {feats:#018x}");
+    assert_eq!(
+        (fps, feats),
+        (0x8bfe_ddbd_995e_af60, 0xb65b_4550_f472_55e0),
+        "scheme digest {fps:#018x}, features digest {feats:#018x}"
+    );
 }
 
 #[test]

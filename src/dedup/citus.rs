@@ -135,7 +135,8 @@ pub(super) unsafe fn refuse_unchecked(rel: pg_sys::Relation, shard: &Shard) {
         return;
     }
     // SAFETY: the caller guarantees an open relation.
-    if unsafe { (*rel).rd_createSubid } != 0 {  // InvalidSubTransactionId: not created in this transaction
+    if unsafe { (*rel).rd_createSubid } != 0 {
+        // InvalidSubTransactionId: not created in this transaction
         return;
     }
     Error::new(

@@ -146,7 +146,8 @@ pub(super) unsafe fn smallest_key_match(
         }
         let rows = estimated_rows(rel);
         loop {
-            let mut dirty = pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
+            let mut dirty =
+                pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
             let snapshot: pg_sys::Snapshot = &mut dirty;
             let mut best: Option<(pg_sys::Datum, u32)> = None;
             let mut wait: Option<Wait> = None;
@@ -169,7 +170,9 @@ pub(super) unsafe fn smallest_key_match(
                 let key = *(*slot).tts_values.add(key_attnum as usize - 1);
                 let smaller = match best {
                     None => true,
-                    Some((b, _)) => (pg_sys::FunctionCall2Coll(&mut (*tc).cmp_proc_finfo, collation, key, b).value() as i32) < 0,
+                    Some((b, _)) => {
+                        (pg_sys::FunctionCall2Coll(&mut (*tc).cmp_proc_finfo, collation, key, b).value() as i32) < 0
+                    }
                 };
                 if smaller {
                     best = Some((copy_datum(key, byval, len), simdup_core::hamming(fp as u64, other)));
@@ -205,15 +208,19 @@ fn _simdup_lock_row(tbl: pg_sys::Oid, fp: i64, k: i32) {
     // SAFETY: catalog and ACL lookups of a relation that exists (checked first).
     let allowed = unsafe {
         if pg_sys::get_rel_name(tbl).is_null() {
-            Error::new(Code::ERRCODE_UNDEFINED_TABLE, format!("relation with OID {} does not exist", u32::from(tbl))).raise()
+            Error::new(Code::ERRCODE_UNDEFINED_TABLE, format!("relation with OID {} does not exist", u32::from(tbl)))
+                .raise()
         }
         let wanted = (pg_sys::ACL_INSERT | pg_sys::ACL_UPDATE) as pg_sys::AclMode;
         pg_sys::pg_class_aclmask(tbl, pg_sys::GetUserId(), wanted, pg_sys::AclMaskHow::ACLMASK_ANY) != 0
     };
     if !allowed {
-        Error::new(Code::ERRCODE_INSUFFICIENT_PRIVILEGE, format!("permission denied for table with OID {}", u32::from(tbl)))
-            .hint("Taking a table's dedup locks needs INSERT or UPDATE on it.")
-            .raise();
+        Error::new(
+            Code::ERRCODE_INSUFFICIENT_PRIVILEGE,
+            format!("permission denied for table with OID {}", u32::from(tbl)),
+        )
+        .hint("Taking a table's dedup locks needs INSERT or UPDATE on it.")
+        .raise();
     }
     lock_row(tbl, fp, k);
 }

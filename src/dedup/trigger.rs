@@ -71,8 +71,11 @@ fn _simdup_check_dedup(tbl: pg_sys::Oid) {
     unsafe {
         let rel = pg_sys::table_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let desc = (*rel).trigdesc;
-        let triggers: &[pg_sys::Trigger] =
-            if desc.is_null() { &[] } else { std::slice::from_raw_parts((*desc).triggers, (*desc).numtriggers as usize) };
+        let triggers: &[pg_sys::Trigger] = if desc.is_null() {
+            &[]
+        } else {
+            std::slice::from_raw_parts((*desc).triggers, (*desc).numtriggers as usize)
+        };
         for trigger in triggers {
             if CStr::from_ptr(trigger.tgname).to_bytes() == TRIGGER.as_bytes() {
                 columns(rel, &Config::parse(&trigger_args(trigger)));
@@ -125,7 +128,8 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         let rel = td.tg_relation;
         let tupdesc = (*rel).rd_att;
         let is_update = op == pg_sys::TRIGGER_EVENT_UPDATE;
-        let (new, old) = if is_update { (td.tg_newtuple, td.tg_trigtuple) } else { (td.tg_trigtuple, std::ptr::null_mut()) };
+        let (new, old) =
+            if is_update { (td.tg_newtuple, td.tg_trigtuple) } else { (td.tg_trigtuple, std::ptr::null_mut()) };
         let unchanged = pg_sys::Datum::from(new);
         let cols = columns(rel, &cfg);
 
@@ -175,7 +179,9 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         let exclude = is_update.then(|| (*old).t_self);
         let found = smallest_key_match(rel, &cfg, fp, cols.fp, key_attnum, exclude);
         *outcome = Some(match (cols.dup_of, cfg.mode, found) {
-            (Some(dup_of), _, found) => Outcome::Row(pg_sys::Datum::from(with_dup_of(rel, new, dup_of, found.map(|f| f.key)))),
+            (Some(dup_of), _, found) => {
+                Outcome::Row(pg_sys::Datum::from(with_dup_of(rel, new, dup_of, found.map(|f| f.key))))
+            }
             (None, _, None) => Outcome::Row(unchanged),
             (None, Mode::Skip, Some(_)) => Outcome::Row(pg_sys::Datum::from(0)),
             (None, _, Some(f)) => {
@@ -193,7 +199,9 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                 // On a placement of a Citus reference table: the table's name, not the shard's.
                 let name = shard.map_or_else(|| relation_name(rel), |s| s.name);
                 let message = format!("near-duplicate row violates {TRIGGER} on relation \"{name}\"");
-                Outcome::Duplicate(Error::new(Code::ERRCODE_UNIQUE_VIOLATION, message).detail(detail).for_constraint(rel, TRIGGER))
+                Outcome::Duplicate(
+                    Error::new(Code::ERRCODE_UNIQUE_VIOLATION, message).detail(detail).for_constraint(rel, TRIGGER),
+                )
             }
         });
     }

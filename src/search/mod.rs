@@ -184,7 +184,9 @@ fn tids(relid: pg_sys::Oid, attnum: i32, q: i64, k: i32, planned: bool) -> Vec<p
             pg_sys::ExecDropSingleTupleTableSlot(slot);
             pg_sys::table_endscan(scan);
         } else {
-            scan::search(heap, &found, q as u64, k, snapshot, estimated_rows(heap), |slot, _| out.push((*slot).tts_tid));
+            scan::search(heap, &found, q as u64, k, snapshot, estimated_rows(heap), |slot, _| {
+                out.push((*slot).tts_tid)
+            });
         }
         pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
@@ -205,7 +207,8 @@ unsafe fn planned_call(fcinfo: pg_sys::FunctionCallInfo) -> bool {
             return false;
         }
         let expr = (*flinfo).fn_expr;
-        (*expr).type_ == pg_sys::NodeTag::T_FuncExpr && (*(expr as *mut pg_sys::FuncExpr)).funcformat == planner::PLANNED_CALL
+        (*expr).type_ == pg_sys::NodeTag::T_FuncExpr
+            && (*(expr as *mut pg_sys::FuncExpr)).funcformat == planner::PLANNED_CALL
     }
 }
 
@@ -304,9 +307,8 @@ fn nearest(relid: pg_sys::Oid, attnum: i32, q: i64, n: i32) -> Vec<(pg_sys::Item
         }
         pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
-    let tid_key = |t: &pg_sys::ItemPointerData| {
-        (u32::from(t.ip_blkid.bi_hi) << 16 | u32::from(t.ip_blkid.bi_lo), t.ip_posid)
-    };
+    let tid_key =
+        |t: &pg_sys::ItemPointerData| (u32::from(t.ip_blkid.bi_hi) << 16 | u32::from(t.ip_blkid.bi_lo), t.ip_posid);
     rows.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| tid_key(&a.2).cmp(&tid_key(&b.2))));
     rows.truncate(n);
     rows.into_iter().map(|(d, fp, tid)| (tid, fp as i64, d)).collect()
@@ -352,8 +354,10 @@ COMMENT ON FUNCTION _simdup_nearest_tids(oid, integer, bigint, integer) IS
 fn _simdup_block_indexes(
     tbl: pg_sys::Oid,
     attnum: i32,
-) -> TableIterator<'static, (name!(index, pg_sys::Oid), name!(block, i32), name!(bit_offset, i32), name!(bits, i32), name!(kind, String))>
-{
+) -> TableIterator<
+    'static,
+    (name!(index, pg_sys::Oid), name!(block, i32), name!(bit_offset, i32), name!(bits, i32), name!(kind, String)),
+> {
     // SAFETY: in a transaction; the relation is opened and closed here.
     let found = unsafe {
         let heap = pg_sys::try_table_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);

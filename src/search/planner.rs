@@ -132,7 +132,11 @@ unsafe fn rows_locked_or_modified(root: *mut pg_sys::PlannerInfo, rti: pg_sys::I
 /// # Safety
 /// `root` is the planner's state for the query being planned; `rte` its entry `rti`.
 #[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15"))]
-unsafe fn check_as_user(_root: *mut pg_sys::PlannerInfo, rte: *mut pg_sys::RangeTblEntry, _rti: pg_sys::Index) -> pg_sys::Oid {
+unsafe fn check_as_user(
+    _root: *mut pg_sys::PlannerInfo,
+    rte: *mut pg_sys::RangeTblEntry,
+    _rti: pg_sys::Index,
+) -> pg_sys::Oid {
     // SAFETY: the caller guarantees the entry; inheritance children carry their parent's
     // checkAsUser.
     let user = unsafe { (*rte).checkAsUser };
@@ -150,7 +154,11 @@ unsafe fn check_as_user(_root: *mut pg_sys::PlannerInfo, rte: *mut pg_sys::Range
 /// # Safety
 /// As the PostgreSQL 15 variant.
 #[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15")))]
-unsafe fn check_as_user(root: *mut pg_sys::PlannerInfo, rte: *mut pg_sys::RangeTblEntry, rti: pg_sys::Index) -> pg_sys::Oid {
+unsafe fn check_as_user(
+    root: *mut pg_sys::PlannerInfo,
+    rte: *mut pg_sys::RangeTblEntry,
+    rti: pg_sys::Index,
+) -> pg_sys::Oid {
     // SAFETY: the planner's structures: an appendrel child's parent is in append_rel_array,
     // and getRTEPermissionInfo returns the entry's permission info.
     unsafe {
@@ -164,7 +172,11 @@ unsafe fn check_as_user(root: *mut pg_sys::PlannerInfo, rte: *mut pg_sys::RangeT
             rte = *(*root).simple_rte_array.add(rti as usize);
         }
         let info = pg_sys::getRTEPermissionInfo((*(*root).parse).rteperminfos, rte);
-        if (*info).checkAsUser == pg_sys::InvalidOid { pg_sys::GetUserId() } else { (*info).checkAsUser }
+        if (*info).checkAsUser == pg_sys::InvalidOid {
+            pg_sys::GetUserId()
+        } else {
+            (*info).checkAsUser
+        }
     }
 }
 
@@ -181,7 +193,13 @@ unsafe fn row_factor(root: *mut pg_sys::PlannerInfo, rinfo: *mut pg_sys::Restric
     // SAFETY: the caller guarantees the planner structures.
     let (estimated, k) = unsafe {
         (
-            pg_sys::clause_selectivity(root, rinfo as *mut pg_sys::Node, 0, pg_sys::JoinType::JOIN_INNER, std::ptr::null_mut()),
+            pg_sys::clause_selectivity(
+                root,
+                rinfo as *mut pg_sys::Node,
+                0,
+                pg_sys::JoinType::JOIN_INNER,
+                std::ptr::null_mut(),
+            ),
             const_k(m),
         )
     };
@@ -193,7 +211,11 @@ unsafe fn row_factor(root: *mut pg_sys::PlannerInfo, rinfo: *mut pg_sys::Restric
         binomial = binomial * f64::from(64 - i) / f64::from(i + 1);
     }
     let modelled = (within / 2f64.powi(64)).max(1.0 / tuples.max(1.0)).min(1.0);
-    if estimated > 0.0 && modelled < estimated { modelled / estimated } else { 1.0 }
+    if estimated > 0.0 && modelled < estimated {
+        modelled / estimated
+    } else {
+        1.0
+    }
 }
 
 /// Scales the row estimate of `rel` and of the paths built so far by `factor` (< 1): the
@@ -274,7 +296,11 @@ unsafe fn hamming_args(node: *mut pg_sys::Node) -> Option<(pg_sys::Oid, *mut pg_
 ///
 /// # Safety
 /// `node` is a valid expression node of the query `root` plans.
-unsafe fn outer_tables(root: *mut pg_sys::PlannerInfo, node: *mut pg_sys::Node, rti: pg_sys::Index) -> Option<pg_sys::Relids> {
+unsafe fn outer_tables(
+    root: *mut pg_sys::PlannerInfo,
+    node: *mut pg_sys::Node,
+    rti: pg_sys::Index,
+) -> Option<pg_sys::Relids> {
     // SAFETY: these only walk the expression tree.
     unsafe {
         if pg_sys::contain_volatile_functions(node) {
@@ -467,15 +493,8 @@ unsafe fn add_tid_path(
         if tids_fn == pg_sys::InvalidOid {
             return; // an older version of the extension's SQL: nothing to call
         }
-        let relid_const = pg_sys::makeConst(
-            pg_sys::REGCLASSOID,
-            -1,
-            pg_sys::InvalidOid,
-            4,
-            pg_sys::Datum::from(relid),
-            false,
-            true,
-        );
+        let relid_const =
+            pg_sys::makeConst(pg_sys::REGCLASSOID, -1, pg_sys::InvalidOid, 4, pg_sys::Datum::from(relid), false, true);
         let mut args = pg_sys::lappend(std::ptr::null_mut(), relid_const.cast());
         args = pg_sys::lappend(args, int4_const(i32::from(m.attnum)).cast());
         args = pg_sys::lappend(args, pg_sys::copyObjectImpl(m.q.cast()));
@@ -506,12 +525,7 @@ unsafe fn add_tid_path(
         (*saop).args = pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), ctid.cast()), call.cast());
         (*saop).location = -1;
         let rinfo = restrictinfo(root, saop as *mut pg_sys::Expr);
-        let path = pg_sys::create_tidscan_path(
-            root,
-            rel,
-            pg_sys::lappend(std::ptr::null_mut(), rinfo.cast()),
-            m.outer,
-        );
+        let path = pg_sys::create_tidscan_path(root, rel, pg_sys::lappend(std::ptr::null_mut(), rinfo.cast()), m.outer);
         let k = const_k(m).unwrap_or_else(crate::gucs::max_distance);
         let (startup, total) = cost(found, (*rel).tuples, k);
         let disable = if pg_sys::enable_tidscan { 0.0 } else { pg_sys::disable_cost };

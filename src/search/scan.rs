@@ -129,7 +129,11 @@ pub(crate) unsafe fn search(
 /// # Safety
 /// `heap` and `index` are open, `snapshot` valid for the scan.
 #[cfg(not(feature = "pg18"))]
-unsafe fn begin_index_scan(heap: pg_sys::Relation, index: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> pg_sys::IndexScanDesc {
+unsafe fn begin_index_scan(
+    heap: pg_sys::Relation,
+    index: pg_sys::Relation,
+    snapshot: pg_sys::Snapshot,
+) -> pg_sys::IndexScanDesc {
     // SAFETY: the caller guarantees the relations and the snapshot.
     unsafe { pg_sys::index_beginscan(heap, index, snapshot, 2, 0) }
 }
@@ -139,7 +143,11 @@ unsafe fn begin_index_scan(heap: pg_sys::Relation, index: pg_sys::Relation, snap
 /// # Safety
 /// As the other variant.
 #[cfg(feature = "pg18")]
-unsafe fn begin_index_scan(heap: pg_sys::Relation, index: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> pg_sys::IndexScanDesc {
+unsafe fn begin_index_scan(
+    heap: pg_sys::Relation,
+    index: pg_sys::Relation,
+    snapshot: pg_sys::Snapshot,
+) -> pg_sys::IndexScanDesc {
     // SAFETY: as above.
     unsafe { pg_sys::index_beginscan(heap, index, snapshot, std::ptr::null_mut(), 2, 0) }
 }

@@ -93,7 +93,8 @@ fn fingerprints(text: &str, hmm: bool, words: Option<&mut Vec<u64>>, empty: &mut
     out
 }
 
-const EDITS: [&str; 10] = ["del5", "del10", "insert", "swap", "typo1", "typo2", "format", "boiler", "trunc10", "del5+typo1"];
+const EDITS: [&str; 10] =
+    ["del5", "del10", "insert", "swap", "typo1", "typo2", "format", "boiler", "trunc10", "del5+typo1"];
 const NE: usize = EDITS.len();
 
 fn make_edit(e: usize, set: &Set, i: usize, pool: &[char], rng: &mut Rng) -> String {
@@ -185,7 +186,8 @@ fn negatives(docs: &[String], words: &[Vec<u64>]) -> Negatives {
         }
     }
     let max_df = ((n as f64) * 0.10).max(2.0) as u32;
-    let content: Vec<Vec<u64>> = words.iter().map(|w| w.iter().copied().filter(|h| df[h] <= max_df).collect()).collect();
+    let content: Vec<Vec<u64>> =
+        words.iter().map(|w| w.iter().copied().filter(|h| df[h] <= max_df).collect()).collect();
     let mh_w: Vec<[u32; MH]> = content.iter().map(|s| minhash(s)).collect();
 
     const TOP: usize = 6;
@@ -468,7 +470,10 @@ fn print_detail(r: &SetResult, v: usize) {
         r.hard_mean_wj,
         r.hard_skipped
     );
-    println!("{:<11} {:>6} {:>7} {:>4} {:>4} {:>4} {:>4} {:>4}", "edit", "n", "len%", "med", "p90", "p95", "p99", "max");
+    println!(
+        "{:<11} {:>6} {:>7} {:>4} {:>4} {:>4} {:>4} {:>4}",
+        "edit", "n", "len%", "med", "p90", "p95", "p99", "max"
+    );
     for e in 0..NE {
         let h = &r.pos[v][e];
         println!(
@@ -568,7 +573,11 @@ fn main() {
     if pool.is_empty() {
         pool.extend("的一是了我不人在他有这个上们来到时大地为子中你说生国年着就那和要她出也得里后自以会".chars());
     }
-    eprintln!("loaded ({}); sets: {}", ftime(t0), sets.iter().map(|s| format!("{} = {}", s.name, s.docs.len())).collect::<Vec<_>>().join(", "));
+    eprintln!(
+        "loaded ({}); sets: {}",
+        ftime(t0),
+        sets.iter().map(|s| format!("{} = {}", s.name, s.docs.len())).collect::<Vec<_>>().join(", ")
+    );
 
     if show_edits > 0 {
         // Print the edited copies of the first documents of each set, then stop.
@@ -588,9 +597,14 @@ fn main() {
         sets.iter().enumerate().map(|(k, s)| run_set(s, &pool, seed, k as u64, dump_close, &mut empty)).collect();
     eprintln!("all sets done ({}); fingerprints without features: {empty}", ftime(t0));
 
-    println!("# simdup SimHash quality (seed {seed}, limit {})", if limit == usize::MAX { "none".into() } else { limit.to_string() });
+    println!(
+        "# simdup SimHash quality (seed {seed}, limit {})",
+        if limit == usize::MAX { "none".into() } else { limit.to_string() }
+    );
     println!("edits: {}", EDITS.join(", "));
-    println!("del = del5 ∪ del10; recall = all edits pooled; FPR = random pairs (duplicates excluded); F1 on a balanced set");
+    println!(
+        "del = del5 ∪ del10; recall = all edits pooled; FPR = random pairs (duplicates excluded); F1 on a balanced set"
+    );
     println!("sep = fraction of random pairs at distance ≥ max(10, 2k+1); fingerprints without features: {empty}");
 
     // Summary: one line per variant.

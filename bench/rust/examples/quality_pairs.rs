@@ -62,8 +62,20 @@ const BUCKETS: [(usize, usize, &str); 5] =
 /// Edit kinds; all label 1 except merge50. (New kinds go at the end: a kind's position seeds
 /// its edits, so the pairs of the others stay the same.)
 const EDITS: [&str; 14] = [
-    "del5", "del10", "insert", "swap", "typo1", "typo2", "format", "boiler", "trunc10", "del5+typo1", "title", "merge80",
-    "merge50", "typo3",
+    "del5",
+    "del10",
+    "insert",
+    "swap",
+    "typo1",
+    "typo2",
+    "format",
+    "boiler",
+    "trunc10",
+    "del5+typo1",
+    "title",
+    "merge80",
+    "merge50",
+    "typo3",
 ];
 
 fn ftime(t: Instant) -> String {
@@ -72,7 +84,6 @@ fn ftime(t: Instant) -> String {
 
 // ---------------------------------------------------------------------------------------------
 // Data.
-
 
 /// A prefix of `body` with lo ≤ characters < hi, cut at the sentence end (else clause end, else
 /// word end for English) closest to `target`.
@@ -158,7 +169,8 @@ fn retitle(title: &str, body: &str, rng: &mut Rng) -> String {
         1 => format!("{}{title}", rng.pick(&ZH_TITLE_PREFIX)),
         _ => {
             let lead = clauses(body).into_iter().next().unwrap_or_default();
-            let lead: String = lead.trim().trim_end_matches(['，', '。', '！', '？', '；', ',', '.']).chars().take(30).collect();
+            let lead: String =
+                lead.trim().trim_end_matches(['，', '。', '！', '？', '；', ',', '.']).chars().take(30).collect();
             if lead.is_empty() || lead == title {
                 format!("{}{title}", rng.pick(&ZH_TITLE_PREFIX))
             } else {
@@ -220,7 +232,14 @@ fn join(a: &str, b: &str, lang: Lang) -> String {
 }
 
 /// (title, body) of edit `kind` of `pool[i]`; `other` is another pool text.
-fn make_edit(kind: &str, lang: Lang, t: &PoolText, other: &PoolText, chars: &[char], rng: &mut Rng) -> (String, String) {
+fn make_edit(
+    kind: &str,
+    lang: Lang,
+    t: &PoolText,
+    other: &PoolText,
+    chars: &[char],
+    rng: &mut Rng,
+) -> (String, String) {
     let text = t.body.as_str();
     let title = t.title.clone();
     let body = match kind {
@@ -393,8 +412,10 @@ fn export(a: &ExportArgs) {
             let words: Vec<Vec<u64>> = pool
                 .iter()
                 .map(|t| {
-                    let mut w: Vec<u64> =
-                        features(&t.body, &Params::default(), false, &mut no_interrupt).iter().map(|f| f.hash).collect();
+                    let mut w: Vec<u64> = features(&t.body, &Params::default(), false, &mut no_interrupt)
+                        .iter()
+                        .map(|f| f.hash)
+                        .collect();
                     w.sort_unstable();
                     w
                 })
@@ -406,14 +427,21 @@ fn export(a: &ExportArgs) {
                 }
             }
             let max_df = ((n as f64) * 0.10).max(2.0) as u32;
-            let content: Vec<Vec<u64>> = words.iter().map(|w| w.iter().copied().filter(|h| df[h] <= max_df).collect()).collect();
+            let content: Vec<Vec<u64>> =
+                words.iter().map(|w| w.iter().copied().filter(|h| df[h] <= max_df).collect()).collect();
             let sigs: Vec<[u32; MH]> = content.iter().map(|c| simdup_bench::edits::minhash(c)).collect();
             let sh: Vec<Vec<u64>> = pool.iter().map(|t| char5(&t.body)).collect();
 
             let mut written: HashSet<usize> = HashSet::new();
             let text_id = |i: usize| format!("{lname}/{bname}/{i}");
             let put_text = |w: &mut BufWriter<std::fs::File>, id: String, title: &str, body: &str| {
-                let rec = TextRec { id, lang: lname.to_string(), bucket: bname.to_string(), title: title.into(), body: body.into() };
+                let rec = TextRec {
+                    id,
+                    lang: lname.to_string(),
+                    bucket: bname.to_string(),
+                    title: title.into(),
+                    body: body.into(),
+                };
                 serde_json::to_writer(&mut *w, &rec).unwrap();
                 w.write_all(b"\n").unwrap();
             };
@@ -487,7 +515,16 @@ fn export(a: &ExportArgs) {
                 ranked.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
                 for (r, &(_, j, cj)) in ranked.iter().take(a.hard).enumerate() {
                     ensure(&mut texts, j, &mut n_texts);
-                    put_pair(&mut pairs, &mut n_pairs, format!("{}/hard{r}", text_id(i)), text_id(i), text_id(j), 0, "hard", cj);
+                    put_pair(
+                        &mut pairs,
+                        &mut n_pairs,
+                        format!("{}/hard{r}", text_id(i)),
+                        text_id(i),
+                        text_id(j),
+                        0,
+                        "hard",
+                        cj,
+                    );
                 }
                 // Random negatives: all pairs of subjects (--random 0), or a sample per subject.
                 if a.random == 0 {
@@ -500,7 +537,16 @@ fn export(a: &ExportArgs) {
                             continue;
                         }
                         ensure(&mut texts, j, &mut n_texts);
-                        put_pair(&mut pairs, &mut n_pairs, format!("{}/rand{j}", text_id(i)), text_id(i), text_id(j), 0, "random", cj);
+                        put_pair(
+                            &mut pairs,
+                            &mut n_pairs,
+                            format!("{}/rand{j}", text_id(i)),
+                            text_id(i),
+                            text_id(j),
+                            0,
+                            "random",
+                            cj,
+                        );
                     }
                     continue;
                 }
@@ -519,7 +565,16 @@ fn export(a: &ExportArgs) {
                         continue;
                     }
                     ensure(&mut texts, j, &mut n_texts);
-                    put_pair(&mut pairs, &mut n_pairs, format!("{}/rand{got}", text_id(i)), text_id(i), text_id(j), 0, "random", cj);
+                    put_pair(
+                        &mut pairs,
+                        &mut n_pairs,
+                        format!("{}/rand{got}", text_id(i)),
+                        text_id(i),
+                        text_id(j),
+                        0,
+                        "random",
+                        cj,
+                    );
                     got += 1;
                 }
             }
@@ -530,7 +585,16 @@ fn export(a: &ExportArgs) {
             for (r, &(i, j, cj, _)) in story.iter().enumerate() {
                 ensure(&mut texts, i, &mut n_texts);
                 ensure(&mut texts, j, &mut n_texts);
-                put_pair(&mut pairs, &mut n_pairs, format!("{lname}/{bname}/story{r}"), text_id(i), text_id(j), 0, "story", cj);
+                put_pair(
+                    &mut pairs,
+                    &mut n_pairs,
+                    format!("{lname}/{bname}/story{r}"),
+                    text_id(i),
+                    text_id(j),
+                    0,
+                    "story",
+                    cj,
+                );
             }
             eprintln!(
                 "{lname} {bname}: pool {n}, {} subjects, {} story pairs (content-word Jaccard {:.2}-{:.2}, mean J5 {mean_cj:.3}) ({})",
@@ -709,7 +773,11 @@ fn score(dir: &str) {
     out.flush().unwrap();
     let empty: Vec<String> =
         ms.iter().zip(&none).filter(|(_, &n)| n > 0).map(|(m, n)| format!("{} {n}", m.name)).collect();
-    eprintln!("wrote {path} ({}); texts without a fingerprint: {}", ftime(t0), if empty.is_empty() { "none".into() } else { empty.join(", ") });
+    eprintln!(
+        "wrote {path} ({}); texts without a fingerprint: {}",
+        ftime(t0),
+        if empty.is_empty() { "none".into() } else { empty.join(", ") }
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -733,9 +801,29 @@ fn pool_fpr(a: &ExportArgs) {
         ("default_title_body", Options::default(), true),
         ("title", Options::from_scheme(Scheme::Title), true),
         ("improved", Options::from_scheme(Scheme::Improved), true),
-        ("unk0.25", Options { weighting: Weighting { unknown_idf: 0.25, ..Weighting::default() }, ..Options::default() }, false),
-        ("char2", Options { tokenizer: Tokenizer { char_ngrams: 2, ..Tokenizer::default() }, weighting: chars, title_text: false }, false),
-        ("char3", Options { tokenizer: Tokenizer { char_ngrams: 3, ..Tokenizer::default() }, weighting: chars, title_text: false }, false),
+        (
+            "unk0.25",
+            Options { weighting: Weighting { unknown_idf: 0.25, ..Weighting::default() }, ..Options::default() },
+            false,
+        ),
+        (
+            "char2",
+            Options {
+                tokenizer: Tokenizer { char_ngrams: 2, ..Tokenizer::default() },
+                weighting: chars,
+                title_text: false,
+            },
+            false,
+        ),
+        (
+            "char3",
+            Options {
+                tokenizer: Tokenizer { char_ngrams: 3, ..Tokenizer::default() },
+                weighting: chars,
+                title_text: false,
+            },
+            false,
+        ),
     ];
     let f2 = format2::candidates();
     let mut langs: Vec<(Lang, &str, Vec<(String, String, String)>)> = Vec::new();
@@ -809,7 +897,8 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let usage = "usage: quality_pairs export --zh FILE --en FILE --out DIR [--per-bucket N] [--hard H] [--random R] [--seed S]\n       quality_pairs score --dir DIR\n       quality_pairs pool --zh FILE --en FILE --out DIR [--seed S]";
     let cmd = args.get(1).map(String::as_str).unwrap_or_else(|| panic!("{usage}"));
-    let mut ea = ExportArgs { zh: None, en: None, out: String::new(), per_bucket: 200, hard: 4, random: 0, story: 200, seed: 1 };
+    let mut ea =
+        ExportArgs { zh: None, en: None, out: String::new(), per_bucket: 200, hard: 4, random: 0, story: 200, seed: 1 };
     let mut dir = String::new();
     let mut i = 2;
     while i < args.len() {

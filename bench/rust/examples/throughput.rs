@@ -120,40 +120,56 @@ fn print_stages(docs: &[String], mb: f64, repeats: usize) {
     type Stage<'a> = (&'a str, Box<dyn Fn(&str, &mut String) -> u64 + 'a>);
     let stages: Vec<Stage> = vec![
         ("jieba cut (raw text)", Box::new(|d, _| jieba.cut(d, false).len() as u64)),
-        ("jieba cut (normalized text, prepared)", Box::new(|d, _| {
-            jieba.cut(&pre[&(d.as_ptr() as usize)], false).len() as u64
-        })),
-        ("normalize", Box::new(|d, n| {
-            normalize_into(d, n);
-            n.len() as u64
-        })),
-        ("normalize + cut", Box::new(|d, n| {
-            normalize_into(d, n);
-            jieba.cut(n, false).len() as u64
-        })),
-        ("+ filter + hash", Box::new(|d, n| {
-            let mut s = 0u64;
-            hashes(d, n, &mut |h| s = s.wrapping_add(h));
-            s
-        })),
-        ("+ tally", Box::new(|d, n| {
-            let mut tally = tally.borrow_mut();
-            tally.reset(d.len() / 8);
-            hashes(d, n, &mut |h| {
-                tally.add(h);
-            });
-            tally.len() as u64
-        })),
-        ("+ IDF of each distinct token", Box::new(|d, n| {
-            let mut tally = tally.borrow_mut();
-            tally.reset(d.len() / 8);
-            hashes(d, n, &mut |h| {
-                tally.add(h);
-            });
-            let mut s = 0f32;
-            tally.for_each_idf(table, 1.0, |_, _, _, idf| s += idf);
-            s as u64
-        })),
+        (
+            "jieba cut (normalized text, prepared)",
+            Box::new(|d, _| jieba.cut(&pre[&(d.as_ptr() as usize)], false).len() as u64),
+        ),
+        (
+            "normalize",
+            Box::new(|d, n| {
+                normalize_into(d, n);
+                n.len() as u64
+            }),
+        ),
+        (
+            "normalize + cut",
+            Box::new(|d, n| {
+                normalize_into(d, n);
+                jieba.cut(n, false).len() as u64
+            }),
+        ),
+        (
+            "+ filter + hash",
+            Box::new(|d, n| {
+                let mut s = 0u64;
+                hashes(d, n, &mut |h| s = s.wrapping_add(h));
+                s
+            }),
+        ),
+        (
+            "+ tally",
+            Box::new(|d, n| {
+                let mut tally = tally.borrow_mut();
+                tally.reset(d.len() / 8);
+                hashes(d, n, &mut |h| {
+                    tally.add(h);
+                });
+                tally.len() as u64
+            }),
+        ),
+        (
+            "+ IDF of each distinct token",
+            Box::new(|d, n| {
+                let mut tally = tally.borrow_mut();
+                tally.reset(d.len() / 8);
+                hashes(d, n, &mut |h| {
+                    tally.add(h);
+                });
+                let mut s = 0f32;
+                tally.for_each_idf(table, 1.0, |_, _, _, idf| s += idf);
+                s as u64
+            }),
+        ),
         ("simhash (full)", Box::new(|d, _| simhash(d).unwrap_or(0))),
     ];
     // SIMDUP_STAGE=i runs only stage i (for `perf stat`).

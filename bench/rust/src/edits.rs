@@ -71,8 +71,7 @@ pub fn split_units(text: &str, cjk: &[char], ascii: &[char]) -> Vec<String> {
         cur.push(c);
         i += 1;
         let next = chars.get(i).copied();
-        let ends = cjk.contains(&c)
-            || (ascii.contains(&c) && next.map_or(true, |n| n.is_whitespace() || is_closer(n)));
+        let ends = cjk.contains(&c) || (ascii.contains(&c) && next.map_or(true, |n| n.is_whitespace() || is_closer(n)));
         if ends {
             while i < chars.len() && (is_closer(chars[i]) || chars[i].is_whitespace()) {
                 cur.push(chars[i]);
@@ -482,4 +481,3 @@ pub fn shingles(text: &str) -> Vec<u64> {
     out.dedup();
     out
 }
-

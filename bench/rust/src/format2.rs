@@ -36,7 +36,13 @@ pub struct Format2 {
 
 impl Default for Format2 {
     fn default() -> Self {
-        Format2 { unknown_idf: simdup_core::features::UNKNOWN_IDF, unknown_subwords: false, subword_share: 0.0, cjk_share: 0.0, cap: 0.0 }
+        Format2 {
+            unknown_idf: simdup_core::features::UNKNOWN_IDF,
+            unknown_subwords: false,
+            subword_share: 0.0,
+            cjk_share: 0.0,
+            cap: 0.0,
+        }
     }
 }
 
@@ -167,7 +173,10 @@ pub fn candidates() -> Vec<(&'static str, Format2)> {
         ("f2_sub75_unk0.25", Format2 { subword_share: 0.75, unknown_idf: 0.25, ..d }),
         ("f2_sub50_cjk50", Format2 { subword_share: 0.5, cjk_share: 0.5, ..d }),
         ("f2_sub50_cjk50_unk0.25", Format2 { subword_share: 0.5, cjk_share: 0.5, unknown_idf: 0.25, ..d }),
-        ("f2_sub50_cjk50_unk0.25_cap3", Format2 { subword_share: 0.5, cjk_share: 0.5, unknown_idf: 0.25, cap: 0.03, ..d }),
+        (
+            "f2_sub50_cjk50_unk0.25_cap3",
+            Format2 { subword_share: 0.5, cjk_share: 0.5, unknown_idf: 0.25, cap: 0.03, ..d },
+        ),
     ]
 }
 
