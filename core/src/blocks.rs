@@ -259,6 +259,7 @@ impl Layout {
     /// The key ranges that find every fingerprint within `k` of `q` in the block indexes
     /// ([`key`] of each block's offset), for thresholds `t` (from [`Layout::thresholds_for`]),
     /// block by block, ranges of adjacent values merged, ascending within a block.
+    #[allow(clippy::needless_range_loop)] // i is also the block number the probes carry
     pub fn probes(&self, q: u64, t: &[i32]) -> Vec<Probe> {
         let mut out = Vec::new();
         for i in 0..self.len() {

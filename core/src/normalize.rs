@@ -145,7 +145,7 @@ impl<'a> Iterator for Chunks<'a> {
         let mut iter = self.rest.char_indices().peekable();
         while let Some((i, c)) = iter.next() {
             let end = i + c.len_utf8();
-            let next_ok = iter.peek().map_or(true, |&(_, n)| !is_combining(n));
+            let next_ok = iter.peek().is_none_or(|&(_, n)| !is_combining(n));
             if end >= self.target && next_ok && is_cut_char(c) {
                 soft = Some(end);
                 break;

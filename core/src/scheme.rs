@@ -170,7 +170,7 @@ impl Scheme {
             Scheme::Default => d,
             Scheme::Title => Options { weighting: Weighting { title: TITLE_BOOST, ..d.weighting }, title_text: false },
             Scheme::Improved => Options {
-                weighting: Weighting { pos: true, length: true, cue: CUE_BOOST, title: TITLE_BOOST, ..d.weighting },
+                weighting: Weighting { pos: true, length: true, cue: CUE_BOOST, title: TITLE_BOOST },
                 title_text: false,
             },
         }

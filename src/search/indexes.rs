@@ -123,10 +123,8 @@ pub(crate) unsafe fn block_indexes(heap: pg_sys::Relation, attnum: AttrNumber) -
             let what = classify(index);
             pg_sys::index_close(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
             match what {
-                Some((col, Kind::Key, offset)) if col == attnum => {
-                    if !keys.iter().any(|&(o, _)| o == offset) {
-                        keys.push((offset, oid));
-                    }
+                Some((col, Kind::Key, offset)) if col == attnum && !keys.iter().any(|&(o, _)| o == offset) => {
+                    keys.push((offset, oid));
                 }
                 Some((col, Kind::Legacy, block)) if col == attnum => {
                     legacy[block as usize].get_or_insert(oid);

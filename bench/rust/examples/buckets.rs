@@ -6,6 +6,8 @@
 //! counted over all documents and over distinct fingerprints (identical documents collapsed,
 //! as simdup_pairs and simdup_groups do), next to what uniform random fingerprints would give.
 
+#![allow(clippy::type_complexity, clippy::needless_range_loop)] // benchmark drivers: tuples of results, indexed histograms
+
 use std::collections::HashMap;
 
 use simdup_core::blocks::{block, BLOCKS};

@@ -8,6 +8,8 @@
 //! nanoseconds per candidate check (the checks the block join makes on this data, counted here
 //! from the bucket sizes, not by the join).
 
+#![allow(clippy::type_complexity, clippy::needless_range_loop)] // benchmark drivers: tuples of results, indexed histograms
+
 use std::time::Instant;
 
 use simdup_bench::edits::Rng;
@@ -24,7 +26,7 @@ const DEFAULT_THREADS: &[usize] = &[1, 2];
 /// A fixed, seeded set of uniformly random u64.
 fn random_fingerprints(n: usize, seed: u64) -> Vec<u64> {
     let mut rng = Rng::new(&[seed]);
-    (0..n).map(|_| rng.next()).collect()
+    (0..n).map(|_| rng.next_u64()).collect()
 }
 
 /// The candidate checks of the block join at distance k: per block i with tᵢ ≥ 0, each pair of

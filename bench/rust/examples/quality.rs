@@ -14,6 +14,8 @@
 //! the set's documents). Segmentation runs once per text and HMM setting; the weightings are
 //! applied to the same features.
 
+#![allow(clippy::type_complexity, clippy::needless_range_loop)] // benchmark drivers: tuples of results, indexed histograms
+
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -227,7 +229,7 @@ fn negatives(docs: &[String], words: &[Vec<u64>]) -> Negatives {
                 continue;
             }
             let wj = jaccard(&content[i], &content[j as usize]);
-            if best.map_or(true, |(b, _)| wj > b) {
+            if best.is_none_or(|(b, _)| wj > b) {
                 best = Some((wj, j));
             }
         }
@@ -236,7 +238,7 @@ fn negatives(docs: &[String], words: &[Vec<u64>]) -> Negatives {
             hard.push((a, b, wj));
         }
     }
-    hard.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+    hard.sort_by_key(|x| (x.0, x.1));
     hard.dedup_by(|x, y| x.0 == y.0 && x.1 == y.1);
     Negatives { excluded, hard, hard_skipped }
 }

@@ -40,6 +40,8 @@
 //! near-duplicate when the character-5-shingle Jaccard of the bodies is above 0.5 or one is an
 //! edited copy of the other by one of the light or moderate edits below.
 
+#![allow(clippy::type_complexity, clippy::needless_range_loop)] // benchmark drivers: tuples of results, indexed histograms
+
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::time::Instant;
@@ -95,7 +97,7 @@ fn cut_to(body: &str, lo: usize, hi: usize, target: usize, lang: Lang) -> Option
             let l = len + nchars(u.trim_end());
             if l >= lo && l < hi {
                 let d = l.abs_diff(target);
-                if best.map_or(true, |(bd, _)| d < bd) {
+                if best.is_none_or(|(bd, _)| d < bd) {
                     best = Some((d, k + 1));
                 }
             }

@@ -13,6 +13,8 @@
 //! (medians of alternating passes), printed as a markdown table of MB/s and ratios to raw
 //! segmentation. SIMDUP_STAGE=i times stage i alone (for a profiler).
 
+#![allow(clippy::type_complexity, clippy::needless_range_loop)] // benchmark drivers: tuples of results, indexed histograms
+
 use std::time::Instant;
 
 use simdup_core::features::{feature_hash, is_feature_token, jieba};

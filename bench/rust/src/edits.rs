@@ -22,13 +22,13 @@ impl Rng {
         }
         Rng(s)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         mix64(self.0)
     }
     /// Uniform in 0..n (n > 0).
     pub fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next()) * n as u128) >> 64) as usize
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
     pub fn shuffle<T>(&mut self, v: &mut [T]) {
         for i in (1..v.len()).rev() {
@@ -71,7 +71,7 @@ pub fn split_units(text: &str, cjk: &[char], ascii: &[char]) -> Vec<String> {
         cur.push(c);
         i += 1;
         let next = chars.get(i).copied();
-        let ends = cjk.contains(&c) || (ascii.contains(&c) && next.map_or(true, |n| n.is_whitespace() || is_closer(n)));
+        let ends = cjk.contains(&c) || (ascii.contains(&c) && next.is_none_or(|n| n.is_whitespace() || is_closer(n)));
         if ends {
             while i < chars.len() && (is_closer(chars[i]) || chars[i].is_whitespace()) {
                 cur.push(chars[i]);
@@ -419,7 +419,7 @@ pub fn excerpt(body: &str, target: usize) -> Option<String> {
     for (k, u) in units.iter().enumerate() {
         len += nchars(u.trim_end());
         let d = len.abs_diff(target);
-        if len * 10 >= target * 7 && len * 10 <= target * 13 && best.map_or(true, |(bd, _)| d < bd) {
+        if len * 10 >= target * 7 && len * 10 <= target * 13 && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, k + 1));
         }
         len += nchars(u) - nchars(u.trim_end());
