@@ -19,14 +19,6 @@ use super::indexes::{BlockIndexes, Kind};
 /// Candidates checked between interrupt checks.
 const CHECKS_PER_INTERRUPT: u32 = 1 << 14;
 
-/// Counters of one search, for EXPLAIN-like reporting and tests.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Stats {
-    pub probes: u64,
-    pub candidates: u64,
-    pub matches: u64,
-}
-
 const SIGN: u64 = 1 << 63;
 
 /// Calls `found(slot, fp)` once for every row version of `heap` visible to `snapshot` whose fingerprint
@@ -35,8 +27,8 @@ const SIGN: u64 = 1 << 63;
 /// full). Thresholds are chosen for the table's size (`rows`).
 ///
 /// # Safety
-/// `heap` is an open table relation (at least AccessShareLock), `snapshot` an MVCC snapshot
-/// that stays valid (registered or active) for the call, and `indexes` the block indexes of
+/// `heap` is an open table relation (at least AccessShareLock), `snapshot` an MVCC or dirty
+/// snapshot that stays valid (registered, active, or on the caller's frame) for the call, and `indexes` the block indexes of
 /// `heap` as found by [`super::indexes::block_indexes`] in this transaction. With a dirty
 /// snapshot, its xmin, xmax and speculativeToken describe the row version in the slot while
 /// `found` runs.
@@ -48,10 +40,9 @@ pub(crate) unsafe fn search(
     snapshot: pg_sys::Snapshot,
     rows: f64,
     mut found: impl FnMut(*mut pg_sys::TupleTableSlot, u64),
-) -> Stats {
-    let mut stats = Stats::default();
+) {
     if k < 0 {
-        return stats;
+        return;
     }
     let k = k.min(64);
     let layout: &Layout = &indexes.layout;
@@ -88,9 +79,7 @@ pub(crate) unsafe fn search(
                     }
                 }
                 pg_sys::index_rescan(scan, keys.as_mut_ptr(), 2, std::ptr::null_mut(), 0);
-                stats.probes += 1;
                 while !pg_sys::index_getnext_tid(scan, pg_sys::ScanDirection::ForwardScanDirection).is_null() {
-                    stats.candidates += 1;
                     since_interrupt += 1;
                     if since_interrupt == CHECKS_PER_INTERRUPT {
                         since_interrupt = 0;
@@ -108,7 +97,6 @@ pub(crate) unsafe fn search(
                     // dedup check's) may see several (one being deleted, one being inserted):
                     // each is reported.
                     while pg_sys::index_fetch_heap(scan, slot) {
-                        stats.matches += 1;
                         found(slot, fp);
                         if !(*scan).xs_heap_continue {
                             break;
@@ -121,7 +109,6 @@ pub(crate) unsafe fn search(
         }
         pg_sys::ExecDropSingleTupleTableSlot(slot);
     }
-    stats
 }
 
 /// `index_beginscan` with two scan keys and no ordering.
