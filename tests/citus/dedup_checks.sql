@@ -81,7 +81,7 @@ BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT check_that('REPEATABLE READ is refused (0A000)', e = '0A000: simdup_insert into distributed table public.cd_reject needs READ COMMITTED', e)
 FROM error_of($$SELECT simdup_insert('cd_reject', '{"id": 1, "body": "x"}')$$) e;
 ROLLBACK;
-SELECT check_that('a table without on_duplicate: 55000', e = '55000: table pool is not enabled for dedup', e)
+SELECT check_that('a table without on_duplicate: 55000', e = '55000: table public.pool is not enabled for dedup', e)
 FROM error_of($$SELECT simdup_insert('pool', '{"id": 1, "body": "x"}')$$) e;
 SELECT check_that('an unknown column: 42703, nothing stored', e = '42703: relation public.cd_reject has no column(s) bdy'
                   AND array(SELECT id FROM cd_reject) = ARRAY[:x_a]::bigint[], e)
