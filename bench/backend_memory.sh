@@ -5,14 +5,14 @@
 # Memory is read from /proc/PID/smaps_rollup of each backend after it computed one simhash:
 # Private_Clean + Private_Dirty (memory only this backend holds) and Pss (its share of all).
 # Cluster "mem" ("$SIMDUP_CLUSTER-mem" if SIMDUP_CLUSTER is set) on port SIMDUP_BENCH_PORT
-# (54332); SIMDUP_BENCH_NO_INSTALL=1 skips `cargo pgrx install`.
+# (54332); SIMDUP_BENCH_NO_INSTALL=1 skips `scripts/install.sh`.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/setup.sh" >/dev/null 2>&1
 cd "$SIMDUP_ROOT"
 conns=${1:-20}
 port=${SIMDUP_BENCH_PORT:-54332}
 cluster=${SIMDUP_CLUSTER:+$SIMDUP_CLUSTER-}mem
-[ "${SIMDUP_BENCH_NO_INSTALL:-0}" = 1 ] || cargo pgrx install --release --pg-config "$PG_CONFIG" >/dev/null
+[ "${SIMDUP_BENCH_NO_INSTALL:-0}" = 1 ] || scripts/install.sh --pg-config "$PG_CONFIG" >/dev/null
 trap 'scripts/cluster.sh stop "$cluster" >/dev/null 2>&1' EXIT
 psql=(psql -X -q -At -h "/tmp/simdup-$cluster/sock" -p "$port" -U postgres -d postgres)
 

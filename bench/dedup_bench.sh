@@ -31,7 +31,7 @@
 # that the figures show the CPU cost of the trigger rather than the disk's flush latency.
 #
 # Runs on its own throwaway cluster "<SIMDUP_CLUSTER>-dedupbench" (port SIMDUP_BENCH_PORT,
-# default SIMDUP_REGRESS_PORT) after `cargo pgrx install --release` (SIMDUP_BENCH_NO_INSTALL=1
+# default SIMDUP_REGRESS_PORT) after `scripts/install.sh` (SIMDUP_BENCH_NO_INSTALL=1
 # skips it).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -49,7 +49,7 @@ port="${SIMDUP_BENCH_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
 [ -f "$DATA/zh_news.jsonl" ] || { echo "no $DATA/zh_news.jsonl: run bench/fetch_data.sh (or set SIMDUP_BENCH_DATA)" >&2; exit 1; }
 
 if [ "${SIMDUP_BENCH_NO_INSTALL:-0}" != 1 ]; then
-  cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
+  scripts/install.sh --pg-config "$PG_CONFIG" >/dev/null
 fi
 PG_EXTRA_OPTS="-c shared_buffers=${SIMDUP_BENCH_SHARED_BUFFERS:-1GB} -c max_wal_size=8GB -c checkpoint_timeout=30min -c synchronous_commit=off" \
   scripts/cluster.sh start "$cluster" "$port"

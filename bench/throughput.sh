@@ -6,7 +6,7 @@
 #   - the common Python recipe (jieba + PyPI simhash) and raw Python jieba (bench/py_baselines.py).
 # Prints one markdown table of medians and ratios. Usage: bench/throughput.sh [REPEATS]
 # Cluster "bench" ("$SIMDUP_CLUSTER-bench" if SIMDUP_CLUSTER is set) on port SIMDUP_BENCH_PORT
-# (54331); SIMDUP_BENCH_NO_INSTALL=1 skips `cargo pgrx install`.
+# (54331); SIMDUP_BENCH_NO_INSTALL=1 skips `scripts/install.sh`.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/setup.sh" >/dev/null 2>&1
 cd "$SIMDUP_ROOT"
@@ -18,7 +18,7 @@ bench/fetch_data.sh >/dev/null
 bench/setup_venv.sh >/dev/null
 
 cargo build --release -q -p simdup-bench --example throughput
-[ "${SIMDUP_BENCH_NO_INSTALL:-0}" = 1 ] || cargo pgrx install --release --pg-config "$PG_CONFIG" >/dev/null
+[ "${SIMDUP_BENCH_NO_INSTALL:-0}" = 1 ] || scripts/install.sh --pg-config "$PG_CONFIG" >/dev/null
 trap 'scripts/cluster.sh stop "$cluster"' EXIT
 scripts/cluster.sh start "$cluster" "$port" 2>/dev/null
 psql=(psql -X -q -At -v ON_ERROR_STOP=1 -h "/tmp/simdup-$cluster/sock" -p "$port" -U postgres -d postgres)
