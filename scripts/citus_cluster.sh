@@ -11,7 +11,7 @@
 # Environment:
 #   SIMDUP_PG_CONFIG   pg_config of the PostgreSQL 15 to run (default /usr/bin/pg_config); its
 #                      bin dir provides initdb, pg_ctl, postgres, psql. simdup must already be
-#                      installed there (cargo pgrx install --release --pg-config ...).
+#                      installed there (scripts/install.sh --pg-config ...).
 #   SIMDUP_CITUS_DB    database created on every node (default simdup_citus)
 #   SIMDUP_CITUS_UNSAFE_TRIGGERS  citus.enable_unsafe_triggers in postgresql.conf (default on)
 #
@@ -84,7 +84,7 @@ start)
     PG_CONFIG="$PG_CONFIG" bash "$installer"
   fi
   [ -f "$libdir/simdup.so" ] && [ -f "$sharedir/extension/simdup.control" ] \
-    || die "simdup is not installed in $libdir: cargo pgrx install --release --pg-config $PG_CONFIG"
+    || die "simdup is not installed in $libdir: scripts/install.sh --pg-config $PG_CONFIG"
 
   # 2. Fresh data dirs; stale servers of an earlier run stopped first.
   stop_all

@@ -5,7 +5,7 @@
 #   tests/concurrency/dedup_concurrency.sh        (scripts/test.sh concurrency runs it)
 #
 # On a throwaway cluster "<SIMDUP_CLUSTER>-conc" (port SIMDUP_CONCURRENCY_PORT, default
-# SIMDUP_REGRESS_PORT, default 54329), with the installed simdup (run `cargo pgrx install`
+# SIMDUP_REGRESS_PORT, default 54329), with the installed simdup (run `scripts/install.sh`
 # first; scripts/test.sh does):
 #
 # 1. Two deterministic two-session cases: a writer waits for a concurrent writer of a
