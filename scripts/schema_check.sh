@@ -42,6 +42,11 @@ FROM pg_depend d
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simdup'
 LEFT JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
 WHERE d.deptype = 'e'
+  -- The row type of an extension's table (and its array type), which PostgreSQL 18 records as
+  -- a member of its own: part of the table, described with it.
+  AND NOT (d.classid = 'pg_type'::regclass
+           AND EXISTS (SELECT FROM pg_type t LEFT JOIN pg_type e ON e.oid = t.typelem
+                       WHERE t.oid = d.objid AND (t.typrelid <> 0 OR e.typrelid <> 0)))
 ORDER BY pg_describe_object(d.classid, d.objid, 0);
 SQL
 )

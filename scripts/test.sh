@@ -86,7 +86,7 @@ install_build() { # build and install the extension once per run, for the parts 
 # The pg_regress suite and the schema check against a throwaway cluster of the installed build.
 regress_suite() { # regress_suite CLUSTER PORT
   local cluster="$1" port="$2" out tests
-  trap 'scripts/cluster.sh stop "$cluster"' EXIT
+  trap "scripts/cluster.sh stop '$cluster'" EXIT
   scripts/cluster.sh start "$cluster" "$port"
   out=/tmp/simdup-$cluster-out; rm -rf "$out"; mkdir -p "$out"
   tests=$(cd tests/pg_regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
