@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use pgrx::prelude::*;
 
 use crate::errors::{invalid_parameter, null_not_allowed};
-use simdup_core::features::{features, Feature, Params};
+use simdup_core::features::{features, Feature};
 use simdup_core::scheme::{features_with, Scheme};
 
 /// Lets statement_timeout and cancel interrupt a long computation (checked between chunks).
@@ -35,7 +35,7 @@ pub(crate) fn simhash(body: &str) -> Option<i64> {
             return hit;
         }
     }
-    let fp = simdup_core::simhash_with(body, &Params::default(), &mut interrupt).map(|fp| fp as i64);
+    let fp = simdup_core::simhash_with(body, &mut interrupt).map(|fp| fp as i64);
     if body.len() <= MEMO_MAX_BYTES {
         LAST.with_borrow_mut(|(text, last)| {
             text.clear();
@@ -60,7 +60,7 @@ fn simhash_features(
     'static,
     (name!(token, String), name!(weight, f64), name!(hash, i64), name!(count, i32), name!(idf, f64)),
 > {
-    TableIterator::new(feature_rows(features(body, &Params::default(), true, &mut interrupt)))
+    TableIterator::new(feature_rows(features(body, true, &mut interrupt)))
 }
 
 extension_sql!(

@@ -35,26 +35,18 @@ pub fn quantize(weight: f64) -> i64 {
     }
 }
 
-/// The weighting of fingerprint format 1: segmentation with jieba's HMM off, weight =
-/// (1 + ln tf) × IDF, a token in neither IDF table at [`UNKNOWN_IDF`] × jieba's median. It has
-/// no settings: [`Params::default`] is its only value. (The settings measured and not adopted
-/// are in the benchmark crate, bench/rust.)
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Params {}
+/// The weight of a token seen `count` times whose IDF is `idf`, as fingerprint format 1 weighs
+/// it: (1 + ln count) × idf. (Segmentation is jieba's with its HMM off; the settings measured
+/// and not adopted are in the benchmark crate, bench/rust.)
+#[inline]
+pub fn weight(count: u32, idf: f32) -> f64 {
+    sublinear_tf(count) * f64::from(idf)
+}
 
-impl Params {
-    /// The weight of a token seen `count` times whose IDF is `idf`: (1 + ln count) × idf.
-    #[inline]
-    pub fn weight(&self, count: u32, idf: f32) -> f64 {
-        sublinear_tf(count) * f64::from(idf)
-    }
-
-    /// The IDF of a token in neither table: [`UNKNOWN_IDF`] × the table's median.
-    #[inline]
-    pub fn unknown_idf(&self, table: &idf::IdfTable) -> f32 {
-        table.median() * UNKNOWN_IDF
-    }
+/// The IDF of a token in neither table: [`UNKNOWN_IDF`] × the table's median.
+#[inline]
+pub fn unknown_idf(table: &idf::IdfTable) -> f32 {
+    table.median() * UNKNOWN_IDF
 }
 
 /// 1 + ln(count), from a table for the common small counts (the same values `ln` gives).
@@ -188,7 +180,7 @@ pub fn expected_distinct(bytes: usize) -> usize {
 }
 
 /// The weighted features of `text`, in order of first occurrence.
-pub fn features(text: &str, params: &Params, keep_tokens: bool, interrupt: Interrupt<'_>) -> Vec<Feature> {
+pub fn features(text: &str, keep_tokens: bool, interrupt: Interrupt<'_>) -> Vec<Feature> {
     let mut tally = Tally::default();
     tally.reset(expected_distinct(text.len()));
     let mut tokens = Vec::new();
@@ -198,7 +190,7 @@ pub fn features(text: &str, params: &Params, keep_tokens: bool, interrupt: Inter
         }
     });
     let table = idf::table();
-    let unknown = params.unknown_idf(table);
+    let unknown = unknown_idf(table);
     let mut out = Vec::with_capacity(tally.len());
     tally.for_each_idf(table, unknown, |i, hash, count, idf| {
         out.push(Feature {
@@ -206,7 +198,7 @@ pub fn features(text: &str, params: &Params, keep_tokens: bool, interrupt: Inter
             hash,
             count,
             idf,
-            weight: params.weight(count, idf),
+            weight: weight(count, idf),
         });
     });
     out
@@ -227,12 +219,7 @@ thread_local! {
 /// Calls `f` with the `(hash, quantized weight)` pairs of `text`'s features of positive weight,
 /// in order of first occurrence: what [`features`] gives, without keeping tokens and without
 /// allocating once the per-thread buffers are warm (the fingerprint's hot path).
-pub fn with_weighted<R>(
-    text: &str,
-    params: &Params,
-    interrupt: Interrupt<'_>,
-    f: impl FnOnce(&[(u64, i64)]) -> R,
-) -> R {
+pub fn with_weighted<R>(text: &str, interrupt: Interrupt<'_>, f: impl FnOnce(&[(u64, i64)]) -> R) -> R {
     let run = |s: &mut Scratch| {
         let Scratch { norm, tally, pairs } = s;
         tally.reset(expected_distinct(text.len()));
@@ -240,10 +227,10 @@ pub fn with_weighted<R>(
             tally.add(feature_hash(token));
         });
         let table = idf::table();
-        let unknown = params.unknown_idf(table);
+        let unknown = unknown_idf(table);
         pairs.clear();
         tally.for_each_idf(table, unknown, |_, hash, count, idf| {
-            let w = quantize(params.weight(count, idf));
+            let w = quantize(weight(count, idf));
             if w > 0 {
                 pairs.push((hash, w));
             }
@@ -262,10 +249,7 @@ mod tests {
     use super::*;
 
     fn toks(text: &str) -> Vec<(String, u32)> {
-        features(text, &Params::default(), true, &mut crate::no_interrupt)
-            .into_iter()
-            .map(|f| (f.token, f.count))
-            .collect()
+        features(text, true, &mut crate::no_interrupt).into_iter().map(|f| (f.token, f.count)).collect()
     }
 
     #[test]
@@ -306,7 +290,7 @@ mod tests {
 
     #[test]
     fn weights() {
-        let f = features("我们 zzzzqx", &Params::default(), true, &mut crate::no_interrupt);
+        let f = features("我们 zzzzqx", true, &mut crate::no_interrupt);
         let table = idf::table();
         assert_eq!(f[0].idf, table.get(feature_hash("我们")).unwrap());
         assert_eq!(f[1].idf, table.median() * UNKNOWN_IDF);

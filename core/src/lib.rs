@@ -42,7 +42,7 @@ pub mod simhash;
 pub mod tokens;
 
 pub use blocks::hamming;
-pub use features::{Feature, Params};
+pub use features::Feature;
 pub use scheme::{simhash_scheme, Options, Scheme};
 pub use simhash::{simhash, simhash_with, FORMAT_VERSION};
 

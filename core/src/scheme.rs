@@ -26,7 +26,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::features::{features, Feature, Params};
+use crate::features::{features, unknown_idf, weight, Feature};
 use crate::hash::{feature_hash, HashKeyed};
 use crate::idf;
 use crate::normalize::normalize_into;
@@ -345,12 +345,11 @@ pub fn apply_factors(mut weight: f64, t: &Term, title: &HashSet<u64>, w: &Weight
 /// Weighted features from terms; `title` holds the title's token hashes (empty: no title).
 pub fn weigh(terms: Vec<Term>, title: &HashSet<u64>, w: &Weighting) -> Vec<Feature> {
     let table = idf::table();
-    let p = Params::default();
-    let unknown = p.unknown_idf(table);
+    let unknown = unknown_idf(table);
     let mut out = Vec::with_capacity(terms.len());
     for t in terms {
         let idf = table.get(t.hash).unwrap_or(unknown);
-        let weight = apply_factors(p.weight(t.count, idf), &t, title, w);
+        let weight = apply_factors(weight(t.count, idf), &t, title, w);
         out.push(Feature { token: t.token, hash: t.hash, count: t.count, idf, weight });
     }
     out
@@ -386,7 +385,7 @@ pub fn features_with(
     let title = title.filter(|t| !t.is_empty());
     let text = text_of(body, title, opts);
     if opts.is_format_1() {
-        return features(&text, &Params::default(), keep_tokens, interrupt);
+        return features(&text, keep_tokens, interrupt);
     }
     let titles = match title {
         Some(t) if opts.title_weights() => title_set(t, interrupt),
@@ -400,7 +399,7 @@ pub fn simhash_with_options(body: &str, title: Option<&str>, opts: &Options, int
     if opts.is_format_1() {
         // The allocation-free path of format 1 (the same value).
         let text = text_of(body, title.filter(|t| !t.is_empty()), opts);
-        return simhash_with(&text, &Params::default(), interrupt);
+        return simhash_with(&text, interrupt);
     }
     fingerprint(&features_with(body, title, opts, false, interrupt))
 }

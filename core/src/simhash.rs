@@ -1,7 +1,7 @@
 //! 64-bit SimHash (Charikar 2002) over weighted features.
 
 pub use crate::features::{quantize, WEIGHT_SCALE};
-use crate::features::{with_weighted, Feature, Params};
+use crate::features::{with_weighted, Feature};
 use crate::Interrupt;
 
 /// Version of the fingerprint format: normalization (NFKC + lower case, unicode-normalization
@@ -107,14 +107,14 @@ pub fn fingerprint(features: &[Feature]) -> Option<u64> {
 
 /// SimHash of `text` with the default parameters (format [`FORMAT_VERSION`]).
 pub fn simhash(text: &str) -> Option<u64> {
-    simhash_with(text, &Params::default(), &mut crate::no_interrupt)
+    simhash_with(text, &mut crate::no_interrupt)
 }
 
-/// SimHash of `text` with `params`, calling `interrupt` between chunks of a long text.
-/// The same value as `fingerprint(&features(text, params, false, interrupt))`, on the
+/// SimHash of `text`, calling `interrupt` between chunks of a long text.
+/// The same value as `fingerprint(&features(text, false, interrupt))`, on the
 /// allocation-free path of [`with_weighted`].
-pub fn simhash_with(text: &str, params: &Params, interrupt: Interrupt<'_>) -> Option<u64> {
-    with_weighted(text, params, interrupt, combine_positive)
+pub fn simhash_with(text: &str, interrupt: Interrupt<'_>) -> Option<u64> {
+    with_weighted(text, interrupt, combine_positive)
 }
 
 #[cfg(test)]

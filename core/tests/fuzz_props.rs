@@ -4,7 +4,7 @@
 //! PROPTEST_CASES raises the number of cases (default 512 here; CI runs the default).
 
 use proptest::prelude::*;
-use simdup_core::features::{features, Params};
+use simdup_core::features::features;
 use simdup_core::minhash::{minhash, shingles, word_shingles};
 use simdup_core::normalize::{chunks, normalize};
 use simdup_core::simhash::fingerprint;
@@ -71,7 +71,7 @@ proptest! {
         let a = simhash(&s);
         prop_assert_eq!(a, simhash(&s));
         // NULL exactly when there is no feature.
-        let f = features(&s, &Params::default(), false, &mut no_interrupt);
+        let f = features(&s, false, &mut no_interrupt);
         prop_assert_eq!(a.is_none(), f.iter().all(|x| x.weight <= 0.0));
         // The allocation-free path (reused per-thread tally, prefetched flat IDF table, i32
         // lanes) gives what the plain path over `features` gives.
@@ -82,9 +82,9 @@ proptest! {
     fn hot_path_equals_plain_path_on_long_text(parts in prop::collection::vec(messy_text(), 1..40)) {
         // Longer texts: the tally grows past its first size and is reused from a larger text.
         let s = parts.concat().repeat(7);
-        let f = features(&s, &Params::default(), false, &mut no_interrupt);
+        let f = features(&s, false, &mut no_interrupt);
         prop_assert_eq!(simhash(&s), fingerprint(&f));
-        prop_assert_eq!(simhash(&parts[0]), fingerprint(&features(&parts[0], &Params::default(), false, &mut no_interrupt)));
+        prop_assert_eq!(simhash(&parts[0]), fingerprint(&features(&parts[0], false, &mut no_interrupt)));
     }
 
     #[test]

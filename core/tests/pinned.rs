@@ -2,7 +2,7 @@
 //! fingerprints and weighted features, and MinHash word shingles over varied texts. Computed
 //! from the code before the move; they must never change.
 
-use simdup_core::features::{features, Params};
+use simdup_core::features::features;
 use simdup_core::locks::lock_stripes;
 use simdup_core::minhash::{shingles, word_shingles};
 use simdup_core::no_interrupt;
@@ -67,7 +67,7 @@ fn schemes_and_features_unchanged() {
                 }
             }
         }
-        for f in features(body, &Params::default(), true, &mut no_interrupt) {
+        for f in features(body, true, &mut no_interrupt) {
             feats = fold(feats, f.weight.to_bits() ^ f.hash);
         }
     }

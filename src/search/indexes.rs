@@ -8,6 +8,9 @@
 //! * `simhash_block(fp, i)` INCLUDE (fp) (0.1.0): the four 16-bit blocks of the default layout.
 //!   Tables enabled under 0.1.0 keep being served by them until `simdup_reindex` replaces them.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use pgrx::pg_sys::{self, AttrNumber, Oid};
 
 use simdup_core::blocks::{Layout, BLOCKS};
@@ -104,13 +107,61 @@ unsafe fn classify(index: pg_sys::Relation) -> Option<(AttrNumber, Kind, u32)> {
     }
 }
 
+thread_local! {
+    /// [`block_indexes`] answers of this backend, by (table, column); an entry is dropped when
+    /// the table's relcache entry is invalidated, which PostgreSQL does whenever an index of
+    /// the table is created, dropped, validated or rebuilt, the table is altered, and at the
+    /// abort of a transaction that did any of these.
+    static CACHE: RefCell<Option<HashMap<(Oid, AttrNumber), Option<BlockIndexes>>>> = const { RefCell::new(None) };
+}
+
+/// Relcache invalidation: forget `relid`'s entries (all of them for InvalidOid).
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn forget(_arg: pg_sys::Datum, relid: Oid) {
+    CACHE.with(|c| {
+        if let Some(map) = c.borrow_mut().as_mut() {
+            if relid == pg_sys::InvalidOid {
+                map.clear();
+            } else {
+                map.retain(|&(r, _), _| r != relid);
+            }
+        }
+    });
+}
+
 /// The block indexes of column `attnum` of `heap`, if they form a layout: key indexes whose
 /// offsets include 0 and cut the fingerprint into blocks of 8 to 32 bits (preferred), or the
-/// four 0.1.0 block indexes.
+/// four 0.1.0 block indexes. Read from the catalog once per table and column, then from a
+/// backend-local cache kept by relcache invalidation, so that planning a served query and each
+/// row of the dedup trigger open no index to find them.
 ///
 /// # Safety
 /// `heap` is an open table relation.
 pub(crate) unsafe fn block_indexes(heap: pg_sys::Relation, attnum: AttrNumber) -> Option<BlockIndexes> {
+    // SAFETY: an open relation.
+    let relid = unsafe { (*heap).rd_id };
+    if let Some(known) = CACHE.with(|c| c.borrow().as_ref().and_then(|m| m.get(&(relid, attnum)).cloned())) {
+        return known;
+    }
+    // SAFETY: as above.
+    let found = unsafe { read_block_indexes(heap, attnum) };
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.is_none() {
+            // SAFETY: registered once for the backend's lifetime; `forget` only touches this
+            // thread-local map.
+            unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(forget), pg_sys::Datum::from(0)) };
+        }
+        c.get_or_insert_with(HashMap::new).insert((relid, attnum), found.clone());
+    });
+    found
+}
+
+/// [`block_indexes`] read from the catalog.
+///
+/// # Safety
+/// `heap` is an open table relation.
+unsafe fn read_block_indexes(heap: pg_sys::Relation, attnum: AttrNumber) -> Option<BlockIndexes> {
     let mut keys: Vec<(u32, Oid)> = Vec::new();
     let mut legacy: [Option<Oid>; BLOCKS] = [None; BLOCKS];
     // SAFETY: RelationGetIndexList returns a fresh list of the OIDs of `heap`'s indexes, which

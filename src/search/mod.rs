@@ -49,17 +49,9 @@ extension_sql!(
 /// # Safety
 /// Must run in a transaction; the caller closes the relation with `table_close`.
 pub(crate) unsafe fn open_table(relid: pg_sys::Oid) -> pg_sys::Relation {
-    // SAFETY: catalog lookups; try_table_open returns NULL for a missing relation and raises an
-    // ERROR for an index or composite type; the relation stays open for the caller.
+    // SAFETY: catalog lookups of the relation open_relation opened; it stays open for the caller.
     unsafe {
-        let heap = pg_sys::try_table_open(relid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        if heap.is_null() {
-            crate::errors::Error::new(
-                crate::errors::Code::ERRCODE_UNDEFINED_TABLE,
-                format!("relation with OID {} does not exist", u32::from(relid)),
-            )
-            .raise();
-        }
+        let heap = open_relation(relid);
         if (*(*heap).rd_rel).relkind != pg_sys::RELKIND_RELATION as std::ffi::c_char {
             let name = std::ffi::CStr::from_ptr((*(*heap).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned();
             pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
@@ -73,6 +65,25 @@ pub(crate) unsafe fn open_table(relid: pg_sys::Oid) -> pg_sys::Relation {
         }
         heap
     }
+}
+
+/// Opens relation `relid` (a table of any kind) under AccessShareLock: 42P01 when there is no
+/// such relation.
+///
+/// # Safety
+/// Must run in a transaction; the caller closes the relation with `table_close`.
+unsafe fn open_relation(relid: pg_sys::Oid) -> pg_sys::Relation {
+    // SAFETY: try_table_open returns NULL for a missing relation and raises an ERROR for an
+    // index or composite type.
+    let rel = unsafe { pg_sys::try_table_open(relid, pg_sys::AccessShareLock as pg_sys::LOCKMODE) };
+    if rel.is_null() {
+        crate::errors::Error::new(
+            crate::errors::Code::ERRCODE_UNDEFINED_TABLE,
+            format!("relation with OID {} does not exist", u32::from(relid)),
+        )
+        .raise();
+    }
+    rel
 }
 
 /// The heap relation `relid` ([`open_table`]) with its block indexes on column `attnum`; 55000
@@ -360,14 +371,7 @@ fn _simdup_block_indexes(
 > {
     // SAFETY: in a transaction; the relation is opened and closed here.
     let found = unsafe {
-        let heap = pg_sys::try_table_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        if heap.is_null() {
-            crate::errors::Error::new(
-                crate::errors::Code::ERRCODE_UNDEFINED_TABLE,
-                format!("relation with OID {} does not exist", u32::from(tbl)),
-            )
-            .raise();
-        }
+        let heap = open_relation(tbl);
         let found = indexes::block_indexes(heap, attnum as pg_sys::AttrNumber);
         pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         found

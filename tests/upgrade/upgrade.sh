@@ -33,14 +33,9 @@ q() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$sock" -p "$port" -U postgres -d "$d
 old=$(mktemp -d); v020=$(mktemp -d)
 trap 'rm -rf "$old" "$v020"; scripts/cluster.sh stop upgrade; scripts/cluster.sh stop upgrade-preload' EXIT
 pq() { psql -X -q -At -v ON_ERROR_STOP=1 -h /tmp/simdup-upgrade-preload/sock -p "$pport" -U postgres -d postgres "$@"; }
-step "build and install simdup 0.1.0 (commit ${OLD_COMMIT:0:7})"
-git -C "$SIMDUP_ROOT" archive "$OLD_COMMIT" | tar -x -C "$old"
-# A target directory of its own, kept between runs (cargo would mix up the two trees' simdup-core,
-# which have the same name, version and relative path).
-CARGO_TARGET_DIR="$SIMDUP_ROOT/target/v0.1.0" scripts/install.sh --source "$old" --debug --pg-config "$PG_CONFIG"
-
-scripts/cluster.sh start upgrade "$port"
-psql -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE upgrade"
+# The tables each old version's database gets: search on an adopted fingerprint column (random
+# fingerprints and a cluster of near-duplicates of row 1), dedup in reject and mark mode.
+make_tables() {
 q <<'SQL'
 CREATE EXTENSION simdup;
 -- Search: random fingerprints and a cluster of near-duplicates of row 1.
@@ -62,6 +57,17 @@ INSERT INTO archive VALUES
   (2, '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九！');
 ANALYZE;
 SQL
+}
+
+step "build and install simdup 0.1.0 (commit ${OLD_COMMIT:0:7})"
+git -C "$SIMDUP_ROOT" archive "$OLD_COMMIT" | tar -x -C "$old"
+# A target directory of its own, kept between runs (cargo would mix up the two trees' simdup-core,
+# which have the same name, version and relative path).
+CARGO_TARGET_DIR="$SIMDUP_ROOT/target/v0.1.0" scripts/install.sh --source "$old" --debug --pg-config "$PG_CONFIG"
+
+scripts/cluster.sh start upgrade "$port"
+psql -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE upgrade"
+make_tables
 [ "$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = 0.1.0 ] || fail "0.1.0 is not installed"
 [ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM archive")" = "1:- 2:1" ] \
   || fail "0.1.0 mark mode"
@@ -71,25 +77,7 @@ git -C "$SIMDUP_ROOT" archive "$V020_COMMIT" | tar -x -C "$v020"
 CARGO_TARGET_DIR="$SIMDUP_ROOT/target/v0.2.0" scripts/install.sh --source "$v020" --debug --pg-config "$PG_CONFIG"
 psql -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE upgrade2"
 db=upgrade2
-q <<'SQL'
-CREATE EXTENSION simdup;
-CREATE TABLE fps (id int PRIMARY KEY, fp bigint);
-INSERT INTO fps SELECT g, hashint8extended(g, 7) FROM generate_series(1, 20000) g;
-INSERT INTO fps SELECT 100000 + g, (SELECT fp FROM fps WHERE id = 1) # (1::bigint << (g % 64)) # (1::bigint << ((g * 13) % 64))
-FROM generate_series(1, 40) g;
-SELECT simdup_enable('fps', NULL, 'fp', blocks => 4);
-CREATE TABLE news (id int PRIMARY KEY, body text);
-SELECT simdup_enable('news', 'body', on_duplicate => 'reject');
-INSERT INTO news VALUES
-  (1, '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。'),
-  (2, 'PostgreSQL is a powerful, open source object-relational database system with over thirty years of active development.');
-CREATE TABLE archive (id int PRIMARY KEY, body text);
-SELECT simdup_enable('archive', 'body', on_duplicate => 'mark');
-INSERT INTO archive VALUES
-  (1, '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。'),
-  (2, '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九！');
-ANALYZE;
-SQL
+make_tables
 [ "$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = 0.2.0 ] || fail "0.2.0 is not installed"
 [ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM archive")" = "1:- 2:1" ] \
   || fail "0.2.0 mark mode"

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use simdup_bench::experiment::{self, terms, Options, TfMode, Tokenizer, Weighting};
-use simdup_core::features::{quantize, Params, UNKNOWN_IDF};
+use simdup_core::features::{quantize, UNKNOWN_IDF};
 use simdup_core::simhash::combine;
 use simdup_core::{hamming, idf, no_interrupt, simhash_with};
 
@@ -352,7 +352,7 @@ fn run_set(set: &Set, pool: &[char], seed: u64, set_id: u64, dump_close: Option<
             let general = experiment::simhash(&set.docs[i], None, &o, &mut no_interrupt).unwrap_or(0);
             assert_eq!(general, orig[i][v], "re-weighted fingerprint differs ({})", variant_name(v));
         }
-        let lib = simhash_with(&set.docs[i], &Params::default(), &mut no_interrupt).unwrap_or(0);
+        let lib = simhash_with(&set.docs[i], &mut no_interrupt).unwrap_or(0);
         assert_eq!(lib, orig[i][default_variant()], "format 1 differs from simhash_with");
     }
     eprintln!("  {}: fingerprints done ({})", set.name, ftime(t0));

@@ -49,7 +49,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use simdup_bench::experiment::{self as exp, Options, TfMode, Tokenizer, Weighting};
 use simdup_bench::format2;
-use simdup_core::features::{features, Params};
+use simdup_core::features::features;
 use simdup_core::minhash;
 use simdup_core::scheme::{self, Scheme};
 use simdup_core::simhash::fingerprint;
@@ -147,7 +147,7 @@ fn pools(lang: Lang, docs: &[(String, String, String)], seed: u64) -> Vec<Vec<Po
             };
             let Some(text) = text else { continue };
             // Enough words to be a text, and no exact repeats in a pool.
-            let words = features(&text, &Params::default(), false, &mut no_interrupt).len();
+            let words = features(&text, false, &mut no_interrupt).len();
             if nchars(&text) < 10 || words < 3 || !seen[b].insert(text.clone()) {
                 continue;
             }
@@ -414,10 +414,7 @@ fn export(a: &ExportArgs) {
             let words: Vec<Vec<u64>> = pool
                 .iter()
                 .map(|t| {
-                    let mut w: Vec<u64> = features(&t.body, &Params::default(), false, &mut no_interrupt)
-                        .iter()
-                        .map(|f| f.hash)
-                        .collect();
+                    let mut w: Vec<u64> = features(&t.body, false, &mut no_interrupt).iter().map(|f| f.hash).collect();
                     w.sort_unstable();
                     w
                 })
