@@ -101,14 +101,16 @@ fn lookup(namespace: pg_sys::Oid, name: &str) -> Option<Shard> {
         }
         let rows = client
             .select(
-                "SELECT l.relname::text, pg_catalog.format('%I.%I', n.nspname, l.relname), p.partmethod::text
+                // Operators named with their schema too: the trigger runs with the writer's
+                // search_path, which may put another schema's `=` before pg_catalog's.
+                "SELECT l.relname::pg_catalog.text, pg_catalog.format('%I.%I', n.nspname, l.relname), p.partmethod::pg_catalog.text
                  FROM pg_catalog.pg_dist_shard s
-                 JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid = s.logicalrelid
-                 JOIN pg_catalog.pg_class l ON l.oid = s.logicalrelid
-                 JOIN pg_catalog.pg_namespace n ON n.oid = l.relnamespace
-                 WHERE s.shardid = $1 AND l.relnamespace = $2
-                   AND pg_catalog.shard_name(s.logicalrelid, s.shardid)
-                       IN (pg_catalog.quote_ident($3), pg_catalog.format('%I.%I', n.nspname, $3))",
+                 JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid OPERATOR(pg_catalog.=) s.logicalrelid
+                 JOIN pg_catalog.pg_class l ON l.oid OPERATOR(pg_catalog.=) s.logicalrelid
+                 JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) l.relnamespace
+                 WHERE s.shardid OPERATOR(pg_catalog.=) $1 AND l.relnamespace OPERATOR(pg_catalog.=) $2
+                   AND pg_catalog.shard_name(s.logicalrelid, s.shardid)::pg_catalog.text OPERATOR(pg_catalog.=)
+                       ANY (ARRAY[pg_catalog.quote_ident($3), pg_catalog.format('%I.%I', n.nspname, $3)])",
                 Some(1),
                 &[shard_id.into(), namespace.into(), name.into()],
             )

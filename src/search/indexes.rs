@@ -107,12 +107,15 @@ unsafe fn classify(index: pg_sys::Relation) -> Option<(AttrNumber, Kind, u32)> {
     }
 }
 
+/// [`block_indexes`] answers by (table, column).
+type Layouts = HashMap<(Oid, AttrNumber), Option<BlockIndexes>>;
+
 thread_local! {
     /// [`block_indexes`] answers of this backend, by (table, column); an entry is dropped when
     /// the table's relcache entry is invalidated, which PostgreSQL does whenever an index of
     /// the table is created, dropped, validated or rebuilt, the table is altered, and at the
     /// abort of a transaction that did any of these.
-    static CACHE: RefCell<Option<HashMap<(Oid, AttrNumber), Option<BlockIndexes>>>> = const { RefCell::new(None) };
+    static CACHE: RefCell<Option<Layouts>> = const { RefCell::new(None) };
 }
 
 /// Relcache invalidation: forget `relid`'s entries (all of them for InvalidOid).
