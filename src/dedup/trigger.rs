@@ -61,7 +61,7 @@ unsafe fn trigger_args(trigger: &pg_sys::Trigger) -> Vec<String> {
     }
 }
 
-/// `_simdup_check_dedup(tbl)`: the check of the columns that the dedup trigger makes on every
+/// `_simdup_check_dedup(tbl)` (42P01 for a missing relation): the check of the columns that the dedup trigger makes on every
 /// row ([`columns`]), made once by `simdup_enable` right after it installs the trigger, so that
 /// a configuration the trigger would refuse is refused at once.
 #[pg_extern(volatile, strict)]
@@ -69,7 +69,7 @@ fn _simdup_check_dedup(tbl: pg_sys::Oid) {
     // SAFETY: the relation is opened (42P01 if missing) and closed here; its trigger
     // descriptor is valid while it is open.
     unsafe {
-        let rel = pg_sys::table_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let rel = crate::search::open_relation(tbl);
         let desc = (*rel).trigdesc;
         let triggers: &[pg_sys::Trigger] = if desc.is_null() {
             &[]

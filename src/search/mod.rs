@@ -72,7 +72,7 @@ pub(crate) unsafe fn open_table(relid: pg_sys::Oid) -> pg_sys::Relation {
 ///
 /// # Safety
 /// Must run in a transaction; the caller closes the relation with `table_close`.
-unsafe fn open_relation(relid: pg_sys::Oid) -> pg_sys::Relation {
+pub(crate) unsafe fn open_relation(relid: pg_sys::Oid) -> pg_sys::Relation {
     // SAFETY: try_table_open returns NULL for a missing relation and raises an ERROR for an
     // index or composite type.
     let rel = unsafe { pg_sys::try_table_open(relid, pg_sys::AccessShareLock as pg_sys::LOCKMODE) };

@@ -126,6 +126,7 @@ SELECT * FROM _simdup_fingerprint_pairs('hq_t', 'body', 3);
 SELECT * FROM _simdup_fingerprint_pairs('hq_t', 'nocolumn', 3);
 SELECT * FROM minhash_choose_bands(-1, 0.5, 0.9);
 SELECT * FROM minhash_choose_bands(-1, 0.5);
+SELECT _simdup_check_dedup(0);
 
 -- 7. The batch functions hold their pairs within simdup.batch_memory: more stops them with
 -- 54000 before they use more memory.
