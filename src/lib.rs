@@ -7,6 +7,7 @@
 
 use pgrx::prelude::*;
 
+mod access;
 mod args;
 mod batch;
 mod dedup;

@@ -8,7 +8,7 @@
 //! 3. reject (23505, with the schema, table and constraint name `simdup_dedup` that drivers
 //!    read), skip (return NULL) or mark (`NEW.dup_of := key`).
 
-use std::ffi::{c_int, CStr};
+use std::ffi::CStr;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -26,26 +26,6 @@ fn protocol_error(message: &str) -> ! {
     Error::new(Code::ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED, message)
         .hint("simdup_dedup_trigger is installed by simdup_enable(tbl, text_column, on_duplicate => ...).")
         .raise()
-}
-
-/// May the current role see the key of a row of `rel` (as for a unique index's DETAIL)?
-///
-/// # Safety
-/// In a transaction; `relid` an existing table, `key_attnum` one of its columns.
-unsafe fn may_see_key(relid: pg_sys::Oid, key_attnum: c_int) -> bool {
-    // SAFETY: catalog and ACL lookups of an existing table.
-    unsafe {
-        if pg_sys::check_enable_rls(relid, pg_sys::InvalidOid, true)
-            == pg_sys::CheckEnableRlsResult::RLS_ENABLED as c_int
-        {
-            return false;
-        }
-        let user = pg_sys::GetUserId();
-        let select = pg_sys::ACL_SELECT as pg_sys::AclMode;
-        pg_sys::pg_class_aclcheck(relid, user, select) == pg_sys::AclResult::ACLCHECK_OK
-            || pg_sys::pg_attribute_aclcheck(relid, key_attnum as pg_sys::AttrNumber, user, select)
-                == pg_sys::AclResult::ACLCHECK_OK
-    }
 }
 
 /// The arguments of a trigger.
@@ -185,7 +165,10 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             (None, _, None) => Outcome::Row(unchanged),
             (None, Mode::Skip, Some(_)) => Outcome::Row(pg_sys::Datum::from(0)),
             (None, _, Some(f)) => {
-                let detail = if may_see_key((*rel).rd_id, key_attnum) {
+                // Named only to a role that may read it (as a unique index's DETAIL).
+                let detail = if crate::access::read((*rel).rd_id, key_attnum as pg_sys::AttrNumber)
+                    == crate::access::Read::Allowed
+                {
                     format!(
                         "Key ({})=({}) is at Hamming distance {} (max_distance {}).",
                         quote_identifier(&cfg.key_column),

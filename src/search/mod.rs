@@ -4,8 +4,12 @@
 //! * [`scan`]: the search itself, through the index access method, heap only for matches;
 //! * [`planner`]: the planner step that serves `hamming(fp, q) <= k` (and `fp <~> q <= k`,
 //!   `< k`, `simdup_match`) with a Tid Scan over [`_simdup_tids`];
-//! * here: the SQL functions `_simdup_key` (the index key), `_simdup_tids` and `simdup_nearest`.
+//! * [`cost`]: the cost model of a search, for the thresholds and for the planner;
+//! * here: opening a table for a search (and the access check of a direct call), and the SQL
+//!   functions `_simdup_key` (the index key), `_simdup_tids`, `simdup_nearest`'s search and
+//!   `_simdup_block_indexes`.
 
+pub(crate) mod cost;
 pub(crate) mod indexes;
 pub(crate) mod planner;
 pub(crate) mod scan;
@@ -16,13 +20,6 @@ use pgrx::prelude::*;
 use simdup_core::blocks::key;
 
 use crate::errors::{invalid_parameter, not_in_prerequisite_state};
-
-/// Relative cost of one B-tree descent (a probe) and of one candidate checked from the index,
-/// for choosing per-block thresholds (they matter only for layouts of unequal block widths):
-/// a descent is taken to cost as much as 50 candidate checks (docs/performance.md has the
-/// measured figures).
-pub(crate) const DESCENT_COST: f64 = 1.0;
-pub(crate) const CHECK_COST: f64 = 0.02;
 
 /// The B-tree key of the block of `fp` that starts at bit `offset` (0 = most significant): `fp`
 /// rotated left by `offset` with its sign bit flipped, so that the keys of one block value form
@@ -114,45 +111,31 @@ unsafe fn open_indexed(relid: pg_sys::Oid, attnum: i32, check: bool) -> (pg_sys:
 }
 
 /// The search reads the table's indexes and heap directly, so it checks what a query of the
-/// table would: SELECT on the table or on the fingerprint column (42501 otherwise), and no
-/// row-level security in force for the current user (the search would see rows the policies
-/// hide; the planner step does not offer the search then, and a direct call is refused).
+/// table would ([`crate::access::read`]): SELECT on the table or on the fingerprint column
+/// (42501 otherwise), and no row-level security in force for the current user (the search would
+/// see rows the policies hide; the planner step does not offer the search then, and a direct
+/// call is refused).
 ///
 /// # Safety
 /// `heap` is an open relation and `attnum` a column number.
 unsafe fn check_access(heap: pg_sys::Relation, attnum: i32) {
-    // SAFETY: ACL and RLS checks of an open relation, as the executor makes them.
+    use crate::access::{read, Read};
+    use crate::errors::{Code, Error};
+    // SAFETY: ACL and RLS checks of an open relation; its rd_rel holds its name.
     unsafe {
-        let relid = (*heap).rd_id;
-        let user = pg_sys::GetUserId();
-        let select = pg_sys::ACL_SELECT as pg_sys::AclMode;
         let name = || std::ffi::CStr::from_ptr((*(*heap).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned();
-        if pg_sys::pg_class_aclcheck(relid, user, select) != pg_sys::AclResult::ACLCHECK_OK
-            && pg_sys::pg_attribute_aclcheck(relid, attnum as pg_sys::AttrNumber, user, select)
-                != pg_sys::AclResult::ACLCHECK_OK
-        {
-            crate::errors::Error::new(
-                crate::errors::Code::ERRCODE_INSUFFICIENT_PRIVILEGE,
-                format!("permission denied for table {}", name()),
-            )
-            .raise();
-        }
-        if rls_applies(relid) {
-            crate::errors::Error::new(
-                crate::errors::Code::ERRCODE_INSUFFICIENT_PRIVILEGE,
+        match read((*heap).rd_id, attnum as pg_sys::AttrNumber) {
+            Read::Allowed => {}
+            Read::NoPrivilege => {
+                Error::new(Code::ERRCODE_INSUFFICIENT_PRIVILEGE, format!("permission denied for table {}", name())).raise()
+            }
+            Read::RowSecurity => Error::new(
+                Code::ERRCODE_INSUFFICIENT_PRIVILEGE,
                 format!("simdup's index search is not available on table {} under row-level security", name()),
             )
             .hint("Query the table with hamming(fp, q) <= k: with row-level security in force the planner reads it without the block indexes, applying the policies.")
-            .raise();
+            .raise(),
         }
-    }
-}
-
-/// Whether row-level security applies to the current user's reads of `relid`.
-pub(crate) fn rls_applies(relid: pg_sys::Oid) -> bool {
-    // SAFETY: a catalog check; with noError it never raises.
-    unsafe {
-        pg_sys::check_enable_rls(relid, pg_sys::InvalidOid, true) == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
     }
 }
 

@@ -25,8 +25,6 @@ use std::ffi::c_char;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
-use simdup_core::blocks::ball_size;
-
 use super::indexes::{block_indexes, cells, is_our_function, BlockIndexes};
 
 static mut PREVIOUS: pg_sys::set_rel_pathlist_hook_type = None;
@@ -449,31 +447,6 @@ unsafe fn tids_function(hamming_schema: pg_sys::Oid) -> pg_sys::Oid {
     }
 }
 
-/// Planner cost of probing: per probe value a B-tree descent (as btcostestimate prices one:
-/// log2(rows) comparisons and 50 operator costs a level), per candidate an index tuple and a
-/// distance check, per match a random heap page. Returns (startup, total).
-fn cost(found: &BlockIndexes, rows: f64, k: i32) -> (f64, f64) {
-    // SAFETY: reading planner cost parameters (GUCs) of this backend.
-    let (cpu_op, cpu_index, cpu_tuple, random_page) = unsafe {
-        (pg_sys::cpu_operator_cost, pg_sys::cpu_index_tuple_cost, pg_sys::cpu_tuple_cost, pg_sys::random_page_cost)
-    };
-    let rows = rows.max(1.0);
-    let layout = &found.layout;
-    let t = layout.thresholds_for(k.clamp(0, 64), rows, super::DESCENT_COST, super::CHECK_COST);
-    let mut probes = 0.0;
-    let mut candidates = 0.0;
-    for (i, &ti) in t.iter().enumerate() {
-        let n = ball_size(layout.width(i), ti) as f64;
-        probes += n;
-        candidates += n * rows / 2f64.powi(layout.width(i) as i32);
-    }
-    let height = (rows.ln() / 256f64.ln()).ceil().max(1.0);
-    let descent = (rows.log2().ceil() + 50.0 * (height + 1.0)) * cpu_op;
-    let matches = 1.0 + candidates * 0.001;
-    let startup = probes * descent + candidates * (cpu_index + cpu_op) + matches * random_page;
-    (startup, startup + matches * (cpu_tuple + cpu_op))
-}
-
 /// Adds the Tid Scan path for `m` to `rel`.
 ///
 /// # Safety
@@ -527,7 +500,7 @@ unsafe fn add_tid_path(
         let rinfo = restrictinfo(root, saop as *mut pg_sys::Expr);
         let path = pg_sys::create_tidscan_path(root, rel, pg_sys::lappend(std::ptr::null_mut(), rinfo.cast()), m.outer);
         let k = const_k(m).unwrap_or_else(crate::gucs::max_distance);
-        let (startup, total) = cost(found, (*rel).tuples, k);
+        let (startup, total) = super::cost::probe_cost(found, (*rel).tuples, k);
         let disable = if pg_sys::enable_tidscan { 0.0 } else { pg_sys::disable_cost };
         (*path).path.startup_cost = startup + disable;
         (*path).path.total_cost = total + disable;

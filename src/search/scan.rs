@@ -46,7 +46,7 @@ pub(crate) unsafe fn search(
     }
     let k = k.min(64);
     let layout: &Layout = &indexes.layout;
-    let t = layout.thresholds_for(k, rows, super::DESCENT_COST, super::CHECK_COST);
+    let t = layout.thresholds_for(k, rows, super::cost::DESCENT_COST, super::cost::CHECK_COST);
     let probes = layout.probes(q, &t);
     let mut since_interrupt = 0u32;
     // SAFETY: the caller guarantees `heap` and `snapshot`; each index is opened and closed here

@@ -1,0 +1,40 @@
+//! The cost model of a search through the block indexes: the relative costs the per-block
+//! thresholds are chosen with, and the planner's price of a search.
+
+use pgrx::pg_sys;
+
+use simdup_core::blocks::ball_size;
+
+use super::indexes::BlockIndexes;
+
+/// Relative cost of one B-tree descent (a probe) and of one candidate checked from the index,
+/// for choosing per-block thresholds (they matter only for layouts of unequal block widths):
+/// a descent is taken to cost as much as 50 candidate checks (docs/performance.md has the
+/// measured figures).
+pub(crate) const DESCENT_COST: f64 = 1.0;
+pub(crate) const CHECK_COST: f64 = 0.02;
+
+/// Planner cost of probing: per probe value a B-tree descent (as btcostestimate prices one:
+/// log2(rows) comparisons and 50 operator costs a level), per candidate an index tuple and a
+/// distance check, per match a random heap page. Returns (startup, total).
+pub(crate) fn probe_cost(found: &BlockIndexes, rows: f64, k: i32) -> (f64, f64) {
+    // SAFETY: reading planner cost parameters (GUCs) of this backend.
+    let (cpu_op, cpu_index, cpu_tuple, random_page) = unsafe {
+        (pg_sys::cpu_operator_cost, pg_sys::cpu_index_tuple_cost, pg_sys::cpu_tuple_cost, pg_sys::random_page_cost)
+    };
+    let rows = rows.max(1.0);
+    let layout = &found.layout;
+    let t = layout.thresholds_for(k.clamp(0, 64), rows, DESCENT_COST, CHECK_COST);
+    let mut probes = 0.0;
+    let mut candidates = 0.0;
+    for (i, &ti) in t.iter().enumerate() {
+        let n = ball_size(layout.width(i), ti) as f64;
+        probes += n;
+        candidates += n * rows / 2f64.powi(layout.width(i) as i32);
+    }
+    let height = (rows.ln() / 256f64.ln()).ceil().max(1.0);
+    let descent = (rows.log2().ceil() + 50.0 * (height + 1.0)) * cpu_op;
+    let matches = 1.0 + candidates * 0.001;
+    let startup = probes * descent + candidates * (cpu_index + cpu_op) + matches * random_page;
+    (startup, startup + matches * (cpu_tuple + cpu_op))
+}
