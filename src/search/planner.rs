@@ -12,7 +12,7 @@
 //! plans, `simhash('text')`, `simhash($1)`), adds one more path: a Tid Scan whose TID condition
 //! is `ctid = ANY (_simdup_tids(tbl, fp's column number, q, k))`. The restriction itself stays
 //! as the scan's filter, so the answer cannot change; the planner picks the path by its cost
-//! (the probes and candidates it will check, [`cost`]), against a sequential scan and the rest.
+//! (the probes and candidates it will check, [`super::cost`]), against a sequential scan and the rest.
 //! Tables without block indexes, and other quals, are left exactly as they were.
 //!
 //! The library is loaded, and the hook installed, by the first call of any simdup function,
