@@ -11,15 +11,16 @@
 #   isolation    concurrency specs run by PostgreSQL's isolation tester (tests/isolation)
 #   concurrency  the dedup trigger under 16 concurrent clients (tests/concurrency)
 #   hardening    pg_dump/pg_restore and kill -9 crash recovery (tests/hardening)
-#   citus        a Citus 13.2 coordinator + 2 workers on loopback (tests/citus)
+#   citus        a Citus 13.2 coordinator + 2 workers on loopback (tests/citus; 15 and 17)
 #   package      the Debian package (scripts/package.sh) installed with apt into the system
 #                PostgreSQL, the pg_regress suite against it, then apt-get remove
 # Usage: scripts/test.sh [PART | MAJOR:PART]...
 #   Without arguments: every part on the default major (pgrx.toml: postgres.default), then
-#   pg regress isolation concurrency hardening on each other major of postgres.tested
+#   pg regress isolation concurrency hardening on each other major of postgres.tested, and
+#   citus on those of postgres.citus
 #   (SIMDUP_PG_MAJORS="15 18" overrides that list). MAJOR:PART runs one part on one major,
 #   e.g. `scripts/test.sh 18:regress`. Other majors come from scripts/postgres.sh (built from
-#   Debian's source package once, then cached) and use debug builds; the default major uses the
+#   Debian's source package, or for 17 PyPI's build, once, then cached) and use debug builds; the default major uses the
 #   release build.
 # Builds are installed with scripts/install.sh (files renamed into place, safe under running
 # servers). SIMDUP_CLUSTER / SIMDUP_REGRESS_PORT name the throwaway clusters (default regress /
@@ -41,6 +42,7 @@ if [ -z "${SIMDUP_TEST_MAJOR:-}" ]; then
     for m in ${SIMDUP_PG_MAJORS:-$(toml postgres tested)}; do
       [ "$m" = "$default_major" ] && continue
       for part in pg regress isolation concurrency hardening; do add "$m" "$part"; done
+      [[ " $(toml postgres citus) " == *" $m "* ]] && add "$m" citus
     done
   else
     for a in "$@"; do
@@ -65,6 +67,7 @@ if [ -z "${SIMDUP_TEST_MAJOR:-}" ]; then
         SIMDUP_CONCURRENCY_PORT=$(( ${SIMDUP_CONCURRENCY_PORT:-${SIMDUP_REGRESS_PORT:-54329}} + off )) \
         SIMDUP_HARDENING_PORT=$(( ${SIMDUP_HARDENING_PORT:-$(( ${SIMDUP_REGRESS_PORT:-54329} + 1 ))} + off )) \
         SIMDUP_ISOLATION_PORT=$(( ${SIMDUP_ISOLATION_PORT:-54336} + off )) \
+        SIMDUP_CITUS_PORT=$(( ${SIMDUP_CITUS_PORT:-55432} + off )) \
         "$0" ${wanted[$m]}
     fi
   done
@@ -95,7 +98,7 @@ regress_suite() { # regress_suite CLUSTER PORT
   out=/tmp/simdup-$cluster-out; rm -rf "$out"; mkdir -p "$out"
   tests=$(cd tests/pg_regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
   if ! "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
-      --inputdir=tests/pg_regress --outputdir="$out" \
+      --bindir="$("$PG_CONFIG" --bindir)" --inputdir=tests/pg_regress --outputdir="$out" \
       --host="/tmp/simdup-$cluster/sock" --port="$port" --user=postgres \
       --dbname=simdup_regress --load-extension=simdup $tests; then
     cat "$out/regression.diffs" >&2 || true

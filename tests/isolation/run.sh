@@ -19,7 +19,7 @@ specs=("$@")
 trap 'scripts/cluster.sh stop "$cluster"' EXIT
 scripts/cluster.sh start "$cluster" "$port"
 rm -rf "$out"; mkdir -p "$out"
-if ! "$tool" --inputdir=tests/isolation --outputdir="$out" --host="/tmp/simdup-$cluster/sock" --port="$port" \
+if ! "$tool" --bindir="$("$PG_CONFIG" --bindir)" --inputdir=tests/isolation --outputdir="$out" --host="/tmp/simdup-$cluster/sock" --port="$port" \
     --user=postgres --dbname=simdup_isolation --load-extension=simdup "${specs[@]}"; then
   cat "$out/regression.diffs" >&2 || true
   exit 1
