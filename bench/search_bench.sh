@@ -21,7 +21,7 @@
 #     against the sequential scan (the first SIMDUP_BENCH_SEQ_QUERIES queries) and against the
 #     first layout's card form (all queries): 0 mismatches expected;
 #   - table size and the block indexes' size (and their ratio) for each layout;
-#   - the cost model's constants (src/search/mod.rs DESCENT_COST / CHECK_COST): medians of
+#   - the cost model's constants (src/search/cost.rs DESCENT_COST / CHECK_COST): medians of
 #     _simdup_tids(bench, fp, q, k) alone for k in SIMDUP_BENCH_COST_K on SIMDUP_BENCH_COST_QUERIES
 #     queries per layout, with each (layout, k)'s B-tree descents (key ranges, exactly as
 #     src/search/scan.rs probes them) and expected candidates (probe values x rows / 2^width),

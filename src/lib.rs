@@ -10,6 +10,7 @@ use pgrx::prelude::*;
 mod access;
 mod args;
 mod batch;
+mod catalog;
 mod dedup;
 mod errors;
 mod fingerprint;
@@ -49,7 +50,7 @@ extension_sql_file!(
     requires = [
         "tables",
         "search_sql",
-        search::_simdup_key,
+        search::functions::_simdup_key,
         batch::simdup_max_distance,
         dedup::config::_simdup_dedup_trigger_args,
         "dedup_sql"

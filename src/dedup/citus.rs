@@ -71,7 +71,7 @@ pub(super) unsafe fn shard_of(rel: pg_sys::Relation) -> Option<Shard> {
         return known;
     }
     // SAFETY: as above.
-    let (namespace, name) = unsafe { ((*(*rel).rd_rel).relnamespace, super::tuple::relation_name(rel)) };
+    let (namespace, name) = unsafe { ((*(*rel).rd_rel).relnamespace, crate::catalog::relation_name(rel)) };
     let shard = lookup(namespace, &name);
     SHARDS.with(|s| {
         let mut s = s.borrow_mut();

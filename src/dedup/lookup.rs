@@ -23,11 +23,11 @@ use pgrx::pg_sys;
 
 use simdup_core::locks::lock_stripes;
 
+use crate::catalog::{estimated_rows, relation_name};
 use crate::errors::{not_in_prerequisite_state, Code, Error};
-use crate::search::{estimated_rows, indexes::block_indexes, scan::search};
+use crate::search::{indexes::block_indexes, scan::search};
 
 use super::config::Config;
-use super::tuple::relation_name;
 
 /// The near-duplicate with the smallest key: its key (copied into the current memory context),
 /// the key as text, and its distance.

@@ -20,7 +20,8 @@ use crate::errors::{Code, ConstraintError, Error};
 use super::citus;
 use super::config::{Config, TRIGGER};
 use super::lookup::smallest_key_match;
-use super::tuple::{bigint_value, columns, relation_name, text_value, with_dup_of};
+use super::tuple::{bigint_value, columns, text_value, with_dup_of};
+use crate::catalog::relation_name;
 
 fn protocol_error(message: &str) -> ! {
     Error::new(Code::ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED, message)
@@ -49,7 +50,7 @@ fn _simdup_check_dedup(tbl: pg_sys::Oid) {
     // SAFETY: the relation is opened (42P01 if missing) and closed here; its trigger
     // descriptor is valid while it is open.
     unsafe {
-        let rel = crate::search::open_relation(tbl);
+        let rel = crate::catalog::open_relation(tbl);
         let desc = (*rel).trigdesc;
         let triggers: &[pg_sys::Trigger] = if desc.is_null() {
             &[]

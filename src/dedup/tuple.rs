@@ -5,18 +5,10 @@ use std::ffi::{c_int, CStr, CString};
 use pgrx::{pg_sys, FromDatum};
 
 use crate::args::Mode;
+use crate::catalog::relation_name;
 use crate::errors::{Code, Error};
 
 use super::config::{Config, DUP_OF};
-
-/// The name of relation `rel`.
-///
-/// # Safety
-/// `rel` is an open relation.
-pub(super) unsafe fn relation_name(rel: pg_sys::Relation) -> String {
-    // SAFETY: an open relation has rd_rel with a NUL-terminated name.
-    unsafe { CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned() }
-}
 
 /// Attribute number of user column `name` of `rel`; 42703 naming the table otherwise.
 ///

@@ -13,6 +13,8 @@ use std::collections::HashMap;
 
 use pgrx::pg_sys::{self, AttrNumber, Oid};
 
+use crate::catalog::{cells, is_our_function};
+
 use simdup_core::blocks::{Layout, BLOCKS};
 
 /// How one block index is probed.
@@ -30,28 +32,6 @@ pub(crate) struct BlockIndexes {
     pub kind: Kind,
     pub layout: Layout,
     pub oids: Vec<Oid>,
-}
-
-/// The cells of a PostgreSQL `List`.
-///
-/// # Safety
-/// `list` is NIL (null) or a valid `List` that outlives the returned slice.
-pub(crate) unsafe fn cells<'a>(list: *mut pg_sys::List) -> &'a [pg_sys::ListCell] {
-    if list.is_null() {
-        return &[];
-    }
-    // SAFETY: a valid List has `length` initialised cells at `elements`.
-    unsafe { std::slice::from_raw_parts((*list).elements, (*list).length as usize) }
-}
-
-/// Whether function `funcid` is the C function `symbol` of this library (compared by address,
-/// so a function of the same name in another schema never matches).
-pub(crate) fn is_our_function(funcid: Oid, symbol: pg_sys::PGFunction) -> bool {
-    let mut finfo = pg_sys::FmgrInfo::default();
-    // SAFETY: fmgr_info fills `finfo` for any existing function OID; callers pass OIDs taken
-    // from expression trees, which name existing functions.
-    unsafe { pg_sys::fmgr_info(funcid, &mut finfo) };
-    finfo.fn_addr.map(|f| f as usize) == symbol.map(|f| f as usize)
 }
 
 /// What one index is, if it is a block index: (fingerprint column, kind, offset or block).
@@ -94,7 +74,7 @@ unsafe fn classify(index: pg_sys::Relation) -> Option<(AttrNumber, Kind, u32)> {
             return None;
         }
         let n = konst.constvalue.value() as i32;
-        if form.indnatts == 1 && is_our_function(func.funcid, Some(crate::search::_simdup_key_wrapper)) {
+        if form.indnatts == 1 && is_our_function(func.funcid, Some(crate::search::functions::_simdup_key_wrapper)) {
             return (0..64).contains(&n).then_some((var.varattno, Kind::Key, n as u32));
         }
         if form.indnatts == 2

@@ -25,7 +25,8 @@ use std::ffi::c_char;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
-use super::indexes::{block_indexes, cells, is_our_function, BlockIndexes};
+use super::indexes::{block_indexes, BlockIndexes};
+use crate::catalog::{cells, is_our_function};
 
 static mut PREVIOUS: pg_sys::set_rel_pathlist_hook_type = None;
 
@@ -472,7 +473,7 @@ unsafe fn add_tid_path(
         args = pg_sys::lappend(args, int4_const(i32::from(m.attnum)).cast());
         args = pg_sys::lappend(args, pg_sys::copyObjectImpl(m.q.cast()));
         args = pg_sys::lappend(args, pg_sys::copyObjectImpl(m.k.cast()));
-        // COERCE_SQL_SYNTAX marks the call as the planner's (see super::planned_call).
+        // COERCE_SQL_SYNTAX marks the call as the planner's (see super::functions::planned_call).
         let call = pg_sys::makeFuncExpr(
             tids_fn,
             pg_sys::TIDARRAYOID,

@@ -1,0 +1,90 @@
+//! General pgrx and catalog helpers shared by the search, the dedup trigger and the planner
+//! step: opening relations with SQLSTATEs, relation names, PostgreSQL `List` cells, and
+//! recognising simdup's own C functions in expression trees.
+
+use std::ffi::CStr;
+
+use pgrx::pg_sys::{self, Oid};
+
+use crate::errors::{Code, Error};
+
+/// The name of relation `rel`.
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(crate) unsafe fn relation_name(rel: pg_sys::Relation) -> String {
+    // SAFETY: an open relation has rd_rel with a NUL-terminated name.
+    unsafe { CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned() }
+}
+
+/// Opens relation `relid` under AccessShareLock for a search: 42P01 when there is no such
+/// relation, 42809 when it is not a plain table (a partitioned table's rows live in its
+/// partitions, whose tids are not unique across them; views and indexes have no rows to scan).
+///
+/// # Safety
+/// Must run in a transaction; the caller closes the relation with `table_close`.
+pub(crate) unsafe fn open_table(relid: pg_sys::Oid) -> pg_sys::Relation {
+    // SAFETY: catalog lookups of the relation open_relation opened; it stays open for the caller.
+    unsafe {
+        let heap = open_relation(relid);
+        if (*(*heap).rd_rel).relkind != pg_sys::RELKIND_RELATION as std::ffi::c_char {
+            let name = CStr::from_ptr((*(*heap).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned();
+            pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            Error::new(
+                Code::ERRCODE_WRONG_OBJECT_TYPE,
+                format!("\"{name}\" is not a plain table"),
+            )
+            .detail("simdup's search functions read one table's block indexes and return its rows' tids; a partitioned table's rows live in its partitions.")
+            .hint("Query the table itself: SELECT ... WHERE hamming(fp, q) <= k, or ORDER BY fp <~> q LIMIT n, which the planner runs on every partition.")
+            .raise();
+        }
+        heap
+    }
+}
+
+/// Opens relation `relid` (a table of any kind) under AccessShareLock: 42P01 when there is no
+/// such relation.
+///
+/// # Safety
+/// Must run in a transaction; the caller closes the relation with `table_close`.
+pub(crate) unsafe fn open_relation(relid: pg_sys::Oid) -> pg_sys::Relation {
+    // SAFETY: try_table_open returns NULL for a missing relation and raises an ERROR for an
+    // index or composite type.
+    let rel = unsafe { pg_sys::try_table_open(relid, pg_sys::AccessShareLock as pg_sys::LOCKMODE) };
+    if rel.is_null() {
+        Error::new(Code::ERRCODE_UNDEFINED_TABLE, format!("relation with OID {} does not exist", u32::from(relid)))
+            .raise();
+    }
+    rel
+}
+
+/// Estimated rows of a relation, for choosing thresholds (never analyzed: 0).
+///
+/// # Safety
+/// `heap` is an open relation.
+pub(crate) unsafe fn estimated_rows(heap: pg_sys::Relation) -> f64 {
+    // SAFETY: an open relation has rd_rel.
+    f64::from(unsafe { (*(*heap).rd_rel).reltuples }).max(0.0)
+}
+
+/// The cells of a PostgreSQL `List`.
+///
+/// # Safety
+/// `list` is NIL (null) or a valid `List` that outlives the returned slice.
+pub(crate) unsafe fn cells<'a>(list: *mut pg_sys::List) -> &'a [pg_sys::ListCell] {
+    if list.is_null() {
+        return &[];
+    }
+    // SAFETY: a valid List has `length` initialised cells at `elements`.
+    unsafe { std::slice::from_raw_parts((*list).elements, (*list).length as usize) }
+}
+
+/// Whether function `funcid` is the C function `symbol` of this library (compared by address,
+/// so a function of the same name in another schema never matches).
+pub(crate) fn is_our_function(funcid: Oid, symbol: pg_sys::PGFunction) -> bool {
+    let mut finfo = pg_sys::FmgrInfo::default();
+    // SAFETY: fmgr_info fills `finfo` for any existing function OID; callers pass OIDs taken
+    // from expression trees, which name existing functions.
+    unsafe { pg_sys::fmgr_info(funcid, &mut finfo) };
+    finfo.fn_addr.map(|f| f as usize) == symbol.map(|f| f as usize)
+}

@@ -1,0 +1,317 @@
+//! The search's SQL functions: the block-index key, the tids of a served query, the exact
+//! nearest rows of `simdup_nearest`, and the catalog listing of a column's block indexes. A
+//! direct call checks the caller's access as a query of the table would ([`check_access`]).
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use simdup_core::blocks::key;
+
+use super::{indexes, planner, scan};
+use crate::catalog::{estimated_rows, open_relation, open_table};
+use crate::errors::{invalid_parameter, not_in_prerequisite_state};
+
+/// The B-tree key of the block of `fp` that starts at bit `offset` (0 = most significant): `fp`
+/// rotated left by `offset` with its sign bit flipped, so that the keys of one block value form
+/// one range. Rotation does not change Hamming distance, so the key is the whole fingerprint.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn _simdup_key(fp: i64, offset: i32) -> i64 {
+    if !(0..64).contains(&offset) {
+        invalid_parameter(format!("bit offset {offset} is out of range"), "A block starts at bit 0 to 63.");
+    }
+    key(fp as u64, offset as u32)
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_key(bigint, integer) IS \
+     'simdup (internal): the block-index key of a fingerprint: fp rotated left by offset bits, sign bit flipped (the keys of one block value form one range)';",
+    name = "comment__simdup_key",
+    requires = [_simdup_key]
+);
+
+/// The heap relation `relid` ([`crate::catalog::open_table`]) with its block indexes on column `attnum`; 55000
+/// when it has none. With `check`, the current user's access is checked first
+/// ([`check_access`]): direct calls of the search functions; the planner's own call of
+/// `_simdup_tids` runs in a scan whose table the executor has already checked.
+///
+/// # Safety
+/// Must run in a transaction; the caller closes the relation with `table_close`.
+unsafe fn open_indexed(relid: pg_sys::Oid, attnum: i32, check: bool) -> (pg_sys::Relation, indexes::BlockIndexes) {
+    // SAFETY: see open_table.
+    let heap = unsafe { open_table(relid) };
+    if check {
+        // SAFETY: `heap` is open.
+        unsafe { check_access(heap, attnum) };
+    }
+    // SAFETY: `heap` is open.
+    let found = unsafe { indexes::block_indexes(heap, attnum as pg_sys::AttrNumber) };
+    let Some(found) = found else {
+        // SAFETY: `heap` is open; get_rel_name only reads the catalog.
+        let name = unsafe { std::ffi::CStr::from_ptr(pg_sys::get_rel_name(relid)) }.to_string_lossy().into_owned();
+        not_in_prerequisite_state(
+            format!("table \"{name}\" has no simdup block indexes on column {attnum}"),
+            "Call simdup_enable(table, text_column) first, or simdup_reindex(table) for a table whose block indexes were dropped.",
+        );
+    };
+    (heap, found)
+}
+
+/// The search reads the table's indexes and heap directly, so it checks what a query of the
+/// table would ([`crate::access::read`]): SELECT on the table or on the fingerprint column
+/// (42501 otherwise), and no row-level security in force for the current user (the search would
+/// see rows the policies hide; the planner step does not offer the search then, and a direct
+/// call is refused).
+///
+/// # Safety
+/// `heap` is an open relation and `attnum` a column number.
+unsafe fn check_access(heap: pg_sys::Relation, attnum: i32) {
+    use crate::access::{read, Read};
+    use crate::errors::{Code, Error};
+    // SAFETY: ACL and RLS checks of an open relation; its rd_rel holds its name.
+    unsafe {
+        let name = || std::ffi::CStr::from_ptr((*(*heap).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned();
+        match read((*heap).rd_id, attnum as pg_sys::AttrNumber) {
+            Read::Allowed => {}
+            Read::NoPrivilege => {
+                Error::new(Code::ERRCODE_INSUFFICIENT_PRIVILEGE, format!("permission denied for table {}", name())).raise()
+            }
+            Read::RowSecurity => Error::new(
+                Code::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                format!("simdup's index search is not available on table {} under row-level security", name()),
+            )
+            .hint("Query the table with hamming(fp, q) <= k: with row-level security in force the planner reads it without the block indexes, applying the policies.")
+            .raise(),
+        }
+    }
+}
+
+/// `_simdup_tids(tbl oid, attnum int, q bigint, k int) RETURNS tid[]`: the tids of the rows of
+/// `tbl` visible to the active snapshot whose column `attnum` is within `k` of `q` (the row
+/// versions the snapshot sees, HOT chains followed), found through the block indexes. The
+/// planner step puts it in a Tid Scan's `ctid = ANY (...)`; the scan keeps the original qual
+/// as its filter, so the answer is the qual's whatever this returns.
+///
+/// `planned`: called from the Tid Scan the planner step built ([`planned_call`]). The executor
+/// has checked the privileges of that scan's table as PostgreSQL does for its range table
+/// entry (a view's owner's, for a view), so no check is made here; and when
+/// `simdup.index_search` is off (a cached generic plan made while it was on), every visible
+/// row's tid is returned, so the scan filters the table as a sequential scan would. A direct
+/// call checks the current user's access.
+fn tids(relid: pg_sys::Oid, attnum: i32, q: i64, k: i32, planned: bool) -> Vec<pg_sys::ItemPointerData> {
+    let mut out = Vec::new();
+    // SAFETY: in a query, so in a transaction with an active snapshot, which outlives the call.
+    unsafe {
+        let (heap, found) = open_indexed(relid, attnum, !planned);
+        let snapshot = pg_sys::GetActiveSnapshot();
+        if planned && !crate::gucs::index_search() {
+            let scan = pg_sys::table_beginscan(heap, snapshot, 0, std::ptr::null_mut());
+            let slot = pg_sys::table_slot_create(heap, std::ptr::null_mut());
+            while pg_sys::table_scan_getnextslot(scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
+                out.push((*slot).tts_tid);
+                if out.len() % 16384 == 0 {
+                    pgrx::check_for_interrupts!();
+                }
+            }
+            pg_sys::ExecDropSingleTupleTableSlot(slot);
+            pg_sys::table_endscan(scan);
+        } else {
+            scan::search(heap, &found, q as u64, k, snapshot, estimated_rows(heap), |slot, _| {
+                out.push((*slot).tts_tid)
+            });
+        }
+        pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+    out
+}
+
+/// Whether this call of a search function is the one the planner step put in a Tid Scan
+/// (its FuncExpr carries [`planner::PLANNED_CALL`], which SQL cannot give a call of it).
+///
+/// # Safety
+/// `fcinfo` is the function manager's call information.
+unsafe fn planned_call(fcinfo: pg_sys::FunctionCallInfo) -> bool {
+    // SAFETY: flinfo and fn_expr are set by the executor for calls in expressions; fn_expr is
+    // NULL or a valid node.
+    unsafe {
+        let flinfo = (*fcinfo).flinfo;
+        if flinfo.is_null() || (*flinfo).fn_expr.is_null() {
+            return false;
+        }
+        let expr = (*flinfo).fn_expr;
+        (*expr).type_ == pg_sys::NodeTag::T_FuncExpr
+            && (*(expr as *mut pg_sys::FuncExpr)).funcformat == planner::PLANNED_CALL
+    }
+}
+
+/// The arguments (table oid, column number, fingerprint, integer) of the V1 search functions.
+///
+/// # Safety
+/// `fcinfo` is the function manager's call of a function declared STRICT with arguments
+/// (oid, integer, bigint, integer): every argument is present, not NULL, of that type.
+unsafe fn search_args(fcinfo: pg_sys::FunctionCallInfo) -> (pg_sys::Oid, i32, i64, i32) {
+    // SAFETY: see above.
+    unsafe {
+        (
+            pgrx::fcinfo::pg_getarg::<pg_sys::Oid>(fcinfo, 0).unwrap_or_default(),
+            pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 1).unwrap_or_default(),
+            pgrx::fcinfo::pg_getarg::<i64>(fcinfo, 2).unwrap_or_default(),
+            pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 3).unwrap_or_default(),
+        )
+    }
+}
+
+/// A `tid[]` of `tids`.
+fn tid_array(tids: &[pg_sys::ItemPointerData]) -> pg_sys::Datum {
+    let mut datums: Vec<pg_sys::Datum> =
+        tids.iter().map(|t| pg_sys::Datum::from(t as *const pg_sys::ItemPointerData)).collect();
+    // SAFETY: construct_array copies the 6-byte tids (typbyval false, alignment 's') into a new
+    // array in the current memory context; `tids` outlives the call.
+    unsafe {
+        pg_sys::construct_array(
+            datums.as_mut_ptr(),
+            datums.len() as i32,
+            pg_sys::TIDOID,
+            std::mem::size_of::<pg_sys::ItemPointerData>() as i32,
+            false,
+            pg_sys::TYPALIGN_SHORT as std::ffi::c_char,
+        )
+        .into()
+    }
+}
+
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo__simdup_tids() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// # Safety
+/// Called by the function manager as a V1 function declared STRICT with arguments
+/// (oid, integer, bigint, integer).
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+#[pg_guard]
+pub unsafe extern "C-unwind" fn _simdup_tids(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    // SAFETY: called by the function manager with its fcinfo.
+    let (relid, attnum, q, k) = unsafe { search_args(fcinfo) };
+    // SAFETY: as above.
+    let planned = unsafe { planned_call(fcinfo) };
+    tid_array(&tids(relid, attnum, q, k, planned))
+}
+
+extension_sql!(
+    r#"
+CREATE FUNCTION _simdup_tids(tbl oid, attnum integer, q bigint, k integer) RETURNS tid[]
+LANGUAGE c STABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', '_simdup_tids';
+COMMENT ON FUNCTION _simdup_tids(oid, integer, bigint, integer) IS
+  'simdup (internal): tids of the visible rows of tbl whose fingerprint column attnum is within k of q, found through its block indexes; the planner puts it in a Tid Scan for hamming(fp, q) <= k';
+"#,
+    name = "_simdup_tids"
+);
+
+/// `simdup_nearest`'s search: the `n` rows nearest to `q` (ties by tid), with their
+/// fingerprints and distances, nearest first. Exact: it searches radius 0, 2, 4, … until at
+/// least `n` rows are within it (or every row is), so every row nearer than the n-th is found.
+fn nearest(relid: pg_sys::Oid, attnum: i32, q: i64, n: i32) -> Vec<(pg_sys::ItemPointerData, i64, i32)> {
+    if n < 1 {
+        invalid_parameter(format!("n = {n} rows is out of range"), "simdup_nearest returns the n >= 1 nearest rows.");
+    }
+    let n = n as usize;
+    let mut rows: Vec<(i32, u64, pg_sys::ItemPointerData)> = Vec::new();
+    // SAFETY: in a query, so in a transaction with an active snapshot, which outlives the call.
+    unsafe {
+        let (heap, found) = open_indexed(relid, attnum, true);
+        let snapshot = pg_sys::GetActiveSnapshot();
+        let size = estimated_rows(heap);
+        let mut k = 0;
+        loop {
+            rows.clear();
+            scan::search(heap, &found, q as u64, k, snapshot, size, |slot, fp| {
+                rows.push((simdup_core::hamming(fp, q as u64) as i32, fp, (*slot).tts_tid))
+            });
+            if rows.len() >= n || k >= 64 {
+                break;
+            }
+            k += 2;
+        }
+        pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+    let tid_key =
+        |t: &pg_sys::ItemPointerData| (u32::from(t.ip_blkid.bi_hi) << 16 | u32::from(t.ip_blkid.bi_lo), t.ip_posid);
+    rows.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| tid_key(&a.2).cmp(&tid_key(&b.2))));
+    rows.truncate(n);
+    rows.into_iter().map(|(d, fp, tid)| (tid, fp as i64, d)).collect()
+}
+
+/// Raw tid array of [`nearest`], then fingerprints and distances as bigint[] and int[]: the
+/// handwritten `simdup_nearest` SQL function unnests them.
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo__simdup_nearest_tids() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// # Safety
+/// Called by the function manager as a V1 function declared STRICT with arguments
+/// (oid, integer, bigint, integer).
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+#[pg_guard]
+pub unsafe extern "C-unwind" fn _simdup_nearest_tids(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    // SAFETY: called by the function manager with its fcinfo.
+    let (relid, attnum, q, n) = unsafe { search_args(fcinfo) };
+    let found: Vec<pg_sys::ItemPointerData> = nearest(relid, attnum, q, n).into_iter().map(|(t, _, _)| t).collect();
+    tid_array(&found)
+}
+
+extension_sql!(
+    r#"
+CREATE FUNCTION _simdup_nearest_tids(tbl oid, attnum integer, q bigint, n integer) RETURNS tid[]
+LANGUAGE c STABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', '_simdup_nearest_tids';
+COMMENT ON FUNCTION _simdup_nearest_tids(oid, integer, bigint, integer) IS
+  'simdup (internal): tids of the n rows of tbl nearest to q (column attnum; ties by tid), found exactly through its block indexes';
+"#,
+    name = "_simdup_nearest_tids"
+);
+
+/// The block indexes of column `attnum` of `tbl`, read from the catalog: each index with the
+/// block it serves, the bit offset where the block starts and its width, and its kind
+/// (`key`: 0.2.0, `block`: 0.1.0).
+#[pg_extern(stable, strict, parallel_safe)]
+fn _simdup_block_indexes(
+    tbl: pg_sys::Oid,
+    attnum: i32,
+) -> TableIterator<
+    'static,
+    (name!(index, pg_sys::Oid), name!(block, i32), name!(bit_offset, i32), name!(bits, i32), name!(kind, String)),
+> {
+    // SAFETY: in a transaction; the relation is opened and closed here.
+    let found = unsafe {
+        let heap = open_relation(tbl);
+        let found = indexes::block_indexes(heap, attnum as pg_sys::AttrNumber);
+        pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        found
+    };
+    let rows: Vec<_> = found
+        .map(|f| {
+            let kind = match f.kind {
+                indexes::Kind::Key => "key",
+                indexes::Kind::Legacy => "block",
+            };
+            (0..f.layout.len())
+                .map(|i| (f.oids[i], i as i32, f.layout.offset(i) as i32, f.layout.width(i) as i32, kind.to_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    TableIterator::new(rows)
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_block_indexes(oid, integer) IS 'simdup (internal): the block indexes of a fingerprint column, read from the catalog: index, block, bit offset, width, kind (key: 0.2.0, block: 0.1.0)';",
+    name = "comment__simdup_block_indexes",
+    requires = [_simdup_block_indexes]
+);
