@@ -119,6 +119,7 @@ for part in "$@"; do
     step "lint: cargo fmt --check, cargo clippy -D warnings"
     cargo fmt --all --check
     cargo clippy --workspace --all-targets -- -D warnings
+    cargo clippy -p simdup-core --all-targets -- -D warnings   # without the bench crate's features
     cargo clippy --all-targets --features "pg$PG_MAJOR pg_test" -- -D warnings
     ;;
   pg)

@@ -78,8 +78,9 @@ pub struct Feature {
 /// probing (at most half full) over one array of `(hash, count)` slots, so that counting a
 /// token touches one cache line, and the slots' order of first use beside it. Reused between
 /// documents: counting allocates nothing once warm.
+#[cfg_attr(feature = "experiments", visibility::make(pub))]
 #[derive(Default)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// `(hash, count)`; count 0: empty.
     slots: Vec<(u64, u32)>,
     mask: usize,
@@ -147,6 +148,7 @@ impl Tally {
     }
 
     /// Whether nothing was counted.
+    #[cfg(feature = "experiments")]
     pub fn is_empty(&self) -> bool {
         self.order.is_empty()
     }
@@ -175,7 +177,8 @@ impl Tally {
 }
 
 /// A guess at the number of distinct tokens of a text of `bytes` bytes, to size a [`Tally`].
-pub fn expected_distinct(bytes: usize) -> usize {
+#[cfg_attr(feature = "experiments", visibility::make(pub))]
+pub(crate) fn expected_distinct(bytes: usize) -> usize {
     bytes / 8
 }
 

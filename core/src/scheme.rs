@@ -255,8 +255,9 @@ pub fn is_cjk(c: char) -> bool {
 }
 
 /// Distinct terms of a text in order of first occurrence, counted by feature hash.
+#[cfg_attr(feature = "experiments", visibility::make(pub))]
 #[derive(Default)]
-pub struct TermCounts {
+pub(crate) struct TermCounts {
     index: HashKeyed<u32>,
     /// The terms so far.
     pub terms: Vec<Term>,
@@ -300,7 +301,8 @@ pub fn terms(text: &str, keep_tokens: bool, interrupt: Interrupt<'_>) -> Vec<Ter
 }
 
 /// The hashes of the normalized forms of `words`.
-pub fn word_set(words: &[&str]) -> HashSet<u64> {
+#[cfg_attr(feature = "experiments", visibility::make(pub))]
+pub(crate) fn word_set(words: &[&str]) -> HashSet<u64> {
     let mut buf = String::new();
     words
         .iter()
@@ -319,14 +321,16 @@ pub fn is_cue_word(hash: u64) -> bool {
 }
 
 /// Hashes of the title's feature tokens.
-pub fn title_set(title: &str, interrupt: Interrupt<'_>) -> HashSet<u64> {
+#[cfg_attr(feature = "experiments", visibility::make(pub))]
+pub(crate) fn title_set(title: &str, interrupt: Interrupt<'_>) -> HashSet<u64> {
     terms(title, false, interrupt).into_iter().map(|t| t.hash).collect()
 }
 
 /// `weight` (the format-1 TF-IDF weight of term `t`, or another base weight) times the
 /// scheme's factors, applied in a fixed order (part of the schemes' format).
+#[cfg_attr(feature = "experiments", visibility::make(pub))]
 #[inline]
-pub fn apply_factors(mut weight: f64, t: &Term, title: &HashSet<u64>, w: &Weighting) -> f64 {
+pub(crate) fn apply_factors(mut weight: f64, t: &Term, title: &HashSet<u64>, w: &Weighting) -> f64 {
     if w.pos {
         weight *= f64::from(t.pos);
     }
