@@ -94,14 +94,15 @@ fn read_fingerprints(query: &str) -> Vec<u64> {
     fps
 }
 
-/// Pairs of distinct values of `fps` within distance k, each once, on `simdup.batch_threads`
+/// The pair join of the batch functions, run in this backend: pairs of distinct values of
+/// `fps` within distance k, each once, on `simdup.batch_threads`
 /// threads, reporting progress (a NOTICE every 10 seconds) and checking for interrupts as they
 /// go. The callback runs on this backend's thread only (the core's promise): it is the only
 /// place PostgreSQL is called from while the helper threads run.
 ///
 /// The pairs are held in memory, 16 bytes each: more than `simdup.batch_memory` allows stops
 /// the join as soon as it finds them, with 54000.
-fn near_pairs_of(fps: Vec<u64>, k: i32) -> Vec<(u64, u64)> {
+fn join_in_backend(fps: Vec<u64>, k: i32) -> Vec<(u64, u64)> {
     let k = args::max_distance(k);
     let n = fps.len();
     let threads = crate::gucs::batch_threads();
@@ -134,9 +135,10 @@ fn near_pairs_of(fps: Vec<u64>, k: i32) -> Vec<(u64, u64)> {
     })
 }
 
-/// Pairs of distinct fingerprints within distance k, each once, with fa < fb (as bigints).
-fn fingerprint_pairs(tbl: &PgRelation, fp_column: &str, k: i32) -> Vec<(i64, i64)> {
-    near_pairs_of(table_fingerprints(tbl, fp_column), k)
+/// The pairs of distinct fingerprints of column `fp_column` of `tbl` within distance k, each
+/// once, with fa < fb (as bigints).
+fn table_pairs(tbl: &PgRelation, fp_column: &str, k: i32) -> Vec<(i64, i64)> {
+    join_in_backend(table_fingerprints(tbl, fp_column), k)
         .into_iter()
         .map(|(a, b)| {
             let (a, b) = (a as i64, b as i64);
@@ -158,7 +160,7 @@ pub(crate) fn _simdup_fingerprint_pairs(
     fingerprint_column: &str,
     k: i32,
 ) -> TableIterator<'static, (name!(fa, i64), name!(fb, i64), name!(distance, i32))> {
-    let pairs = fingerprint_pairs(&tbl, fingerprint_column, k);
+    let pairs = table_pairs(&tbl, fingerprint_column, k);
     TableIterator::new(pairs.into_iter().map(|(a, b)| (a, b, simdup_core::hamming(a as u64, b as u64) as i32)))
 }
 
@@ -178,7 +180,7 @@ pub(crate) fn _simdup_fingerprint_components(
     k: i32,
 ) -> TableIterator<'static, (name!(fp, i64), name!(component, i64))> {
     let mut uf = Components::new();
-    for (a, b) in fingerprint_pairs(&tbl, fingerprint_column, k) {
+    for (a, b) in table_pairs(&tbl, fingerprint_column, k) {
         uf.union(a, b);
     }
     TableIterator::new(uf.labels())
@@ -206,7 +208,7 @@ pub(crate) fn _simdup_fingerprint_leaders(
         "SELECT {fp} FROM {} WHERE {fp} IS NOT NULL GROUP BY {fp} ORDER BY pg_catalog.min({key}), {fp}",
         qualified(&tbl)
     ));
-    let pairs = near_pairs_of(order.clone(), k);
+    let pairs = join_in_backend(order.clone(), k);
     TableIterator::new(leaders(&order, &pairs).into_iter().map(|(m, l)| (m as i64, l as i64)))
 }
 

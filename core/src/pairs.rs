@@ -16,7 +16,7 @@
 //! lookup per half byte), else the POPCNT instruction, else portable code (the CPU is asked at
 //! run time; every path gives the same pairs).
 //!
-//! Threads ([`near_pairs_threads`]): the 65,536 block values of each block are cut into
+//! Threads ([`near_pairs_parallel`]): the 65,536 block values of each block are cut into
 //! [`CHUNKS`] ranges handed out to the threads one at a time (so a crowded range does not leave
 //! the others idle); the calling thread works too, and it alone calls the `interrupt` callback,
 //! so a host that may only be called from its own thread (a PostgreSQL backend) can check for
@@ -57,7 +57,7 @@ const PAD: usize = 32;
 /// `hamming(a, b) <= k`, each exactly once, on the calling thread alone; `interrupt` is called
 /// every [`CHECKS_PER_TICK`] candidate checks or so.
 pub fn near_pairs(fps: Vec<u64>, k: u32, interrupt: &mut dyn FnMut()) -> Vec<(u64, u64)> {
-    near_pairs_threads(fps, k, 1, &mut |_| interrupt())
+    near_pairs_parallel(fps, k, 1, &mut |_| interrupt())
 }
 
 /// [`near_pairs`] on `threads` threads, the calling thread included (0 and 1: the calling
@@ -65,7 +65,7 @@ pub fn near_pairs(fps: Vec<u64>, k: u32, interrupt: &mut dyn FnMut()) -> Vec<(u6
 /// number of candidate checks done so far, about every [`CHECKS_PER_TICK`] checks (and every
 /// 10 ms while the calling thread waits for the others); it may unwind. The same pairs in the
 /// same order whatever `threads` is.
-pub fn near_pairs_threads(fps: Vec<u64>, k: u32, threads: usize, interrupt: &mut dyn FnMut(u64)) -> Vec<(u64, u64)> {
+pub fn near_pairs_parallel(fps: Vec<u64>, k: u32, threads: usize, interrupt: &mut dyn FnMut(u64)) -> Vec<(u64, u64)> {
     join(fps, k, threads, Isa::detect(), usize::MAX, interrupt).unwrap_or_default()
 }
 
@@ -76,7 +76,7 @@ pub struct TooManyPairs {
     pub max_pairs: usize,
 }
 
-/// [`near_pairs_threads`] that stops as soon as more than `max_pairs` pairs are found (all
+/// [`near_pairs_parallel`] that stops as soon as more than `max_pairs` pairs are found (all
 /// threads together), so that its memory stays within about `16 * max_pairs` bytes plus one
 /// range's pairs per thread, and returns [`TooManyPairs`] then.
 pub fn near_pairs_limited(
@@ -752,8 +752,8 @@ mod tests {
         assert!(near_pairs(vec![0, b], 3, &mut || {}).is_empty());
         assert_eq!(near_pairs(vec![0, b], 4, &mut || {}), vec![(0, b)]);
         for threads in [0, 1, 2, 8] {
-            assert!(near_pairs_threads(vec![5], 3, threads, &mut |_| {}).is_empty());
-            assert_eq!(near_pairs_threads(vec![0, b, 0], 4, threads, &mut |_| {}), vec![(0, b)]);
+            assert!(near_pairs_parallel(vec![5], 3, threads, &mut |_| {}).is_empty());
+            assert_eq!(near_pairs_parallel(vec![0, b, 0], 4, threads, &mut |_| {}), vec![(0, b)]);
         }
     }
 
@@ -881,7 +881,7 @@ mod tests {
         // With threads: on the calling thread only, with a count of checks that only grows.
         let me = std::thread::current().id();
         let mut seen = Vec::new();
-        let threaded = near_pairs_threads(fps.clone(), 3, 2, &mut |checks| {
+        let threaded = near_pairs_parallel(fps.clone(), 3, 2, &mut |checks| {
             assert_eq!(std::thread::current().id(), me);
             seen.push(checks);
         });
@@ -890,7 +890,7 @@ mod tests {
     }
 
     /// A callback that unwinds (a cancelled query) stops every thread promptly: the panic comes
-    /// out of `near_pairs_threads` long before the join could have finished, with every helper
+    /// out of `near_pairs_parallel` long before the join could have finished, with every helper
     /// joined (the scope returns only then).
     #[test]
     fn an_unwinding_interrupt_stops_every_thread() {
@@ -906,7 +906,7 @@ mod tests {
             let me = std::thread::current().id();
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let mut calls = 0;
-                near_pairs_threads(fps.clone(), 10, threads, &mut |_| {
+                near_pairs_parallel(fps.clone(), 10, threads, &mut |_| {
                     assert_eq!(std::thread::current().id(), me);
                     calls += 1;
                     if calls == 3 {

@@ -23,7 +23,7 @@ pub(crate) enum Kind {
     /// `_simdup_key(fp, offset)`: one bigint key that is the whole (rotated) fingerprint.
     Key,
     /// `simhash_block(fp, i) INCLUDE (fp)`: an int4 key, the fingerprint in column 2.
-    Legacy,
+    Block,
 }
 
 /// The block indexes of one fingerprint column: `oids[i]` serves block i of `layout`.
@@ -81,7 +81,7 @@ unsafe fn classify(index: pg_sys::Relation) -> Option<(AttrNumber, Kind, u32)> {
             && keys[1] == var.varattno
             && is_our_function(func.funcid, Some(crate::fingerprint::simhash_block_wrapper))
         {
-            return (0..BLOCKS as i32).contains(&n).then_some((var.varattno, Kind::Legacy, n as u32));
+            return (0..BLOCKS as i32).contains(&n).then_some((var.varattno, Kind::Block, n as u32));
         }
         None
     }
@@ -146,7 +146,7 @@ pub(crate) unsafe fn block_indexes(heap: pg_sys::Relation, attnum: AttrNumber) -
 /// `heap` is an open table relation.
 unsafe fn read_block_indexes(heap: pg_sys::Relation, attnum: AttrNumber) -> Option<BlockIndexes> {
     let mut keys: Vec<(u32, Oid)> = Vec::new();
-    let mut legacy: [Option<Oid>; BLOCKS] = [None; BLOCKS];
+    let mut block_0_1: [Option<Oid>; BLOCKS] = [None; BLOCKS];
     // SAFETY: RelationGetIndexList returns a fresh list of the OIDs of `heap`'s indexes, which
     // we open and close under AccessShareLock, as the planner does.
     unsafe {
@@ -160,8 +160,8 @@ unsafe fn read_block_indexes(heap: pg_sys::Relation, attnum: AttrNumber) -> Opti
                 Some((col, Kind::Key, offset)) if col == attnum && !keys.iter().any(|&(o, _)| o == offset) => {
                     keys.push((offset, oid));
                 }
-                Some((col, Kind::Legacy, block)) if col == attnum => {
-                    legacy[block as usize].get_or_insert(oid);
+                Some((col, Kind::Block, block)) if col == attnum => {
+                    block_0_1[block as usize].get_or_insert(oid);
                 }
                 _ => {}
             }
@@ -172,11 +172,11 @@ unsafe fn read_block_indexes(heap: pg_sys::Relation, attnum: AttrNumber) -> Opti
     if let Ok(layout) = Layout::new(keys.iter().map(|&(o, _)| o).collect()) {
         return Some(BlockIndexes { kind: Kind::Key, layout, oids: keys.into_iter().map(|(_, oid)| oid).collect() });
     }
-    if legacy.iter().all(Option::is_some) {
+    if block_0_1.iter().all(Option::is_some) {
         return Some(BlockIndexes {
-            kind: Kind::Legacy,
+            kind: Kind::Block,
             layout: Layout::default_layout(),
-            oids: legacy.into_iter().flatten().collect(),
+            oids: block_0_1.into_iter().flatten().collect(),
         });
     }
     None

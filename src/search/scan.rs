@@ -70,7 +70,7 @@ pub(crate) unsafe fn search(
                         init_key(&mut keys[0], pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT8GE, p.lo.into());
                         init_key(&mut keys[1], pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, p.hi.into());
                     }
-                    Kind::Legacy => {
+                    Kind::Block => {
                         // The 16-bit block values of the key range, as the int4 keys of simhash_block.
                         let lo = ((p.lo as u64 ^ SIGN) >> 48) as i32;
                         let hi = ((p.hi as u64 ^ SIGN) >> 48) as i32;
@@ -88,7 +88,7 @@ pub(crate) unsafe fn search(
                     let itup = (*scan).xs_itup;
                     let fp = match indexes.kind {
                         Kind::Key => unkey(index_int8(itup, 1, (*scan).xs_itupdesc), offset),
-                        Kind::Legacy => index_int8(itup, 2, (*scan).xs_itupdesc) as u64,
+                        Kind::Block => index_int8(itup, 2, (*scan).xs_itupdesc) as u64,
                     };
                     if layout.first_block(q, fp, k as u32, &t) != Some(i) {
                         continue; // too far, or found from an earlier block

@@ -14,11 +14,11 @@ use std::time::Instant;
 
 use simdup_bench::edits::Rng;
 use simdup_core::blocks::{block, neighbours, Layout, BLOCKS};
-use simdup_core::pairs::near_pairs_threads;
+use simdup_core::pairs::near_pairs_parallel;
 
 /// The join measured, on `threads` threads.
 fn join(fps: Vec<u64>, k: u32, threads: usize) -> Vec<(u64, u64)> {
-    near_pairs_threads(fps, k, threads, &mut |_| {})
+    near_pairs_parallel(fps, k, threads, &mut |_| {})
 }
 
 const DEFAULT_THREADS: &[usize] = &[1, 2];
