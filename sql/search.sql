@@ -45,9 +45,10 @@ RETURN hamming(fp, q) <= _simdup_check_k(k);
 COMMENT ON FUNCTION simdup_match(bigint, bigint, integer) IS
   'simdup: true when hamming(fp, q) <= k (k in 0..64); inlined to that condition, which the block indexes of simdup_enable serve on large tables';
 
--- The n rows nearest to q (exact: widening radius; ties by ctid), nearest first. Join on ctid
--- for the rows themselves:
---   SELECT d.*, n.distance FROM simdup_nearest('docs', q, 5) n JOIN docs d ON d.ctid = n.ctid;
+-- The n rows nearest to q, nearest first, ties by ctid, with their ctids: the rows the query
+--   SELECT * FROM docs ORDER BY simhash <~> q, ctid LIMIT n
+-- returns (which the planner step serves through the block indexes), for one plain table.
+-- Rows without a fingerprint are not returned.
 CREATE FUNCTION simdup_nearest(tbl regclass, q bigint, n integer, fingerprint_column name DEFAULT 'simhash')
 RETURNS TABLE (ctid tid, fingerprint bigint, distance integer)
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
@@ -69,12 +70,15 @@ BEGIN
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'Use SELECT ... ORDER BY fp <~> q LIMIT n, which Citus runs on every shard.';
     END IF;
+    -- _simdup_nearest_tids checks the caller's access and the table's kind, and returns the
+    -- rows within the n-th distance (ties included); the limit picks n of them by ctid.
     RETURN QUERY EXECUTE format(
         'SELECT t.ctid, t.%1$I, @extschema@.hamming(t.%1$I, $1) FROM %2$s t '
-        'WHERE t.ctid = ANY (@extschema@._simdup_nearest_tids($3, $4, $1, $2)) ORDER BY 3, 1',
+        'WHERE t.ctid = ANY (@extschema@._simdup_nearest_tids($3, $4, $1, $2)) AND t.%1$I IS NOT NULL '
+        'ORDER BY 3, 1 LIMIT $2',
         fingerprint_column, tbl)
-    USING q, n, tbl::oid, col::integer;
+    USING q, n::bigint, tbl::oid, col::integer;
 END
 $$;
 COMMENT ON FUNCTION simdup_nearest(regclass, bigint, integer, name) IS
-  'simdup: the n rows of tbl whose fingerprint column is nearest to q, exactly (the search radius grows until n rows are within it), nearest first, ties by ctid: (ctid, fingerprint, distance)';
+  'simdup: the n rows of tbl whose fingerprint column is nearest to q, exactly, nearest first, ties by ctid: (ctid, fingerprint, distance); the rows of SELECT ... ORDER BY fp <~> q, ctid LIMIT n, which the block indexes serve';

@@ -6,7 +6,8 @@
 -- refuses an adopted generated fingerprint column; _simdup_insert runs with search_path pinned
 -- and writes each row with its own keys (new argument: the caller's search_path); index names
 -- that never collide (_simdup_index_name); the fingerprint column found after a rename
--- (_simdup_fingerprint_column). The fingerprint format does not change (format 1).
+-- (_simdup_fingerprint_column); ORDER BY fp <~> q LIMIT n served by the block indexes
+-- (_simdup_nearest_tids, simdup_nearest over it). The fingerprint format does not change (format 1).
 
 \echo Use "ALTER EXTENSION simdup UPDATE TO '0.3.0'" to load this file. \quit
 
@@ -534,9 +535,55 @@ COMMENT ON FUNCTION simdup_insert_select(regclass, text) IS
 -- simdup_insert_select now call.
 DROP FUNCTION _simdup_insert(regclass, text, jsonb);
 
+-- ORDER BY fp <~> q LIMIT n served by the planner step: _simdup_nearest_tids takes n as a
+-- bigint (the limit plus the offset), returns the rows tied at the n-th distance too, and is
+-- not STRICT (LIMIT NULL); simdup_nearest becomes a query of that form.
+DROP FUNCTION _simdup_nearest_tids(oid, integer, bigint, integer);
+CREATE FUNCTION _simdup_nearest_tids(tbl oid, attnum integer, q bigint, n bigint) RETURNS tid[]
+LANGUAGE c STABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', '_simdup_nearest_tids';
+COMMENT ON FUNCTION _simdup_nearest_tids(oid, integer, bigint, bigint) IS
+  'simdup (internal): tids of the rows of tbl within the distance of the n-th nearest to q (column attnum; ties at that distance included), found exactly through its block indexes; the planner puts it in a Tid Scan for ORDER BY fp <~> q LIMIT n';
+
+-- The n rows nearest to q, nearest first, ties by ctid, with their ctids: the rows the query
+--   SELECT * FROM docs ORDER BY simhash <~> q, ctid LIMIT n
+-- returns (which the planner step serves through the block indexes), for one plain table.
+-- Rows without a fingerprint are not returned.
+CREATE OR REPLACE FUNCTION simdup_nearest(tbl regclass, q bigint, n integer, fingerprint_column name DEFAULT 'simhash')
+RETURNS TABLE (ctid tid, fingerprint bigint, distance integer)
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    col smallint;
+BEGIN
+    SELECT a.attnum INTO col FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = fingerprint_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', fingerprint_column, tbl
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    -- On Citus the query below would run on the shards with this (the coordinator's) table
+    -- OID, which names nothing there, or another relation.
+    IF @extschema@._simdup_citus_method(tbl) IN ('h', 'a', 'r') THEN
+        RAISE EXCEPTION 'simdup_nearest is not supported on distributed table %', tbl
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Use SELECT ... ORDER BY fp <~> q LIMIT n, which Citus runs on every shard.';
+    END IF;
+    -- _simdup_nearest_tids checks the caller's access and the table's kind, and returns the
+    -- rows within the n-th distance (ties included); the limit picks n of them by ctid.
+    RETURN QUERY EXECUTE format(
+        'SELECT t.ctid, t.%1$I, @extschema@.hamming(t.%1$I, $1) FROM %2$s t '
+        'WHERE t.ctid = ANY (@extschema@._simdup_nearest_tids($3, $4, $1, $2)) AND t.%1$I IS NOT NULL '
+        'ORDER BY 3, 1 LIMIT $2',
+        fingerprint_column, tbl)
+    USING q, n::bigint, tbl::oid, col::integer;
+END
+$$;
+COMMENT ON FUNCTION simdup_nearest(regclass, bigint, integer, name) IS
+  'simdup: the n rows of tbl whose fingerprint column is nearest to q, exactly, nearest first, ties by ctid: (ctid, fingerprint, distance); the rows of SELECT ... ORDER BY fp <~> q, ctid LIMIT n, which the block indexes serve';
+
 -- Every object's comment as this version states it.
-COMMENT ON FUNCTION _simdup_nearest_tids(oid, integer, bigint, integer) IS
-  'simdup (internal): tids of the n rows of tbl nearest to q (column attnum; ties by tid), found exactly through its block indexes';
 COMMENT ON TABLE simdup_tables IS
   'simdup: tables equipped by simdup_enable (kept by pg_dump): text column (NULL when an existing fingerprint column was adopted), fingerprint column, and the dedup trigger''s on_duplicate and max_distance (NULL without a trigger)';
 COMMENT ON FUNCTION _simdup_tables_guard() IS
@@ -572,8 +619,6 @@ COMMENT ON FUNCTION _simdup_citus_method(regclass) IS
   'simdup (internal): the Citus distribution method of a table (h, a, r; n for reference and local tables), NULL when it is not distributed or Citus is absent';
 COMMENT ON FUNCTION simdup_match(bigint, bigint, integer) IS
   'simdup: true when hamming(fp, q) <= k (k in 0..64); inlined to that condition, which the block indexes of simdup_enable serve on large tables';
-COMMENT ON FUNCTION simdup_nearest(regclass, bigint, integer, name) IS
-  'simdup: the n rows of tbl whose fingerprint column is nearest to q, exactly (the search radius grows until n rows are within it), nearest first, ties by ctid: (ctid, fingerprint, distance)';
 COMMENT ON FUNCTION jaccard(text, text, integer) IS 'simdup: exact Jaccard similarity |A∩B|/|A∪B| of the character k-shingle sets (default k = 5) of two texts, 0..1; NULL when either has no shingles';
 COMMENT ON FUNCTION jaccard(bigint[], bigint[]) IS 'simdup: exact Jaccard similarity of two stored shingle sets (from shingles or word_shingles; order and duplicates ignored); NULL when either is empty; NULL elements raise 22004';
 COMMENT ON FUNCTION minhash(text, integer, integer) IS 'simdup: MinHash signature (n values, default 128) of the character k-shingles (default k = 5) of a text; deterministic (fixed seeds, see minhash_format_version); NULL for empty or whitespace-only text. Store it: sig bigint[] GENERATED ALWAYS AS (minhash(body)) STORED';

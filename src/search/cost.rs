@@ -38,3 +38,36 @@ pub(crate) fn probe_cost(found: &BlockIndexes, rows: f64, k: i32) -> (f64, f64) 
     let startup = probes * descent + candidates * (cpu_index + cpu_op) + matches * random_page;
     (startup, startup + matches * (cpu_tuple + cpu_op))
 }
+
+/// Planner cost of reading every row of `heap`, as a sequential scan prices it: its pages at
+/// seq_page_cost, its rows at cpu_tuple_cost plus one operator (the distance). Where a nearest
+/// search's next radius would cost more, it reads the table instead.
+///
+/// # Safety
+/// `heap` is an open relation.
+pub(crate) unsafe fn scan_cost(heap: pg_sys::Relation) -> f64 {
+    // SAFETY: the caller guarantees the relation; cost parameters are this backend's GUCs.
+    unsafe {
+        let pages = f64::from(pg_sys::RelationGetNumberOfBlocksInFork(heap, pg_sys::ForkNumber::MAIN_FORKNUM));
+        let rows = crate::catalog::estimated_rows(heap);
+        pages * pg_sys::seq_page_cost + rows * (pg_sys::cpu_tuple_cost + pg_sys::cpu_operator_cost)
+    }
+}
+
+/// Planner cost of `ORDER BY fp <~> q LIMIT n` through the block indexes: the search at the
+/// radius within which n of the `rows` would lie were fingerprints spread uniformly, and at
+/// least at `first_radius`, where the search starts. (Real text has its nearest rows nearer
+/// than uniform values do; the search reads the table instead where searching wider would
+/// cost more, which only the executor can tell.) Returns (startup, total).
+pub(crate) fn nearest_cost(found: &BlockIndexes, rows: f64, n: f64, first_radius: i32) -> (f64, f64) {
+    let rows = rows.max(1.0);
+    let mut binomial = 1.0f64; // C(64, k)
+    let mut within = binomial; // Σᵢ≤ₖ C(64, i)
+    let mut k = 0;
+    while k < 64 && within / 2f64.powi(64) * rows < n {
+        binomial = binomial * f64::from(64 - k) / f64::from(k + 1);
+        within += binomial;
+        k += 1;
+    }
+    probe_cost(found, rows, k.max(first_radius))
+}

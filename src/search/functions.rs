@@ -211,42 +211,169 @@ COMMENT ON FUNCTION _simdup_tids(oid, integer, bigint, integer) IS
     name = "_simdup_tids"
 );
 
-/// `simdup_nearest`'s search: the `n` rows nearest to `q` (ties by tid), with their
-/// fingerprints and distances, nearest first. Exact: it searches radius 0, 2, 4, … until at
-/// least `n` rows are within it (or every row is), so every row nearer than the n-th is found.
-fn nearest(relid: pg_sys::Oid, attnum: i32, q: i64, n: i32) -> Vec<(pg_sys::ItemPointerData, i64, i32)> {
-    if n < 1 {
-        invalid_parameter(format!("n = {n} rows is out of range"), "simdup_nearest returns the n >= 1 nearest rows.");
+/// The search radius tried first by [`nearest`]: near-duplicate text lies within 10 bits
+/// (docs/quality.md), so where the neighbours are near duplicates the search costs one k = 10
+/// lookup.
+pub(crate) const FIRST_RADIUS: i32 = 10;
+
+/// The tids of the rows of `heap` nearest to `q` in column `attnum`: every row whose distance
+/// is at most the n-th smallest (ties at the n-th distance included, so that any `ORDER BY
+/// fp <~> q, … LIMIT n` above it picks the rows a full sort would). When fewer than `n` rows
+/// have a fingerprint, every row with a fingerprint and every row without one (their distance
+/// is NULL, which sorts last). `n` None: no limit (every row).
+///
+/// Exact: a search at radius k finds every row within k ([`scan::search`]); when it finds at
+/// least n, the n-th smallest distance is at most k, so every row that near is among them.
+/// The radius starts at [`FIRST_RADIUS`] and grows so that each search costs about twice the
+/// last ([`super::cost::probe_cost`]); once the next search would cost more than reading the
+/// whole table, the table is read instead ([`nearest_by_scan`]).
+///
+/// # Safety
+/// In a transaction with an active snapshot; `heap` open, `found` its block indexes on `attnum`.
+unsafe fn nearest(
+    heap: pg_sys::Relation,
+    found: &indexes::BlockIndexes,
+    attnum: i32,
+    q: u64,
+    n: Option<u64>,
+    use_index: bool,
+) -> Vec<pg_sys::ItemPointerData> {
+    if n == Some(0) {
+        return Vec::new();
     }
-    let n = n as usize;
-    let mut rows: Vec<(i32, u64, pg_sys::ItemPointerData)> = Vec::new();
-    // SAFETY: in a query, so in a transaction with an active snapshot, which outlives the call.
+    // SAFETY: the caller guarantees a transaction with an active snapshot and the relation.
     unsafe {
-        let (heap, found) = open_indexed(relid, attnum, true);
         let snapshot = pg_sys::GetActiveSnapshot();
-        let size = estimated_rows(heap);
-        let mut k = 0;
-        loop {
-            rows.clear();
-            scan::search(heap, &found, q as u64, k, snapshot, size, |slot, fp| {
-                rows.push((simdup_core::hamming(fp, q as u64) as i32, fp, (*slot).tts_tid))
+        let rows = estimated_rows(heap);
+        let (Some(n), true) = (n, use_index) else { return nearest_by_scan(heap, attnum, q, n, snapshot) };
+        let whole_table = super::cost::scan_cost(heap);
+        let cost = |k: i32| super::cost::probe_cost(found, rows, k).1;
+        let mut k = FIRST_RADIUS;
+        let mut within: Vec<(u32, pg_sys::ItemPointerData)> = Vec::new();
+        while k < 64 && cost(k) <= whole_table {
+            within.clear();
+            scan::search(heap, found, q, k, snapshot, rows, |slot, fp| {
+                within.push((simdup_core::hamming(fp, q), (*slot).tts_tid))
             });
-            if rows.len() >= n || k >= 64 {
-                break;
+            if within.len() as u64 >= n {
+                within.sort_unstable_by_key(|&(d, _)| d);
+                let nth = within[n as usize - 1].0;
+                return within.into_iter().take_while(|&(d, _)| d <= nth).map(|(_, t)| t).collect();
             }
-            k += 2;
+            let next = cost(k) * 2.0;
+            k += 1;
+            while k < 64 && cost(k + 1) <= next {
+                k += 1;
+            }
         }
-        pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        nearest_by_scan(heap, attnum, q, Some(n), snapshot)
     }
-    let tid_key =
-        |t: &pg_sys::ItemPointerData| (u32::from(t.ip_blkid.bi_hi) << 16 | u32::from(t.ip_blkid.bi_lo), t.ip_posid);
-    rows.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| tid_key(&a.2).cmp(&tid_key(&b.2))));
-    rows.truncate(n);
-    rows.into_iter().map(|(d, fp, tid)| (tid, fp as i64, d)).collect()
 }
 
-/// Raw tid array of [`nearest`], then fingerprints and distances as bigint[] and int[]: the
-/// handwritten `simdup_nearest` SQL function unnests them.
+/// [`nearest`] by reading every row visible to `snapshot`: the rows within the n-th smallest
+/// distance, kept in memory only while they can still be among the nearest (a count per
+/// distance gives the current n-th distance).
+///
+/// # Safety
+/// `heap` is open, `snapshot` valid for the call, `attnum` a bigint column of `heap`.
+unsafe fn nearest_by_scan(
+    heap: pg_sys::Relation,
+    attnum: i32,
+    q: u64,
+    n: Option<u64>,
+    snapshot: pg_sys::Snapshot,
+) -> Vec<pg_sys::ItemPointerData> {
+    let n = n.unwrap_or(u64::MAX);
+    let mut kept: Vec<(u32, pg_sys::ItemPointerData)> = Vec::new();
+    let mut nulls: Vec<pg_sys::ItemPointerData> = Vec::new();
+    let mut per_distance = [0u64; 65];
+    let mut with_fp = 0u64;
+    let mut cutoff = 64u32; // rows farther than this are not among the n nearest
+                            // SAFETY: the caller guarantees the relation and the snapshot; the scan and slot are ended
+                            // and dropped here (on error, the resource owner releases them).
+    unsafe {
+        let scan = pg_sys::table_beginscan(heap, snapshot, 0, std::ptr::null_mut());
+        let slot = pg_sys::table_slot_create(heap, std::ptr::null_mut());
+        let mut since_interrupt = 0u32;
+        while pg_sys::table_scan_getnextslot(scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
+            since_interrupt += 1;
+            if since_interrupt == 1 << 14 {
+                since_interrupt = 0;
+                pgrx::check_for_interrupts!();
+            }
+            let mut isnull = false;
+            let datum = pg_sys::slot_getattr(slot, attnum, &mut isnull);
+            if isnull {
+                if with_fp < n {
+                    nulls.push((*slot).tts_tid);
+                }
+                continue;
+            }
+            let d = simdup_core::hamming(datum.value() as u64, q);
+            with_fp += 1;
+            if d > cutoff {
+                continue;
+            }
+            kept.push((d, (*slot).tts_tid));
+            per_distance[d as usize] += 1;
+            if with_fp >= n {
+                nulls = Vec::new();
+                let mut seen = 0;
+                cutoff = (0..=64)
+                    .find(|&c| {
+                        seen += per_distance[c as usize];
+                        seen >= n
+                    })
+                    .unwrap_or(64);
+                if kept.len() > 2 * (n.min(1 << 20) as usize) + 1024 {
+                    kept.retain(|&(d, _)| d <= cutoff);
+                }
+            }
+        }
+        pg_sys::ExecDropSingleTupleTableSlot(slot);
+        pg_sys::table_endscan(scan);
+    }
+    let mut out: Vec<_> = kept.into_iter().filter(|&(d, _)| d <= cutoff).map(|(_, t)| t).collect();
+    out.extend(nulls);
+    out
+}
+
+/// `_simdup_nearest_tids(tbl oid, attnum int, q bigint, n bigint) RETURNS tid[]`: the tids of
+/// [`nearest`]. The planner step puts it in the Tid Scan it adds for `ORDER BY fp <~> q LIMIT
+/// n` (n is the limit plus the offset), below the sort and the limit, which pick the answer
+/// from these rows. Not STRICT: for the planner's call, a NULL `q` (every row's distance is
+/// NULL, all tie) or `n` (`LIMIT NULL`, no limit) gives every row; a direct call gives NULL
+/// for any NULL argument. A direct call checks the caller's access ([`check_access`]) and
+/// raises 22023 for n < 0.
+fn nearest_tids(
+    relid: pg_sys::Oid,
+    attnum: i32,
+    q: Option<i64>,
+    n: Option<i64>,
+    planned: bool,
+) -> Option<Vec<pg_sys::ItemPointerData>> {
+    if !planned && (q.is_none() || n.is_none()) {
+        return None;
+    }
+    // (The planner's n is never negative: the query's Limit node refuses a negative count
+    // before its sort reads the scan.)
+    if let Some(n) = n.filter(|&n| n < 0) {
+        invalid_parameter(format!("n = {n} rows is out of range"), "The nearest n >= 0 rows can be asked for.");
+    }
+    // SAFETY: in a query, so in a transaction with an active snapshot, which outlives the call.
+    unsafe {
+        let (heap, found) = open_indexed(relid, attnum, !planned);
+        let out = match q {
+            Some(q) => {
+                nearest(heap, &found, attnum, q as u64, n.map(|n| n as u64), crate::gucs::index_search() || !planned)
+            }
+            None => nearest_by_scan(heap, attnum, 0, None, pg_sys::GetActiveSnapshot()),
+        };
+        pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        Some(out)
+    }
+}
+
 #[unsafe(no_mangle)]
 #[doc(hidden)]
 pub extern "C" fn pg_finfo__simdup_nearest_tids() -> &'static pg_sys::Pg_finfo_record {
@@ -255,25 +382,41 @@ pub extern "C" fn pg_finfo__simdup_nearest_tids() -> &'static pg_sys::Pg_finfo_r
 }
 
 /// # Safety
-/// Called by the function manager as a V1 function declared STRICT with arguments
-/// (oid, integer, bigint, integer).
+/// Called by the function manager as a V1 function declared with arguments
+/// (oid, integer, bigint, bigint), not STRICT.
 #[unsafe(no_mangle)]
 #[doc(hidden)]
 #[pg_guard]
 pub unsafe extern "C-unwind" fn _simdup_nearest_tids(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    // SAFETY: called by the function manager with its fcinfo.
-    let (relid, attnum, q, n) = unsafe { search_args(fcinfo) };
-    let found: Vec<pg_sys::ItemPointerData> = nearest(relid, attnum, q, n).into_iter().map(|(t, _, _)| t).collect();
-    tid_array(&found)
+    // SAFETY: called by the function manager with its fcinfo, arguments of the declared types
+    // (None where NULL).
+    let (relid, attnum, q, n, planned) = unsafe {
+        (
+            pgrx::fcinfo::pg_getarg::<pg_sys::Oid>(fcinfo, 0),
+            pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 1),
+            pgrx::fcinfo::pg_getarg::<i64>(fcinfo, 2),
+            pgrx::fcinfo::pg_getarg::<i64>(fcinfo, 3),
+            planned_call(fcinfo),
+        )
+    };
+    let found = match (relid, attnum) {
+        (Some(relid), Some(attnum)) => nearest_tids(relid, attnum, q, n, planned),
+        _ => None,
+    };
+    match found {
+        Some(tids) => tid_array(&tids),
+        // SAFETY: the function manager's fcinfo; a NULL result.
+        None => unsafe { pgrx::fcinfo::pg_return_null(fcinfo) },
+    }
 }
 
 extension_sql!(
     r#"
-CREATE FUNCTION _simdup_nearest_tids(tbl oid, attnum integer, q bigint, n integer) RETURNS tid[]
-LANGUAGE c STABLE STRICT PARALLEL SAFE
+CREATE FUNCTION _simdup_nearest_tids(tbl oid, attnum integer, q bigint, n bigint) RETURNS tid[]
+LANGUAGE c STABLE PARALLEL SAFE
 AS 'MODULE_PATHNAME', '_simdup_nearest_tids';
-COMMENT ON FUNCTION _simdup_nearest_tids(oid, integer, bigint, integer) IS
-  'simdup (internal): tids of the n rows of tbl nearest to q (column attnum; ties by tid), found exactly through its block indexes';
+COMMENT ON FUNCTION _simdup_nearest_tids(oid, integer, bigint, bigint) IS
+  'simdup (internal): tids of the rows of tbl within the distance of the n-th nearest to q (column attnum; ties at that distance included), found exactly through its block indexes; the planner puts it in a Tid Scan for ORDER BY fp <~> q LIMIT n';
 "#,
     name = "_simdup_nearest_tids"
 );
@@ -300,7 +443,7 @@ fn _simdup_block_indexes(
         .map(|f| {
             let kind = match f.kind {
                 indexes::Kind::Key => "key",
-                indexes::Kind::Legacy => "block",
+                indexes::Kind::Block => "block",
             };
             (0..f.layout.len())
                 .map(|i| (f.oids[i], i as i32, f.layout.offset(i) as i32, f.layout.width(i) as i32, kind.to_owned()))

@@ -90,7 +90,7 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
                 pg_sys::table_close(heap, pg_sys::NoLock as pg_sys::LOCKMODE);
             }
             let Some((_, Some(found))) = &indexes else { continue };
-            add_tid_path(root, rel, rti, (*rte).relid, &m, found);
+            add_search_path(root, rel, rti, (*rte).relid, &m, found);
             if m.outer.is_null() {
                 let factor = row_factor(root, rinfo, (*rel).tuples, &m);
                 tightest = Some(tightest.map_or(factor, |f: f64| f.min(factor)));
@@ -99,6 +99,172 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
         if let Some(factor) = tightest {
             correct_rows(rel, factor);
         }
+        add_nearest_path(root, rel, rti, rte);
+    }
+}
+
+/// `ORDER BY fp <~> q LIMIT n` (or `hamming(fp, q)`, ascending, NULLS LAST; any further sort
+/// keys; an OFFSET; WITH TIES) as the whole of a query on this table: adds a Tid Scan of
+/// `ctid = ANY (_simdup_nearest_tids(tbl, fp's column number, q, n + offset))`, which returns
+/// every row within the distance of the (n + offset)-th nearest, ties included. The sort and
+/// the limit above it are the ones the query already has, so the answer is the full sort's.
+/// Only where nothing else can drop or multiply rows between the scan and the limit: no WHERE
+/// (row-level security adds one), no join, GROUP BY, DISTINCT, aggregate, window function,
+/// set-returning function in the select list or set operation; n and the offset constants or
+/// parameters ([`limit_plus_offset`]).
+///
+/// # Safety
+/// Valid planner structures of the scan of range table entry `rti`, `rte`.
+unsafe fn add_nearest_path(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rti: pg_sys::Index,
+    rte: *mut pg_sys::RangeTblEntry,
+) {
+    // SAFETY: the planner's structures; node tags say which struct a node is.
+    unsafe {
+        let parse = (*root).parse;
+        let p = &*parse;
+        if p.commandType != pg_sys::CmdType::CMD_SELECT
+            || p.limitCount.is_null()
+            || !p.groupClause.is_null()
+            || !p.groupingSets.is_null()
+            || !p.distinctClause.is_null()
+            || !p.havingQual.is_null()
+            || !p.setOperations.is_null()
+            || p.hasAggs
+            || p.hasWindowFuncs
+            || p.hasTargetSRFs
+            || !(*rel).baserestrictinfo.is_null()
+        {
+            return;
+        }
+        let from = cells((*p.jointree).fromlist);
+        if from.len() != 1 {
+            return;
+        }
+        let item = from[0].ptr_value as *mut pg_sys::Node;
+        if (*item).type_ != pg_sys::NodeTag::T_RangeTblRef
+            || (*(item as *mut pg_sys::RangeTblRef)).rtindex as pg_sys::Index != rti
+        {
+            return;
+        }
+        let Some(first) = cells(p.sortClause).first().map(|c| c.ptr_value as *mut pg_sys::SortGroupClause) else {
+            return;
+        };
+        if u32::from((*first).sortop) != pg_sys::Int4LessOperator || (*first).nulls_first {
+            return;
+        }
+        let tle = pg_sys::get_sortgroupref_tle((*first).tleSortGroupRef, p.targetList);
+        let Some((funcid, a, b)) = hamming_args((*tle).expr as *mut pg_sys::Node) else { return };
+        let (attnum, q) = match (column_of(a, rti), column_of(b, rti)) {
+            (Some(attnum), _) => (attnum, b),
+            (None, Some(attnum)) => (attnum, a),
+            _ => return,
+        };
+        if !outer_tables(root, q, rti).is_some_and(bms_empty) {
+            return;
+        }
+        let Some((count, estimate)) = limit_plus_offset(p.limitCount, p.limitOffset) else { return };
+        if pg_sys::check_enable_rls((*rte).relid, check_as_user(root, rte, rti), true)
+            == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
+        {
+            return;
+        }
+        let heap = pg_sys::table_open((*rte).relid, pg_sys::NoLock as pg_sys::LOCKMODE);
+        let found = block_indexes(heap, attnum);
+        pg_sys::table_close(heap, pg_sys::NoLock as pg_sys::LOCKMODE);
+        let Some(found) = found else { return };
+        let cost = super::cost::nearest_cost(&found, (*rel).tuples, estimate, super::functions::FIRST_RADIUS);
+        let schema = pg_sys::get_func_namespace(funcid);
+        let argtypes = [pg_sys::OIDOID, pg_sys::INT4OID, pg_sys::INT8OID, pg_sys::INT8OID];
+        let f = function_oid(schema, c"_simdup_nearest_tids", &argtypes);
+        if f == pg_sys::InvalidOid {
+            return;
+        }
+        let mut args = pg_sys::lappend(std::ptr::null_mut(), regclass_const((*rte).relid).cast());
+        args = pg_sys::lappend(args, int4_const(i32::from(attnum)).cast());
+        args = pg_sys::lappend(args, pg_sys::copyObjectImpl(q.cast()));
+        args = pg_sys::lappend(args, count.cast());
+        add_tid_path(root, rel, rti, f, args, std::ptr::null_mut(), cost);
+    }
+}
+
+/// The number of rows the nearest search must return for LIMIT `count` OFFSET `offset`, as an
+/// expression, with its value for costing (a parameter counts as 10 rows): their sum, folded
+/// when both are constants, else `LEAST(count, 2⁶²) + LEAST(offset, 2⁶²)`, which cannot
+/// overflow where the query would not (LEAST skips a NULL: a NULL offset, which is none,
+/// then asks for every row, still exact). Each a constant or a parameter ($1); None for
+/// `LIMIT ALL` and other expressions.
+///
+/// # Safety
+/// `count` is a valid int8 expression node, `offset` NULL or one.
+unsafe fn limit_plus_offset(count: *mut pg_sys::Node, offset: *mut pg_sys::Node) -> Option<(*mut pg_sys::Node, f64)> {
+    const CAP: i64 = 1 << 62;
+    // SAFETY: node tags say which struct a node is; a Const's value is read only when not NULL.
+    unsafe {
+        // Some(Some(v)): the constant v; Some(None): a parameter; None: anything else.
+        let value = |n: *mut pg_sys::Node| -> Option<Option<i64>> {
+            match (*n).type_ {
+                pg_sys::NodeTag::T_Const => {
+                    let c = &*(n as *mut pg_sys::Const);
+                    Some(Some(if c.constisnull { -1 } else { (c.constvalue.value() as i64).max(0) }))
+                }
+                pg_sys::NodeTag::T_Param
+                    if (*(n as *mut pg_sys::Param)).paramkind == pg_sys::ParamKind::PARAM_EXTERN =>
+                {
+                    Some(None)
+                }
+                _ => None,
+            }
+        };
+        let c = value(count)?;
+        if c == Some(-1) {
+            return None; // LIMIT ALL, LIMIT NULL
+        }
+        let o = if offset.is_null() { Some(0) } else { value(offset)?.map(|o| o.max(0)) };
+        let estimate = c.unwrap_or(10).saturating_add(o.unwrap_or(0)) as f64;
+        if let (Some(c), Some(o)) = (c, o) {
+            return Some((int8_const(c.saturating_add(o)), estimate));
+        }
+        let capped = |n: *mut pg_sys::Node| -> *mut pg_sys::Node {
+            let least = pg_sys::palloc0(std::mem::size_of::<pg_sys::MinMaxExpr>()) as *mut pg_sys::MinMaxExpr;
+            (*least).xpr.type_ = pg_sys::NodeTag::T_MinMaxExpr;
+            (*least).minmaxtype = pg_sys::INT8OID;
+            (*least).op = pg_sys::MinMaxOp::IS_LEAST;
+            (*least).args = pg_sys::lappend(
+                pg_sys::lappend(std::ptr::null_mut(), pg_sys::copyObjectImpl(n.cast())),
+                int8_const(CAP).cast(),
+            );
+            (*least).location = -1;
+            least.cast()
+        };
+        let offset = if offset.is_null() { int8_const(0) } else { capped(offset) };
+        let args = pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), capped(count).cast()), offset.cast());
+        let sum = pg_sys::makeFuncExpr(
+            pg_sys::Oid::from(pg_sys::F_INT8PL),
+            pg_sys::INT8OID,
+            args,
+            pg_sys::InvalidOid,
+            pg_sys::InvalidOid,
+            pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
+        );
+        Some((sum.cast(), estimate))
+    }
+}
+
+/// Column number of `node` when it is a column of range table entry `rti` of this query.
+///
+/// # Safety
+/// `node` is a valid expression node.
+unsafe fn column_of(node: *mut pg_sys::Node, rti: pg_sys::Index) -> Option<pg_sys::AttrNumber> {
+    // SAFETY: node tags say which struct a node is.
+    unsafe {
+        if (*node).type_ != pg_sys::NodeTag::T_Var {
+            return None;
+        }
+        let v = &*(node as *mut pg_sys::Var);
+        (v.varno as pg_sys::Index == rti && v.varlevelsup == 0 && v.varattno > 0).then_some(v.varattno)
     }
 }
 
@@ -335,14 +501,7 @@ unsafe fn match_clause(root: *mut pg_sys::PlannerInfo, clause: *mut pg_sys::Node
             _ => return None,
         };
         let (funcid, a, b) = hamming_args(hamming)?;
-        let column = |n: *mut pg_sys::Node| -> Option<pg_sys::AttrNumber> {
-            if (*n).type_ != pg_sys::NodeTag::T_Var {
-                return None;
-            }
-            let v = &*(n as *mut pg_sys::Var);
-            (v.varno as pg_sys::Index == rti && v.varlevelsup == 0 && v.varattno > 0).then_some(v.varattno)
-        };
-        let (attnum, q) = match (column(a), column(b)) {
+        let (attnum, q) = match (column_of(a, rti), column_of(b, rti)) {
             (Some(attnum), _) => (attnum, b),
             (None, Some(attnum)) => (attnum, a),
             _ => return None,
@@ -431,28 +590,45 @@ fn int4_const(v: i32) -> *mut pg_sys::Node {
     }
 }
 
-/// The OID of `_simdup_tids(oid, integer, bigint, integer)` in the schema of `hamming`.
-///
-/// # Safety
-/// In a transaction.
-unsafe fn tids_function(hamming_schema: pg_sys::Oid) -> pg_sys::Oid {
-    // SAFETY: catalog lookups; LookupFuncName with missing_ok returns InvalidOid if absent.
+fn int8_const(v: i64) -> *mut pg_sys::Node {
+    // SAFETY: makeConst pallocs a new node; int8 is passed by value on the 64-bit platforms
+    // pgrx supports.
     unsafe {
-        let schema = pg_sys::get_namespace_name(hamming_schema);
-        let names = pg_sys::lappend(
-            pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeString(schema).cast()),
-            pg_sys::makeString(pg_sys::pstrdup(c"_simdup_tids".as_ptr())).cast(),
-        );
-        let mut argtypes = [pg_sys::OIDOID, pg_sys::INT4OID, pg_sys::INT8OID, pg_sys::INT4OID];
-        pg_sys::LookupFuncName(names, 4, argtypes.as_mut_ptr(), true)
+        pg_sys::makeConst(pg_sys::INT8OID, -1, pg_sys::InvalidOid, 8, pg_sys::Datum::from(v), false, true)
+            as *mut pg_sys::Node
     }
 }
 
-/// Adds the Tid Scan path for `m` to `rel`.
+fn regclass_const(relid: pg_sys::Oid) -> *mut pg_sys::Node {
+    // SAFETY: makeConst pallocs a new node; an oid is passed by value.
+    unsafe {
+        pg_sys::makeConst(pg_sys::REGCLASSOID, -1, pg_sys::InvalidOid, 4, pg_sys::Datum::from(relid), false, true)
+            as *mut pg_sys::Node
+    }
+}
+
+/// The OID of function `schema.name(argtypes)`, InvalidOid if there is none (an older version
+/// of the extension's SQL, before ALTER EXTENSION UPDATE).
+///
+/// # Safety
+/// In a transaction.
+unsafe fn function_oid(schema: pg_sys::Oid, name: &std::ffi::CStr, argtypes: &[pg_sys::Oid]) -> pg_sys::Oid {
+    // SAFETY: catalog lookups; LookupFuncName with missing_ok returns InvalidOid if absent.
+    unsafe {
+        let names = pg_sys::lappend(
+            pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeString(pg_sys::get_namespace_name(schema)).cast()),
+            pg_sys::makeString(pg_sys::pstrdup(name.as_ptr())).cast(),
+        );
+        let mut argtypes = argtypes.to_vec();
+        pg_sys::LookupFuncName(names, argtypes.len() as i32, argtypes.as_mut_ptr(), true)
+    }
+}
+
+/// Adds the path for restriction `m` to `rel`: a Tid Scan over `_simdup_tids`.
 ///
 /// # Safety
 /// Valid planner structures of the scan of table `relid`, range table entry `rti`.
-unsafe fn add_tid_path(
+unsafe fn add_search_path(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     rti: pg_sys::Index,
@@ -460,28 +636,45 @@ unsafe fn add_tid_path(
     m: &Match,
     found: &BlockIndexes,
 ) {
-    // SAFETY: every node is built with PostgreSQL's constructors in the planner's memory
-    // context; the path is handed to add_path, which owns it from then on.
+    // SAFETY: nodes are built with PostgreSQL's constructors in the planner's memory context.
     unsafe {
-        let tids_fn = tids_function(pg_sys::get_func_namespace(m.hamming));
-        if tids_fn == pg_sys::InvalidOid {
-            return; // an older version of the extension's SQL: nothing to call
+        let schema = pg_sys::get_func_namespace(m.hamming);
+        let f =
+            function_oid(schema, c"_simdup_tids", &[pg_sys::OIDOID, pg_sys::INT4OID, pg_sys::INT8OID, pg_sys::INT4OID]);
+        if f == pg_sys::InvalidOid {
+            return;
         }
-        let relid_const =
-            pg_sys::makeConst(pg_sys::REGCLASSOID, -1, pg_sys::InvalidOid, 4, pg_sys::Datum::from(relid), false, true);
-        let mut args = pg_sys::lappend(std::ptr::null_mut(), relid_const.cast());
+        let mut args = pg_sys::lappend(std::ptr::null_mut(), regclass_const(relid).cast());
         args = pg_sys::lappend(args, int4_const(i32::from(m.attnum)).cast());
         args = pg_sys::lappend(args, pg_sys::copyObjectImpl(m.q.cast()));
         args = pg_sys::lappend(args, pg_sys::copyObjectImpl(m.k.cast()));
+        let k = const_k(m).unwrap_or_else(crate::gucs::max_distance);
+        let cost = super::cost::probe_cost(found, (*rel).tuples, k);
+        add_tid_path(root, rel, rti, f, args, m.outer, cost);
+    }
+}
+
+/// Adds to `rel` a Tid Scan of `ctid = ANY (f(args))`, a function returning `tid[]`, with
+/// cost `(startup, total)`, parameterized by `outer` (NULL: not).
+///
+/// # Safety
+/// Valid planner structures of the scan of range table entry `rti`; `args` a list of valid
+/// expression nodes the path may keep.
+unsafe fn add_tid_path(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rti: pg_sys::Index,
+    f: pg_sys::Oid,
+    args: *mut pg_sys::List,
+    outer: pg_sys::Relids,
+    (startup, total): (f64, f64),
+) {
+    // SAFETY: every node is built with PostgreSQL's constructors in the planner's memory
+    // context; the path is handed to add_path, which owns it from then on.
+    unsafe {
         // COERCE_SQL_SYNTAX marks the call as the planner's (see super::functions::planned_call).
-        let call = pg_sys::makeFuncExpr(
-            tids_fn,
-            pg_sys::TIDARRAYOID,
-            args,
-            pg_sys::InvalidOid,
-            pg_sys::InvalidOid,
-            PLANNED_CALL,
-        );
+        let call =
+            pg_sys::makeFuncExpr(f, pg_sys::TIDARRAYOID, args, pg_sys::InvalidOid, pg_sys::InvalidOid, PLANNED_CALL);
         let ctid = pg_sys::makeVar(
             rti as _,
             pg_sys::SelfItemPointerAttributeNumber as pg_sys::AttrNumber,
@@ -499,9 +692,7 @@ unsafe fn add_tid_path(
         (*saop).args = pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), ctid.cast()), call.cast());
         (*saop).location = -1;
         let rinfo = restrictinfo(root, saop as *mut pg_sys::Expr);
-        let path = pg_sys::create_tidscan_path(root, rel, pg_sys::lappend(std::ptr::null_mut(), rinfo.cast()), m.outer);
-        let k = const_k(m).unwrap_or_else(crate::gucs::max_distance);
-        let (startup, total) = super::cost::probe_cost(found, (*rel).tuples, k);
+        let path = pg_sys::create_tidscan_path(root, rel, pg_sys::lappend(std::ptr::null_mut(), rinfo.cast()), outer);
         let disable = if pg_sys::enable_tidscan { 0.0 } else { pg_sys::disable_cost };
         (*path).path.startup_cost = startup + disable;
         (*path).path.total_cost = total + disable;
