@@ -13,7 +13,7 @@
 # (default 40) of each kind:
 #   near  the fingerprint of a real document: its edited copies are within a few bits;
 #   far   a random 64-bit value: the nearest rows are 10 to 20 bits away.
-# For each kind, n = 1, 5 and 50 (SIMDUP_BENCH_N): median and p90 latency of each method, server
+# For each kind, n = 1, 3, 10 and 50 (SIMDUP_BENCH_N; a near query has 3 rows within a few bits): median and p90 latency of each method, server
 # side, planning included, warm cache; the answers of served and unserved queries compared
 # (ids, in order, with ties broken by id: 0 mismatches expected); the plan of each method.
 # SIMDUP_BENCH_RUNS (default 3) runs of everything; the medians of the runs' medians are
@@ -28,7 +28,7 @@ cd "$ROOT"
 . scripts/setup.sh >/dev/null 2>&1
 DATA="${SIMDUP_BENCH_DATA:-$ROOT/bench/data}"
 NQ="${SIMDUP_BENCH_QUERIES:-40}"
-NS="${SIMDUP_BENCH_N:-1 5 50}"
+NS="${SIMDUP_BENCH_N:-1 3 10 50}"
 RUNS="${SIMDUP_BENCH_RUNS:-3}"
 cluster="${SIMDUP_CLUSTER:-regress}-bench"
 port="${SIMDUP_BENCH_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
@@ -130,7 +130,7 @@ SELECT run, kind, n, method,
        round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 2) AS median,
        round(percentile_cont(0.9) WITHIN GROUP (ORDER BY ms)::numeric, 2) AS p90
 FROM timings GROUP BY run, kind, n, method ORDER BY kind, n, method, run;
-\echo medians of the runs' medians, and the ratios
+\echo the median over the runs of each median, and the ratios
 WITH per_run AS (
   SELECT run, kind, n, method, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS med
   FROM timings GROUP BY run, kind, n, method),

@@ -7,7 +7,8 @@
 -- and writes each row with its own keys (new argument: the caller's search_path); index names
 -- that never collide (_simdup_index_name); the fingerprint column found after a rename
 -- (_simdup_fingerprint_column); ORDER BY fp <~> q LIMIT n served by the block indexes
--- (_simdup_nearest_tids, simdup_nearest over it). The fingerprint format does not change (format 1).
+-- (_simdup_nearest_tids, simdup_nearest over it); jaccard(body, q) >= t served by a
+-- similarity index (jaccard gets a support function and COST 100). The fingerprint format does not change (format 1).
 
 \echo Use "ALTER EXTENSION simdup UPDATE TO '0.3.0'" to load this file. \quit
 
@@ -494,7 +495,7 @@ BEGIN
             USING ERRCODE = 'undefined_column';
     END IF;
     PERFORM @extschema@._simdup_check_similarity(threshold, recall);  -- 22023 (src/args.rs)
-    PERFORM @extschema@.shingles('', k);                               -- 22023 unless 1..256
+    PERFORM @extschema@._simdup_check_shingle_size(k);                 -- 22023 (src/args.rs)
     SELECT c.bands, c.rows INTO b, r FROM @extschema@.minhash_choose_bands(128, threshold, recall) c;
     -- <table>_<column>_similar_idx (_simdup_index_name: clipped, numbered if taken: a second
     -- similarity index of the column, e.g. for another threshold, gets its own name).
@@ -583,6 +584,21 @@ $$;
 COMMENT ON FUNCTION simdup_nearest(regclass, bigint, integer, name) IS
   'simdup: the n rows of tbl whose fingerprint column is nearest to q, exactly, nearest first, ties by ctid: (ctid, fingerprint, distance); the rows of SELECT ... ORDER BY fp <~> q, ctid LIMIT n, which the block indexes serve';
 
+-- WHERE jaccard(body, q) >= t served by a similarity index: the support function loads the
+-- library (and the planner step) while the planner simplifies the query; shingling two texts
+-- is priced as what it costs.
+ALTER FUNCTION jaccard(text, text, integer) COST 100;
+ALTER FUNCTION jaccard(text, text, integer) SUPPORT _simdup_hamming_support;
+
+-- The shingle size check of simdup_enable_similar, in src/args.rs with the others.
+CREATE FUNCTION "_simdup_check_shingle_size"(
+	"k" INT /* i32 */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_check_shingle_size_wrapper';
+COMMENT ON FUNCTION _simdup_check_shingle_size(integer) IS 'simdup (internal): k when it is a valid shingle size (1..256); 22023 otherwise';
+
 -- Every object's comment as this version states it.
 COMMENT ON TABLE simdup_tables IS
   'simdup: tables equipped by simdup_enable (kept by pg_dump): text column (NULL when an existing fingerprint column was adopted), fingerprint column, and the dedup trigger''s on_duplicate and max_distance (NULL without a trigger)';
@@ -614,12 +630,12 @@ COMMENT ON FUNCTION hamming(bigint, bigint) IS
 COMMENT ON OPERATOR <~> (bigint, bigint) IS
   'simdup: Hamming distance between two 64-bit fingerprints; fp <~> q <= k is served by the block indexes';
 COMMENT ON FUNCTION _simdup_hamming_support(internal) IS
-  'simdup (internal): planner support function of hamming: loads the library, and with it the planner step serving hamming(fp, q) <= k, before the scan paths are built';
+  'simdup (internal): planner support function of hamming and jaccard(text, text, integer): loads the library, and with it the planner step serving hamming(fp, q) <= k and jaccard(body, q) >= t, before the scan paths are built';
 COMMENT ON FUNCTION _simdup_citus_method(regclass) IS
   'simdup (internal): the Citus distribution method of a table (h, a, r; n for reference and local tables), NULL when it is not distributed or Citus is absent';
 COMMENT ON FUNCTION simdup_match(bigint, bigint, integer) IS
   'simdup: true when hamming(fp, q) <= k (k in 0..64); inlined to that condition, which the block indexes of simdup_enable serve on large tables';
-COMMENT ON FUNCTION jaccard(text, text, integer) IS 'simdup: exact Jaccard similarity |A∩B|/|A∪B| of the character k-shingle sets (default k = 5) of two texts, 0..1; NULL when either has no shingles';
+COMMENT ON FUNCTION jaccard(text, text, integer) IS 'simdup: exact Jaccard similarity |A∩B|/|A∪B| of the character k-shingle sets (default k = 5) of two texts, 0..1; NULL when either has no shingles; jaccard(text_column, q) >= t on a table with a similarity index is served by it';
 COMMENT ON FUNCTION jaccard(bigint[], bigint[]) IS 'simdup: exact Jaccard similarity of two stored shingle sets (from shingles or word_shingles; order and duplicates ignored); NULL when either is empty; NULL elements raise 22004';
 COMMENT ON FUNCTION minhash(text, integer, integer) IS 'simdup: MinHash signature (n values, default 128) of the character k-shingles (default k = 5) of a text; deterministic (fixed seeds, see minhash_format_version); NULL for empty or whitespace-only text. Store it: sig bigint[] GENERATED ALWAYS AS (minhash(body)) STORED';
 COMMENT ON FUNCTION minhash(bigint[], integer) IS 'simdup: MinHash signature (n values, default 128) of a stored shingle set, e.g. minhash(word_shingles(body)); NULL for an empty set; NULL elements raise 22004';

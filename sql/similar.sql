@@ -75,7 +75,7 @@ BEGIN
             USING ERRCODE = 'undefined_column';
     END IF;
     PERFORM @extschema@._simdup_check_similarity(threshold, recall);  -- 22023 (src/args.rs)
-    PERFORM @extschema@.shingles('', k);                               -- 22023 unless 1..256
+    PERFORM @extschema@._simdup_check_shingle_size(k);                 -- 22023 (src/args.rs)
     SELECT c.bands, c.rows INTO b, r FROM @extschema@.minhash_choose_bands(128, threshold, recall) c;
     -- <table>_<column>_similar_idx (_simdup_index_name: clipped, numbered if taken: a second
     -- similarity index of the column, e.g. for another threshold, gets its own name).

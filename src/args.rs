@@ -4,6 +4,7 @@
 use std::fmt;
 
 use simdup_core::blocks::{Layout, BLOCKS};
+use simdup_core::minhash::MAX_SHINGLE_SIZE;
 
 use crate::errors::invalid_parameter;
 
@@ -94,6 +95,59 @@ impl fmt::Display for Mode {
     }
 }
 
+pub const BANDS_HINT: &str = "A signature of n values is cut into bands of rows values each (bands × rows ≤ n); \
+     minhash_choose_bands(n, threshold) picks them for a Jaccard threshold.";
+
+/// A shingle size k: 1..=MAX_SHINGLE_SIZE characters or words.
+pub fn shingle_size(k: i32) -> usize {
+    match usize::try_from(k) {
+        Ok(k) if (1..=MAX_SHINGLE_SIZE).contains(&k) => k,
+        _ => invalid_parameter(
+            format!("shingle size k must be between 1 and {MAX_SHINGLE_SIZE}, got {k}"),
+            "k counts characters (shingles, jaccard, minhash) or words (word_shingles); \
+             the defaults are 5 characters and 3 words.",
+        ),
+    }
+}
+
+/// Bands of rows values each, from a signature of `len` values: at least 1 each, bands × rows ≤ len.
+pub fn banding(bands: i32, rows: i32, len: usize) -> (usize, usize) {
+    if bands < 1 || rows < 1 {
+        invalid_parameter(format!("bands and rows must be at least 1, got {bands} bands of {rows} rows"), BANDS_HINT);
+    }
+    let need = i64::from(bands) * i64::from(rows);
+    if need as u64 > len as u64 {
+        invalid_parameter(
+            format!("{bands} bands of {rows} rows need {need} signature values, the signature has {len}"),
+            BANDS_HINT,
+        );
+    }
+    (bands as usize, rows as usize)
+}
+
+/// A Jaccard similarity (0..=1) or, `open`, a threshold strictly between 0 and 1.
+pub fn unit_interval(what: &str, v: f64, open: bool) -> f64 {
+    let ok = if open { v > 0.0 && v < 1.0 } else { (0.0..=1.0).contains(&v) };
+    if !ok {
+        let range = if open { "strictly between 0 and 1" } else { "between 0 and 1" };
+        invalid_parameter(
+            format!("{what} must be {range}, got {v}"),
+            "Jaccard similarity is a fraction: 0 for disjoint shingle sets, 1 for equal ones.",
+        );
+    }
+    v
+}
+
+/// Two MinHash signatures compared position by position have the same length.
+pub fn same_signature_length(a: usize, b: usize) {
+    if a != b {
+        invalid_parameter(
+            format!("signatures have different lengths, {a} and {b}"),
+            "Compare signatures made with the same number of permutations n.",
+        );
+    }
+}
+
 // The same checks for the handwritten SQL (sql/search.sql, sql/enable.sql), so that no
 // invariant is spelled out twice.
 
@@ -107,6 +161,18 @@ pgrx::extension_sql!(
     "COMMENT ON FUNCTION _simdup_check_k(integer) IS 'simdup (internal): k when it is a valid maximum Hamming distance (0..64); 22023 otherwise';",
     name = "comment__simdup_check_k",
     requires = [_simdup_check_k]
+);
+
+/// `k` itself when it is a valid shingle size (1..=256); 22023 otherwise.
+#[pgrx::pg_extern(immutable, strict, parallel_safe)]
+fn _simdup_check_shingle_size(k: i32) -> i32 {
+    shingle_size(k) as i32
+}
+
+pgrx::extension_sql!(
+    "COMMENT ON FUNCTION _simdup_check_shingle_size(integer) IS 'simdup (internal): k when it is a valid shingle size (1..256); 22023 otherwise';",
+    name = "comment__simdup_check_shingle_size",
+    requires = [_simdup_check_shingle_size]
 );
 
 /// The bit offsets at which the blocks of an m-block layout start (one block index each).

@@ -17,9 +17,8 @@ use pgrx::prelude::*;
 
 use crate::errors::{invalid_parameter, null_not_allowed};
 use simdup_core::minhash as mh;
-use simdup_core::minhash::MAX_SHINGLE_SIZE;
 
-use crate::args::permutations;
+use crate::args::{banding, permutations, shingle_size, unit_interval, BANDS_HINT};
 
 /// Lets statement_timeout and cancel interrupt a long computation (the core calls it between
 /// pieces of about 64 KiB of text and every 16 Ki shingles).
@@ -30,34 +29,6 @@ fn interrupt() {
 // ---------------------------------------------------------------------------------------------
 // Arguments
 // ---------------------------------------------------------------------------------------------
-
-const BANDS_HINT: &str = "A signature of n values is cut into bands of rows values each (bands × rows ≤ n); \
-     minhash_choose_bands(n, threshold) picks them for a Jaccard threshold.";
-
-fn shingle_size(k: i32) -> usize {
-    match usize::try_from(k) {
-        Ok(k) if (1..=MAX_SHINGLE_SIZE).contains(&k) => k,
-        _ => invalid_parameter(
-            format!("shingle size k must be between 1 and {MAX_SHINGLE_SIZE}, got {k}"),
-            "k counts characters (shingles, jaccard, minhash) or words (word_shingles); \
-             the defaults are 5 characters and 3 words.",
-        ),
-    }
-}
-
-fn banding(bands: i32, rows: i32, len: usize) -> (usize, usize) {
-    if bands < 1 || rows < 1 {
-        invalid_parameter(format!("bands and rows must be at least 1, got {bands} bands of {rows} rows"), BANDS_HINT);
-    }
-    let need = i64::from(bands) * i64::from(rows);
-    if need as u64 > len as u64 {
-        invalid_parameter(
-            format!("{bands} bands of {rows} rows need {need} signature values, the signature has {len}"),
-            BANDS_HINT,
-        );
-    }
-    (bands as usize, rows as usize)
-}
 
 /// The values of a `bigint[]` argument as the core's `u64`s (same bits); a NULL element is an
 /// error. Multidimensional arrays are read in storage order, as if flattened.
@@ -123,7 +94,7 @@ extension_sql!(
 /// Exact Jaccard similarity of the character `k`-shingle sets of two texts; NULL when either
 /// has no shingles.
 #[pg_extern(immutable, strict, parallel_safe)]
-fn jaccard(a: &str, b: &str, k: default!(i32, 5)) -> Option<f64> {
+pub(crate) fn jaccard(a: &str, b: &str, k: default!(i32, 5)) -> Option<f64> {
     let k = shingle_size(k);
     let sa = char_set(a, k);
     if sa.is_empty() {
@@ -134,9 +105,16 @@ fn jaccard(a: &str, b: &str, k: default!(i32, 5)) -> Option<f64> {
 }
 
 extension_sql!(
-    "COMMENT ON FUNCTION jaccard(text, text, integer) IS 'simdup: exact Jaccard similarity |A∩B|/|A∪B| of the character k-shingle sets (default k = 5) of two texts, 0..1; NULL when either has no shingles';",
+    r#"
+COMMENT ON FUNCTION jaccard(text, text, integer) IS 'simdup: exact Jaccard similarity |A∩B|/|A∪B| of the character k-shingle sets (default k = 5) of two texts, 0..1; NULL when either has no shingles; jaccard(text_column, q) >= t on a table with a similarity index is served by it';
+-- Shingling two texts costs about as much as a hundred operators; and the support function
+-- loads the library while the planner simplifies a query, so that the planner step serving
+-- jaccard(body, q) >= t with a similarity index is installed before the scan paths are built.
+ALTER FUNCTION jaccard(text, text, integer) COST 100;
+ALTER FUNCTION jaccard(text, text, integer) SUPPORT _simdup_hamming_support;
+"#,
     name = "comment_jaccard",
-    requires = [jaccard]
+    requires = [jaccard, "hamming_support"]
 );
 
 /// Exact Jaccard similarity of two stored shingle sets (any order, duplicates ignored); NULL
@@ -177,7 +155,7 @@ thread_local! {
 /// The `n`-value MinHash signature of the character `k`-shingles of a text (deterministic:
 /// fixed seeds, format `minhash_format_version()`); NULL when the text has no shingles.
 #[pg_extern(immutable, strict, parallel_safe)]
-fn minhash(body: &str, k: default!(i32, 5), n: default!(i32, 128)) -> Option<Vec<i64>> {
+pub(crate) fn minhash(body: &str, k: default!(i32, 5), n: default!(i32, 128)) -> Option<Vec<i64>> {
     let memo = body.len() <= MEMO_MAX_BYTES;
     if memo {
         let hit = LAST.with_borrow(|last| match last {
@@ -232,12 +210,7 @@ extension_sql!(
 #[pg_extern(immutable, strict, parallel_safe)]
 fn minhash_jaccard(a: Array<'_, i64>, b: Array<'_, i64>) -> Option<f64> {
     let (a, b) = (values(&a, "signature"), values(&b, "signature"));
-    if a.len() != b.len() {
-        invalid_parameter(
-            format!("signatures have different lengths, {} and {}", a.len(), b.len()),
-            "Compare signatures made with the same number of permutations n.",
-        );
-    }
+    crate::args::same_signature_length(a.len(), b.len());
     mh::minhash_jaccard(&a, &b)
 }
 
@@ -269,7 +242,7 @@ extension_sql!(
 /// past bands × rows are unused). Two signatures share a band value (`&&`) with probability
 /// `minhash_s_curve(J, bands, rows)`; index the expression with GIN.
 #[pg_extern(immutable, strict, parallel_safe)]
-fn minhash_bands(sig: Array<'_, i64>, bands: i32, rows: i32) -> Vec<i64> {
+pub(crate) fn minhash_bands(sig: Array<'_, i64>, bands: i32, rows: i32) -> Vec<i64> {
     let sig = values(&sig, "signature");
     let (b, r) = banding(bands, rows, sig.len());
     match mh::bands(&sig, b, r) {
@@ -283,18 +256,6 @@ extension_sql!(
     name = "comment_minhash_bands",
     requires = [minhash_bands]
 );
-
-fn unit_interval(what: &str, v: f64, open: bool) -> f64 {
-    let ok = if open { v > 0.0 && v < 1.0 } else { (0.0..=1.0).contains(&v) };
-    if !ok {
-        let range = if open { "strictly between 0 and 1" } else { "between 0 and 1" };
-        invalid_parameter(
-            format!("{what} must be {range}, got {v}"),
-            "Jaccard similarity is a fraction: 0 for disjoint shingle sets, 1 for equal ones.",
-        );
-    }
-    v
-}
 
 /// Probability that two documents of Jaccard similarity `similarity` share at least one band
 /// value: `1 − (1 − similarity^rows)^bands` (the LSH "S-curve").

@@ -19,10 +19,11 @@ pub extern "C" fn pg_finfo__simdup_hamming_support() -> &'static pg_sys::Pg_finf
     &V1
 }
 
-/// `hamming`'s planner support function. It answers no request (returns NULL); what matters is
-/// that the planner calls it while simplifying a query's expressions, which loads this library
-/// — and so installs the planner step of `crate::search::planner` — before the planner builds
-/// the scan paths, even in a session that has not called simdup yet.
+/// The planner support function of `hamming` and `jaccard(text, text, integer)`. It answers no
+/// request (returns NULL); what matters is that the planner calls it while simplifying a
+/// query's expressions, which loads this library — and so installs the planner step of
+/// `crate::search::planner` — before the planner builds the scan paths, even in a session that
+/// has not called simdup yet.
 ///
 /// # Safety
 /// Called by the function manager; it reads nothing.
@@ -42,7 +43,7 @@ CREATE FUNCTION _simdup_hamming_support(internal) RETURNS internal
 LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', '_simdup_hamming_support';
 COMMENT ON FUNCTION _simdup_hamming_support(internal) IS
-  'simdup (internal): planner support function of hamming: loads the library, and with it the planner step serving hamming(fp, q) <= k, before the scan paths are built';
+  'simdup (internal): planner support function of hamming and jaccard(text, text, integer): loads the library, and with it the planner step serving hamming(fp, q) <= k and jaccard(body, q) >= t, before the scan paths are built';
 ALTER FUNCTION hamming(bigint, bigint) SUPPORT _simdup_hamming_support;
 "#,
     name = "hamming_support",

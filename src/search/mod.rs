@@ -3,10 +3,13 @@
 //! * [`indexes`]: which block indexes a table has (catalog, not names);
 //! * [`scan`]: the search itself, through the index access method, heap only for matches;
 //! * [`planner`]: the planner step that serves `hamming(fp, q) <= k` (and `fp <~> q <= k`,
-//!   `< k`, `simdup_match`) with a Tid Scan over `_simdup_tids`;
+//!   `< k`, `simdup_match`) with a Tid Scan over `_simdup_tids`, and `ORDER BY fp <~> q LIMIT
+//!   n` over `_simdup_nearest_tids`;
+//! * [`similarity`]: the planner step that serves `jaccard(body, q) >= t` with a similarity
+//!   index (a Bitmap Heap Scan over its GIN index);
 //! * [`cost`]: the cost model of a search, for the thresholds and for the planner;
 //! * [`functions`]: the SQL functions: `_simdup_key` (the index key), `_simdup_tids`,
-//!   `simdup_nearest`'s search and `_simdup_block_indexes`, and the access check of a direct
+//!   `_simdup_nearest_tids` (the nearest search) and `_simdup_block_indexes`, and the access check of a direct
 //!   call.
 
 pub(crate) mod cost;
@@ -14,3 +17,4 @@ pub(crate) mod functions;
 pub(crate) mod indexes;
 pub(crate) mod planner;
 pub(crate) mod scan;
+pub(crate) mod similarity;

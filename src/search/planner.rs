@@ -100,6 +100,7 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
             correct_rows(rel, factor);
         }
         add_nearest_path(root, rel, rti, rte);
+        super::similarity::add_paths(root, rel, rti, rte);
     }
 }
 
@@ -186,7 +187,9 @@ unsafe fn add_nearest_path(
         args = pg_sys::lappend(args, int4_const(i32::from(attnum)).cast());
         args = pg_sys::lappend(args, pg_sys::copyObjectImpl(q.cast()));
         args = pg_sys::lappend(args, count.cast());
-        add_tid_path(root, rel, rti, f, args, std::ptr::null_mut(), cost);
+        // The scan returns about n rows (those tied at the n-th distance besides), not the
+        // table's: the sort above it is priced for those.
+        add_tid_path(root, rel, rti, f, args, std::ptr::null_mut(), (cost.0, cost.1, Some(estimate)));
     }
 }
 
@@ -297,7 +300,7 @@ unsafe fn rows_locked_or_modified(root: *mut pg_sys::PlannerInfo, rti: pg_sys::I
 /// # Safety
 /// `root` is the planner's state for the query being planned; `rte` its entry `rti`.
 #[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15"))]
-unsafe fn check_as_user(
+pub(crate) unsafe fn check_as_user(
     _root: *mut pg_sys::PlannerInfo,
     rte: *mut pg_sys::RangeTblEntry,
     _rti: pg_sys::Index,
@@ -319,7 +322,7 @@ unsafe fn check_as_user(
 /// # Safety
 /// As the PostgreSQL 15 variant.
 #[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15")))]
-unsafe fn check_as_user(
+pub(crate) unsafe fn check_as_user(
     root: *mut pg_sys::PlannerInfo,
     rte: *mut pg_sys::RangeTblEntry,
     rti: pg_sys::Index,
@@ -516,14 +519,14 @@ unsafe fn match_clause(root: *mut pg_sys::PlannerInfo, clause: *mut pg_sys::Node
 /// Whether a relid set is empty (PostgreSQL 16 and later represent every empty set as NULL;
 /// 15 may keep an empty one allocated).
 #[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15"))]
-fn bms_empty(set: pg_sys::Relids) -> bool {
+pub(crate) fn bms_empty(set: pg_sys::Relids) -> bool {
     // SAFETY: `set` is NULL or a valid Bitmapset.
     unsafe { pg_sys::bms_is_empty(set) }
 }
 
 /// See the PostgreSQL 15 variant (`bms_is_empty` is a macro from 16 on).
 #[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15")))]
-fn bms_empty(set: pg_sys::Relids) -> bool {
+pub(crate) fn bms_empty(set: pg_sys::Relids) -> bool {
     set.is_null()
 }
 
@@ -532,7 +535,10 @@ fn bms_empty(set: pg_sys::Relids) -> bool {
 /// # Safety
 /// Valid planner structures; `clause` a valid expression.
 #[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15"))]
-unsafe fn restrictinfo(root: *mut pg_sys::PlannerInfo, clause: *mut pg_sys::Expr) -> *mut pg_sys::RestrictInfo {
+pub(crate) unsafe fn restrictinfo(
+    root: *mut pg_sys::PlannerInfo,
+    clause: *mut pg_sys::Expr,
+) -> *mut pg_sys::RestrictInfo {
     let none = std::ptr::null_mut();
     // SAFETY: the caller guarantees the planner structures; make_restrictinfo pallocs the node.
     unsafe { pg_sys::make_restrictinfo(root, clause, true, false, false, 0, none, none, none) }
@@ -543,7 +549,10 @@ unsafe fn restrictinfo(root: *mut pg_sys::PlannerInfo, clause: *mut pg_sys::Expr
 /// # Safety
 /// As the PostgreSQL 15 variant.
 #[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15")))]
-unsafe fn restrictinfo(root: *mut pg_sys::PlannerInfo, clause: *mut pg_sys::Expr) -> *mut pg_sys::RestrictInfo {
+pub(crate) unsafe fn restrictinfo(
+    root: *mut pg_sys::PlannerInfo,
+    clause: *mut pg_sys::Expr,
+) -> *mut pg_sys::RestrictInfo {
     let none = std::ptr::null_mut();
     // SAFETY: as above.
     unsafe { pg_sys::make_restrictinfo(root, clause, true, false, false, false, 0, none, none, none) }
@@ -650,12 +659,13 @@ unsafe fn add_search_path(
         args = pg_sys::lappend(args, pg_sys::copyObjectImpl(m.k.cast()));
         let k = const_k(m).unwrap_or_else(crate::gucs::max_distance);
         let cost = super::cost::probe_cost(found, (*rel).tuples, k);
-        add_tid_path(root, rel, rti, f, args, m.outer, cost);
+        add_tid_path(root, rel, rti, f, args, m.outer, (cost.0, cost.1, None));
     }
 }
 
 /// Adds to `rel` a Tid Scan of `ctid = ANY (f(args))`, a function returning `tid[]`, with
-/// cost `(startup, total)`, parameterized by `outer` (NULL: not).
+/// cost `(startup, total)`, parameterized by `outer` (NULL: not), returning `rows` rows when
+/// given (else PostgreSQL's estimate for the scan).
 ///
 /// # Safety
 /// Valid planner structures of the scan of range table entry `rti`; `args` a list of valid
@@ -667,10 +677,10 @@ unsafe fn add_tid_path(
     f: pg_sys::Oid,
     args: *mut pg_sys::List,
     outer: pg_sys::Relids,
-    (startup, total): (f64, f64),
+    (startup, total, rows): (f64, f64, Option<f64>),
 ) {
     // SAFETY: every node is built with PostgreSQL's constructors in the planner's memory
-    // context; the path is handed to add_path, which owns it from then on.
+    // context; the path is handed to add_path, which owns it from then on (and may free it).
     unsafe {
         // COERCE_SQL_SYNTAX marks the call as the planner's (see super::functions::planned_call).
         let call =
@@ -696,6 +706,9 @@ unsafe fn add_tid_path(
         let disable = if pg_sys::enable_tidscan { 0.0 } else { pg_sys::disable_cost };
         (*path).path.startup_cost = startup + disable;
         (*path).path.total_cost = total + disable;
+        if let Some(rows) = rows {
+            (*path).path.rows = pg_sys::clamp_row_est(rows);
+        }
         pg_sys::add_path(rel, path as *mut pg_sys::Path);
     }
 }

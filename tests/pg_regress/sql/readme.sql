@@ -43,10 +43,10 @@ PREPARE near(text, int) AS
 EXECUTE near('The Yangtze River Bridge in Nanjing opened in 1968. It was the first double-deck road and rail bridge over the Yangtze designed and built in China.', 10);
 DEALLOCATE near;
 
-SELECT d.id, n.distance
-FROM simdup_nearest('docs', simhash('南京长江大桥1968年建成通车，是长江上第一座由我国自行设计建造的双层铁路公路两用桥。'), 2) n
-JOIN docs d ON d.ctid = n.ctid
-ORDER BY n.distance, d.id;
+SELECT d.id, d.simhash <~> simhash('南京长江大桥1968年建成通车，是长江上第一座由我国自行设计建造的双层铁路公路两用桥。') AS distance
+FROM docs d
+ORDER BY distance, d.id
+LIMIT 2;
 
 SELECT * FROM simdup_pairs('docs') ORDER BY a, b;     -- every pair within k once
 SELECT * FROM simdup_groups('docs') ORDER BY key;     -- connected components
