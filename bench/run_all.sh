@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every benchmark of simdup in one go (issue #7), and one markdown report of medians and ratios.
+# Every benchmark of simdup in one go, and one markdown report of medians and ratios.
 #
 #   bench/run_all.sh            full mode: the figures the README shows
 #   bench/run_all.sh --quick    small sizes, a few minutes: to test this runner, not to quote

@@ -8,7 +8,7 @@
 # edited copies of each, equips it with simdup_enable(bench, NULL, 'fp', blocks => m) (B-trees on
 # _simdup_key(fp, offset), one per block), then measures, for each layout of SIMDUP_BENCH_LAYOUTS
 # (default "4": the first is built by simdup_enable, the others by simdup_reindex(bench, m)):
-#   - p50 / p99 latency of lookups at k = 3, 6, 10 (SIMDUP_BENCH_K) in the card's form
+#   - p50 / p99 latency of lookups at k = 3, 6, 10 (SIMDUP_BENCH_K) in the query form
 #     `hamming(fp, q) <= k` ("hamming": the planner step's Tid Scan over _simdup_tids) and, for
 #     the first layout, `simdup_match(fp, q, k)` ("match"), against a sequential scan of
 #     `hamming(fp, q) <= k` under SET simdup.index_search = off ("seqscan"); single process
@@ -126,8 +126,8 @@ INSERT INTO queries SELECT $NQ + g, hashint8extended(g, 99) FROM generate_series
 
 CREATE TABLE timings (layout int, method text, k int, qid bigint, ms float8, matches bigint, idsum numeric);
 CREATE TABLE plans (layout int, method text, k int, plan text);
--- method: hamming (the card's form, served by the planner step), match (simdup_match), seqscan
--- (the card's form with simdup.index_search off), first / first_off (the first match in key
+-- method: hamming (the query form, served by the planner step), match (simdup_match), seqscan
+-- (the query form with simdup.index_search off), first / first_off (the first match in key
 -- order, ORDER BY id LIMIT 1, with simdup.index_search on / off).
 CREATE FUNCTION time_queries(layout int, method text, k int, n int) RETURNS void LANGUAGE plpgsql AS \$\$
 DECLARE

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Verified similarity search benchmark: simdup_similar (MinHash LSH bands on GIN, every candidate
-# verified with jaccard()) against pg_trgm's GIN-indexed `body % $1` (pg_trgm.similarity_threshold
+# verified with jaccard()) and the same search as the query `WHERE jaccard(body, $1) >= t`
+# (served by the planner step) against pg_trgm's GIN-indexed `body % $1` (pg_trgm.similarity_threshold
 # set to the same threshold), for the same queries on the same table, in one run.
 #
 # What it measures (docs/similar.md shows a run):
@@ -171,6 +172,11 @@ log "latency: $REPS repetitions of every query, each method"
 psql <<SQL
 SET pg_trgm.similarity_threshold = $THRESHOLD;
 CREATE TABLE lat (method text, rep integer, qid integer, ms float8, ids integer[]);
+CREATE FUNCTION plan_lines(sql text) RETURNS SETOF text LANGUAGE plpgsql AS \$\$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (COSTS OFF) ' || sql LOOP RETURN NEXT l; END LOOP;
+END \$\$;
 DO \$\$
 DECLARE q record; t0 timestamptz; ids integer[];
 BEGIN
@@ -180,6 +186,10 @@ BEGIN
       SELECT array_agg(d.id ORDER BY d.id) INTO ids
       FROM simdup_similar('docs', q.body, $THRESHOLD) s JOIN docs d ON d.ctid = s.ctid;
       INSERT INTO lat VALUES ('simdup_similar', rep, q.qid, 1000 * extract(epoch FROM clock_timestamp() - t0), ids);
+      -- The same search as an ordinary query, served by the planner step (planned per query).
+      t0 := clock_timestamp();
+      EXECUTE 'SELECT array_agg(d.id ORDER BY d.id) FROM docs d WHERE jaccard(d.body, \$1) >= $THRESHOLD' INTO ids USING q.body;
+      INSERT INTO lat VALUES ('jaccard query', rep, q.qid, 1000 * extract(epoch FROM clock_timestamp() - t0), ids);
       t0 := clock_timestamp();
       EXECUTE 'SELECT array_agg(d.id ORDER BY d.id) FROM docs d WHERE d.simhash <~> simhash(\$1) <= 10' INTO ids USING q.body;
       INSERT INTO lat VALUES ('simhash k=10', rep, q.qid, 1000 * extract(epoch FROM clock_timestamp() - t0), ids);
@@ -202,10 +212,15 @@ SELECT method, count(*) AS n,
           SELECT l2.rep, percentile_cont(0.5) WITHIN GROUP (ORDER BY l2.ms) m FROM lat l2 WHERE l2.method = l.method GROUP BY l2.rep) r)
          AS median_per_rep
 FROM lat l GROUP BY method ORDER BY 3;
-SELECT round((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM lat WHERE method = 'pg_trgm %')::numeric
-           / (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM lat WHERE method = 'simdup_similar')::numeric, 1) AS median_ratio,
+\echo pg_trgm's latency over each simdup method's
+SELECT m.method,
+       round((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM lat WHERE method = 'pg_trgm %')::numeric
+           / (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM lat WHERE method = m.method)::numeric, 1) AS median_ratio,
        round((SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY ms) FROM lat WHERE method = 'pg_trgm %')::numeric
-           / (SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY ms) FROM lat WHERE method = 'simdup_similar')::numeric, 1) AS p95_ratio;
+           / (SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY ms) FROM lat WHERE method = m.method)::numeric, 1) AS p95_ratio
+FROM (VALUES ('simdup_similar'), ('jaccard query')) m(method);
+\echo the query plan of the jaccard query (first query)
+SELECT * FROM plan_lines(format('SELECT id FROM docs d WHERE jaccard(d.body, %L) >= $THRESHOLD', (SELECT body FROM queries ORDER BY qid LIMIT 1))) l WHERE l ~ 'Scan';
 \echo by query kind: median ms and rows found per query
 SELECT q.kind, l.method, round(percentile_cont(0.5) WITHIN GROUP (ORDER BY l.ms)::numeric, 2) AS median_ms,
        round(avg(coalesce(cardinality(l.ids), 0)), 2) AS rows_per_query

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs simdup into a PostgreSQL installation, safely while it runs:
-#   scripts/install.sh [--pg-config PATH] [--debug] [--source DIR]
-# Builds the extension (`cargo pgrx package`: release by default, --debug for a debug build) from
+#   scripts/install.sh [--pg-config PATH] [--debug | --profile NAME] [--source DIR]
+# Builds the extension (`cargo pgrx package`: release by default, --debug for a debug build,
+# --profile for a Cargo profile such as test-fast: optimized, without the release's fat LTO) from
 # the source tree DIR (default: this checkout) into a staging directory, then puts every file
 # in place by writing a new file beside the old one and renaming it over the old one. A rename
 # replaces the directory entry, not the file: servers that have the old simdup.so mapped keep
@@ -19,9 +20,10 @@ while (($#)); do
   case "$1" in
     --pg-config) pg_config="$2"; shift 2 ;;
     --debug) profile=(--debug); shift ;;
+    --profile) profile=(--profile "$2"); shift 2 ;;
     --source) src="$(cd "$2" && pwd)"; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
-    *) echo "install.sh: unknown argument $1 (--pg-config PATH, --debug, --source DIR)" >&2; exit 2 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "install.sh: unknown argument $1 (--pg-config PATH, --debug, --profile NAME, --source DIR)" >&2; exit 2 ;;
   esac
 done
 [ -n "$pg_config" ] || pg_config="$(command -v pg_config || true)"

@@ -20,8 +20,9 @@
 #   citus on those of postgres.citus
 #   (SIMDUP_PG_MAJORS="15 18" overrides that list). MAJOR:PART runs one part on one major,
 #   e.g. `scripts/test.sh 18:regress`. Other majors come from scripts/postgres.sh (built from
-#   Debian's source package, or for 17 PyPI's build, once, then cached) and use debug builds; the default major uses the
-#   release build.
+#   Debian's source package, or for 17 PyPI's build, once, then cached) and use the test-fast
+#   profile (optimized, no fat LTO: it builds in a fraction of the release's time); the default
+#   major uses the release build.
 # Builds are installed with scripts/install.sh (files renamed into place, safe under running
 # servers). SIMDUP_CLUSTER / SIMDUP_REGRESS_PORT name the throwaway clusters (default regress /
 # 54329; other majors add 100 per major above the default).
@@ -61,7 +62,7 @@ if [ -z "${SIMDUP_TEST_MAJOR:-}" ]; then
       step "PostgreSQL $m: scripts/postgres.sh $m"
       pgc="$("$here/postgres.sh" "$m" | tail -1)"
       off=$(( (m - default_major) * 100 ))
-      SIMDUP_TEST_MAJOR="$m" SIMDUP_PG_CONFIG="$pgc" SIMDUP_INSTALL_MODE=debug \
+      SIMDUP_TEST_MAJOR="$m" SIMDUP_PG_CONFIG="$pgc" SIMDUP_INSTALL_MODE=test-fast \
         SIMDUP_CLUSTER="${SIMDUP_CLUSTER:-regress}-pg$m" \
         SIMDUP_REGRESS_PORT=$(( ${SIMDUP_REGRESS_PORT:-54329} + off )) \
         SIMDUP_CONCURRENCY_PORT=$(( ${SIMDUP_CONCURRENCY_PORT:-${SIMDUP_REGRESS_PORT:-54329}} + off )) \
@@ -82,11 +83,11 @@ cd "$SIMDUP_ROOT"
 installed=0
 install_build() { # build and install the extension once per run, for the parts that need it
   [ "$installed" = 1 ] && return
-  if [ "${SIMDUP_INSTALL_MODE:-release}" = debug ]; then
-    scripts/install.sh --debug --pg-config "$PG_CONFIG"
-  else
-    scripts/install.sh --pg-config "$PG_CONFIG"
-  fi
+  case "${SIMDUP_INSTALL_MODE:-release}" in
+    release) scripts/install.sh --pg-config "$PG_CONFIG" ;;
+    debug) scripts/install.sh --debug --pg-config "$PG_CONFIG" ;;
+    *) scripts/install.sh --profile "$SIMDUP_INSTALL_MODE" --pg-config "$PG_CONFIG" ;;
+  esac
   installed=1
 }
 
@@ -118,15 +119,15 @@ for part in "$@"; do
   lint)
     step "lint: cargo fmt --check, cargo clippy -D warnings"
     cargo fmt --all --check
-    cargo clippy --workspace --all-targets -- -D warnings
+    cargo clippy --workspace --all-targets --features "pg$PG_MAJOR pg_test" -- -D warnings
     cargo clippy -p simdup-core --all-targets -- -D warnings   # without the bench crate's features
-    cargo clippy --all-targets --features "pg$PG_MAJOR pg_test" -- -D warnings
     ;;
   pg)
     step "pg (PostgreSQL $PG_MAJOR): cargo pgrx test pg$PG_MAJOR"
     pgdata=/tmp/simdup-pgtest-${SIMDUP_CLUSTER:-regress}
     mkdir -p "$pgdata"; chown postgres:postgres "$pgdata"
-    cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$pgdata/data"
+    # -p simdup: the #[pg_test]s only (the core's tests ran in the core part).
+    cargo pgrx test "pg$PG_MAJOR" -p simdup --runas postgres --pgdata "$pgdata/data"
     installed=0  # cargo pgrx test installed its own (test) build
     ;;
   regress)

@@ -33,7 +33,8 @@ COMMENT ON FUNCTION _simdup_primary_key(regclass) IS
 
 -- A table (relkind among kinds) that the caller owns: its name and kind. 42P01 when it does not
 -- exist, 42809 when it is not a table of those kinds, 42501 when the caller does not own it.
--- The one check of simdup_enable and simdup_enable_similar.
+-- The one owner check of simdup_enable, simdup_enable_similar and _simdup_registered (the
+-- simdup_tables guard, tables.sql, checks rows whose table may be gone, and has its own).
 CREATE FUNCTION _simdup_owned_table(tbl regclass, kinds text, OUT relname name, OUT relkind "char")
 LANGUAGE plpgsql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
@@ -55,6 +56,28 @@ END
 $$;
 COMMENT ON FUNCTION _simdup_owned_table(regclass, text) IS
   'simdup (internal): name and kind of a table of one of the given relkinds that the caller owns; 42P01, 42809 or 42501 otherwise';
+
+-- A column of a table: its number and type; 42703 (with the hint, if any) when the table has no
+-- such column. The one "column exists" check of the SQL functions.
+CREATE FUNCTION _simdup_column(tbl regclass, column_name name, hint text DEFAULT NULL,
+                               OUT attnum smallint, OUT typ regtype)
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    SELECT a.attnum, a.atttypid::regtype INTO attnum, typ FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = column_name AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND AND hint IS NULL THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', column_name, tbl
+            USING ERRCODE = 'undefined_column';
+    ELSIF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', column_name, tbl
+            USING ERRCODE = 'undefined_column', HINT = hint;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION _simdup_column(regclass, name, text) IS
+  'simdup (internal): number and type of a column of a table; 42703 (with the given hint) when there is no such column';
 
 -- Fingerprint column and primary key of an enabled table, for the batch functions; errors say
 -- what is missing.
@@ -99,9 +122,7 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'table % is not enabled for simdup', tbl USING ERRCODE = 'undefined_object';
     END IF;
-    IF NOT pg_has_role((SELECT c.relowner FROM pg_class c WHERE c.oid = tbl), 'USAGE') THEN
-        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
-    END IF;
+    PERFORM @extschema@._simdup_owned_table(tbl, 'rp');  -- 42501 unless the caller owns it
     RETURN cfg;
 END
 $$;
@@ -225,13 +246,8 @@ BEGIN
     END IF;
 
     IF text_column IS NOT NULL THEN
-        SELECT t.typcategory, a.atttypid::regtype AS typ INTO col
-        FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-        WHERE a.attrelid = tbl AND a.attname = text_column AND a.attnum > 0 AND NOT a.attisdropped;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'column "%" of relation % does not exist', text_column, tbl
-                USING ERRCODE = 'undefined_column';
-        END IF;
+        SELECT t.typcategory, c.typ INTO col
+        FROM @extschema@._simdup_column(tbl, text_column) c JOIN pg_type t ON t.oid = c.typ;
         IF col.typcategory <> 'S' THEN
             RAISE EXCEPTION 'column "%" of relation % is of type %, not a string type', text_column, tbl, col.typ
                 USING ERRCODE = 'datatype_mismatch';
@@ -240,14 +256,8 @@ BEGIN
         EXECUTE format('ALTER TABLE %s ADD COLUMN %I bigint GENERATED ALWAYS AS (@extschema@.simhash(%I)) STORED',
                        tbl, fingerprint_column, text_column);
     ELSE
-        SELECT a.atttypid::regtype AS typ INTO col
-        FROM pg_attribute a
-        WHERE a.attrelid = tbl AND a.attname = fingerprint_column AND a.attnum > 0 AND NOT a.attisdropped;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'column "%" of relation % does not exist', fingerprint_column, tbl
-                USING ERRCODE = 'undefined_column',
-                      HINT = 'Without a text column, simdup_enable adopts an existing bigint fingerprint column.';
-        END IF;
+        SELECT c.typ INTO col FROM @extschema@._simdup_column(tbl, fingerprint_column,
+            'Without a text column, simdup_enable adopts an existing bigint fingerprint column.') c;
         IF col.typ <> 'bigint'::regtype THEN
             RAISE EXCEPTION 'column "%" of relation % is of type %, not bigint', fingerprint_column, tbl, col.typ
                 USING ERRCODE = 'datatype_mismatch';

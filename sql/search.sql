@@ -55,14 +55,8 @@ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    col smallint;
+    col smallint := (@extschema@._simdup_column(tbl, fingerprint_column)).attnum;
 BEGIN
-    SELECT a.attnum INTO col FROM pg_attribute a
-    WHERE a.attrelid = tbl AND a.attname = fingerprint_column AND a.attnum > 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', fingerprint_column, tbl
-            USING ERRCODE = 'undefined_column';
-    END IF;
     -- On Citus the query below would run on the shards with this (the coordinator's) table
     -- OID, which names nothing there, or another relation.
     IF @extschema@._simdup_citus_method(tbl) IN ('h', 'a', 'r') THEN

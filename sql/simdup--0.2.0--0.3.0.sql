@@ -8,7 +8,9 @@
 -- that never collide (_simdup_index_name); the fingerprint column found after a rename
 -- (_simdup_fingerprint_column); ORDER BY fp <~> q LIMIT n served by the block indexes
 -- (_simdup_nearest_tids, simdup_nearest over it); jaccard(body, q) >= t served by a
--- similarity index (jaccard gets a support function and COST 100). The fingerprint format does not change (format 1).
+-- similarity index (jaccard gets a support function and COST 100); one column check
+-- (_simdup_column) and one owner check for the SQL functions; the similarity indexes read from
+-- the catalog. The fingerprint format does not change (format 1).
 
 \echo Use "ALTER EXTENSION simdup UPDATE TO '0.3.0'" to load this file. \quit
 
@@ -418,13 +420,8 @@ BEGIN
     END IF;
 
     IF text_column IS NOT NULL THEN
-        SELECT t.typcategory, a.atttypid::regtype AS typ INTO col
-        FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-        WHERE a.attrelid = tbl AND a.attname = text_column AND a.attnum > 0 AND NOT a.attisdropped;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'column "%" of relation % does not exist', text_column, tbl
-                USING ERRCODE = 'undefined_column';
-        END IF;
+        SELECT t.typcategory, c.typ INTO col
+        FROM @extschema@._simdup_column(tbl, text_column) c JOIN pg_type t ON t.oid = c.typ;
         IF col.typcategory <> 'S' THEN
             RAISE EXCEPTION 'column "%" of relation % is of type %, not a string type', text_column, tbl, col.typ
                 USING ERRCODE = 'datatype_mismatch';
@@ -433,14 +430,8 @@ BEGIN
         EXECUTE format('ALTER TABLE %s ADD COLUMN %I bigint GENERATED ALWAYS AS (@extschema@.simhash(%I)) STORED',
                        tbl, fingerprint_column, text_column);
     ELSE
-        SELECT a.atttypid::regtype AS typ INTO col
-        FROM pg_attribute a
-        WHERE a.attrelid = tbl AND a.attname = fingerprint_column AND a.attnum > 0 AND NOT a.attisdropped;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'column "%" of relation % does not exist', fingerprint_column, tbl
-                USING ERRCODE = 'undefined_column',
-                      HINT = 'Without a text column, simdup_enable adopts an existing bigint fingerprint column.';
-        END IF;
+        SELECT c.typ INTO col FROM @extschema@._simdup_column(tbl, fingerprint_column,
+            'Without a text column, simdup_enable adopts an existing bigint fingerprint column.') c;
         IF col.typ <> 'bigint'::regtype THEN
             RAISE EXCEPTION 'column "%" of relation % is of type %, not bigint', fingerprint_column, tbl, col.typ
                 USING ERRCODE = 'datatype_mismatch';
@@ -489,11 +480,7 @@ BEGIN
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
     SELECT * INTO rel FROM @extschema@._simdup_owned_table(tbl, 'rpm');
-    IF NOT EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = text_column
-                   AND a.attnum > 0 AND NOT a.attisdropped) THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', text_column, tbl
-            USING ERRCODE = 'undefined_column';
-    END IF;
+    PERFORM @extschema@._simdup_column(tbl, text_column);             -- 42703
     PERFORM @extschema@._simdup_check_similarity(threshold, recall);  -- 22023 (src/args.rs)
     PERFORM @extschema@._simdup_check_shingle_size(k);                 -- 22023 (src/args.rs)
     SELECT c.bands, c.rows INTO b, r FROM @extschema@.minhash_choose_bands(128, threshold, recall) c;
@@ -556,14 +543,8 @@ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    col smallint;
+    col smallint := (@extschema@._simdup_column(tbl, fingerprint_column)).attnum;
 BEGIN
-    SELECT a.attnum INTO col FROM pg_attribute a
-    WHERE a.attrelid = tbl AND a.attname = fingerprint_column AND a.attnum > 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', fingerprint_column, tbl
-            USING ERRCODE = 'undefined_column';
-    END IF;
     -- On Citus the query below would run on the shards with this (the coordinator's) table
     -- OID, which names nothing there, or another relation.
     IF @extschema@._simdup_citus_method(tbl) IN ('h', 'a', 'r') THEN
@@ -598,6 +579,51 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_simdup_check_shingle_size_wrapper';
 COMMENT ON FUNCTION _simdup_check_shingle_size(integer) IS 'simdup (internal): k when it is a valid shingle size (1..256); 22023 otherwise';
+
+-- One "column exists" check (_simdup_column) and one owner check (_simdup_owned_table) for the
+-- SQL functions.
+CREATE FUNCTION _simdup_column(tbl regclass, column_name name, hint text DEFAULT NULL,
+                               OUT attnum smallint, OUT typ regtype)
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    SELECT a.attnum, a.atttypid::regtype INTO attnum, typ FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = column_name AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND AND hint IS NULL THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', column_name, tbl
+            USING ERRCODE = 'undefined_column';
+    ELSIF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', column_name, tbl
+            USING ERRCODE = 'undefined_column', HINT = hint;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION _simdup_column(regclass, name, text) IS
+  'simdup (internal): number and type of a column of a table; 42703 (with the given hint) when there is no such column';
+
+CREATE OR REPLACE FUNCTION _simdup_registered(tbl regclass) RETURNS simdup_tables
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cfg @extschema@.simdup_tables;
+BEGIN
+    SELECT s.* INTO cfg FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_registered.tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not enabled for simdup', tbl USING ERRCODE = 'undefined_object';
+    END IF;
+    PERFORM @extschema@._simdup_owned_table(tbl, 'rp');  -- 42501 unless the caller owns it
+    RETURN cfg;
+END
+$$;
+
+-- The similarity indexes read from the catalog (src/similar.rs), no longer from
+-- pg_get_indexdef text.
+CREATE OR REPLACE FUNCTION _simdup_similar_indexes(tbl regclass)
+RETURNS TABLE (index regclass, text_expr text, k integer, bands integer, rows integer)
+LANGUAGE c STABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', '_simdup_similar_indexes_wrapper';
 
 -- Every object's comment as this version states it.
 COMMENT ON TABLE simdup_tables IS
@@ -659,7 +685,7 @@ COMMENT ON FUNCTION simdup_reindex(regclass, integer) IS
 COMMENT ON FUNCTION _simdup_similar_bands(text, integer, integer, integer) IS
   'simdup (internal): LSH band values of the character k-shingles of a text, minhash_bands(minhash(body, k, bands*rows), bands, rows): the GIN index expression of simdup_enable_similar; NULL for text without shingles';
 COMMENT ON FUNCTION _simdup_similar_indexes(regclass) IS
-  'simdup (internal): the valid GIN indexes of a table on _simdup_similar_bands(expr, k, bands, rows), oldest first, with expr (SQL text), k, bands and rows read from their definitions';
+  'simdup (internal): the valid GIN indexes of a table on _simdup_similar_bands(expr, k, bands, rows), oldest first, with expr (SQL text), k, bands and rows read from their expressions in the catalog';
 COMMENT ON FUNCTION simdup_similar(regclass, text, double precision, double precision) IS
   'simdup: the rows of tbl whose exact Jaccard similarity of character k-shingles with query (jaccard(text_column, query, k)) is at least threshold (default 0.5), most similar first: (ctid, similarity). Candidates from the GIN index of simdup_enable_similar (LSH bands, k read from it), each verified exactly: precision is exact, recall at the threshold is minhash_s_curve(threshold, bands, rows) >= min_recall (default 0.99; 22023 when the index cannot reach it). NULL query: no rows';
 COMMENT ON FUNCTION simdup_pairs(regclass, integer) IS

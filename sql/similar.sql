@@ -15,7 +15,7 @@
 --
 -- No column is added: the index expression computes the signature (35 x 3 = 105 values) once
 -- per inserted or updated row. simdup_similar reads k, bands and rows back from the index
--- definition, so the index is the whole configuration; DROP INDEX undoes it.
+-- expression in the catalog, so the index is the whole configuration; DROP INDEX undoes it.
 
 -- The LSH band values of a text for a verified search: bands hashes of rows MinHash values each
 -- (a signature of exactly bands * rows values). Inlinable (LANGUAGE sql, one expression,
@@ -28,28 +28,15 @@ COMMENT ON FUNCTION _simdup_similar_bands(text, integer, integer, integer) IS
   'simdup (internal): LSH band values of the character k-shingles of a text, minhash_bands(minhash(body, k, bands*rows), bands, rows): the GIN index expression of simdup_enable_similar; NULL for text without shingles';
 
 -- The similarity indexes of a table: (index, text expression, k, bands, rows), read from the
--- index definitions, oldest first. The expression is SQL text as pg_get_indexdef prints it
--- under search_path pg_catalog (names outside it qualified), for the caller's dynamic SQL.
+-- index expressions in the catalog (src/similar.rs), oldest first. The expression is SQL text
+-- as the caller's search_path prints it (simdup_similar's: pg_catalog, names outside it
+-- qualified), for the caller's dynamic SQL.
 CREATE FUNCTION _simdup_similar_indexes(tbl regclass)
 RETURNS TABLE (index regclass, text_expr text, k integer, bands integer, rows integer)
-LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    RETURN QUERY
-    SELECT x.indexrelid::regclass, m[1], m[2]::integer, m[3]::integer, m[4]::integer
-    FROM (SELECT i.indexrelid,
-                 regexp_match(pg_get_indexdef(i.indexrelid, 1, false),
-                              '^(?:[^(]*\.)?_simdup_similar_bands\((.*), (\d+), (\d+), (\d+)\)$') AS m
-          FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
-          WHERE i.indrelid = tbl AND i.indisvalid AND i.indnatts = 1 AND a.amname = 'gin'
-            AND i.indpred IS NULL) x
-    WHERE x.m IS NOT NULL
-    ORDER BY x.indexrelid;
-END
-$$;
+LANGUAGE c STABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', '_simdup_similar_indexes_wrapper';
 COMMENT ON FUNCTION _simdup_similar_indexes(regclass) IS
-  'simdup (internal): the valid GIN indexes of a table on _simdup_similar_bands(expr, k, bands, rows), oldest first, with expr (SQL text), k, bands and rows read from their definitions';
+  'simdup (internal): the valid GIN indexes of a table on _simdup_similar_bands(expr, k, bands, rows), oldest first, with expr (SQL text), k, bands and rows read from their expressions in the catalog';
 
 -- Equips a table for simdup_similar: one GIN index on the LSH bands of text_column.
 CREATE FUNCTION simdup_enable_similar(tbl regclass, text_column name, threshold double precision DEFAULT 0.5,
@@ -69,11 +56,7 @@ BEGIN
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
     SELECT * INTO rel FROM @extschema@._simdup_owned_table(tbl, 'rpm');
-    IF NOT EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = text_column
-                   AND a.attnum > 0 AND NOT a.attisdropped) THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', text_column, tbl
-            USING ERRCODE = 'undefined_column';
-    END IF;
+    PERFORM @extschema@._simdup_column(tbl, text_column);             -- 42703
     PERFORM @extschema@._simdup_check_similarity(threshold, recall);  -- 22023 (src/args.rs)
     PERFORM @extschema@._simdup_check_shingle_size(k);                 -- 22023 (src/args.rs)
     SELECT c.bands, c.rows INTO b, r FROM @extschema@.minhash_choose_bands(128, threshold, recall) c;

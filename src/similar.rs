@@ -7,6 +7,7 @@
 //! Everything but the choice of bands and the argument check is SQL (sql/similar.sql), built from
 //! the MinHash functions of src/minhash.rs.
 
+use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use crate::args::similarity_target;
@@ -52,3 +53,50 @@ extension_sql!(
     name = "comment__simdup_check_similarity",
     requires = [_simdup_check_similarity]
 );
+
+/// `_simdup_similar_indexes(tbl regclass)`: the valid similarity indexes of a table, oldest
+/// first, each with its text expression (SQL, as the caller's search_path prints it), k, bands
+/// and rows, read from the index expressions in the catalog
+/// ([`crate::search::similarity::bands_expression`]). Declared in sql/similar.sql (its
+/// argument is a regclass).
+#[pg_extern(sql = false)]
+#[allow(clippy::type_complexity)]
+fn _simdup_similar_indexes(
+    tbl: pg_sys::Oid,
+) -> TableIterator<
+    'static,
+    (name!(index, pg_sys::Oid), name!(text_expr, String), name!(k, i32), name!(bands, i32), name!(rows, i32)),
+> {
+    let mut out = Vec::new();
+    // SAFETY: in a transaction; relations are opened and closed here under AccessShareLock;
+    // the lists and expressions read are the relcache's copies in this memory context.
+    unsafe {
+        let heap = pg_sys::try_relation_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        if heap.is_null() {
+            return TableIterator::new(out);
+        }
+        let context = pg_sys::deparse_context_for((*(*heap).rd_rel).relname.data.as_ptr(), tbl);
+        for cell in crate::catalog::cells(pg_sys::RelationGetIndexList(heap)) {
+            let index = pg_sys::index_open(cell.oid_value, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            let form = &*(*index).rd_index;
+            let keys = form.indkey.values.as_slice(form.indnatts as usize);
+            if (*(*index).rd_rel).relam == pg_sys::GIN_AM_OID
+                && form.indisvalid
+                && form.indnatts == 1
+                && keys[0] == 0
+                && pg_sys::RelationGetIndexPredicate(index).is_null()
+            {
+                let exprs = pg_sys::RelationGetIndexExpressions(index);
+                let first = crate::catalog::cells(exprs).first().map(|c| c.ptr_value as *mut pg_sys::Node);
+                if let Some((body, k, bands, rows)) = first.and_then(|e| crate::search::similarity::bands_expression(e))
+                {
+                    let text = std::ffi::CStr::from_ptr(pg_sys::deparse_expression(body, context, false, false));
+                    out.push((cell.oid_value, text.to_string_lossy().into_owned(), k, bands as i32, rows as i32));
+                }
+            }
+            pg_sys::index_close(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        }
+        pg_sys::relation_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+    TableIterator::new(out)
+}

@@ -179,6 +179,12 @@ fn tid_array(tids: &[pg_sys::ItemPointerData]) -> pg_sys::Datum {
     }
 }
 
+// `_simdup_tids` and `_simdup_nearest_tids` are the two V1 entry points written by hand, not
+// by `#[pg_extern]`: their C symbols are named in the SQL of every installed version since 0.2.0
+// (`AS 'MODULE_PATHNAME', '_simdup_tids'`), and between installing a new library and ALTER
+// EXTENSION UPDATE the old version's SQL calls the new library, so the symbols must keep
+// their names (`#[pg_extern]` would export `_simdup_tids_wrapper`). They also read the call's
+// expression (`flinfo->fn_expr`, [`planned_call`]).
 #[unsafe(no_mangle)]
 #[doc(hidden)]
 pub extern "C" fn pg_finfo__simdup_tids() -> &'static pg_sys::Pg_finfo_record {

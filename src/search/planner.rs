@@ -140,11 +140,17 @@ unsafe fn add_nearest_path(
         {
             return;
         }
-        let from = cells((*p.jointree).fromlist);
-        if from.len() != 1 {
-            return;
+        // The one table of the query: its jointree is that table, alone or (a view pulled up)
+        // wrapped in FROM lists of one item. (Their conditions on the table are restrictions,
+        // refused above; constant ones keep or drop every row alike.)
+        let mut item = p.jointree as *mut pg_sys::Node;
+        while (*item).type_ == pg_sys::NodeTag::T_FromExpr {
+            let from = cells((*(item as *mut pg_sys::FromExpr)).fromlist);
+            if from.len() != 1 {
+                return;
+            }
+            item = from[0].ptr_value as *mut pg_sys::Node;
         }
-        let item = from[0].ptr_value as *mut pg_sys::Node;
         if (*item).type_ != pg_sys::NodeTag::T_RangeTblRef
             || (*(item as *mut pg_sys::RangeTblRef)).rtindex as pg_sys::Index != rti
         {
@@ -230,29 +236,16 @@ unsafe fn limit_plus_offset(count: *mut pg_sys::Node, offset: *mut pg_sys::Node)
         if let (Some(c), Some(o)) = (c, o) {
             return Some((int8_const(c.saturating_add(o)), estimate));
         }
-        let capped = |n: *mut pg_sys::Node| -> *mut pg_sys::Node {
-            let least = pg_sys::palloc0(std::mem::size_of::<pg_sys::MinMaxExpr>()) as *mut pg_sys::MinMaxExpr;
-            (*least).xpr.type_ = pg_sys::NodeTag::T_MinMaxExpr;
-            (*least).minmaxtype = pg_sys::INT8OID;
-            (*least).op = pg_sys::MinMaxOp::IS_LEAST;
-            (*least).args = pg_sys::lappend(
-                pg_sys::lappend(std::ptr::null_mut(), pg_sys::copyObjectImpl(n.cast())),
-                int8_const(CAP).cast(),
-            );
-            (*least).location = -1;
-            least.cast()
+        let capped = |n: *mut pg_sys::Node| {
+            min_max(
+                pg_sys::MinMaxOp::IS_LEAST,
+                pg_sys::INT8OID,
+                pg_sys::copyObjectImpl(n.cast()).cast(),
+                int8_const(CAP),
+            )
         };
         let offset = if offset.is_null() { int8_const(0) } else { capped(offset) };
-        let args = pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), capped(count).cast()), offset.cast());
-        let sum = pg_sys::makeFuncExpr(
-            pg_sys::Oid::from(pg_sys::F_INT8PL),
-            pg_sys::INT8OID,
-            args,
-            pg_sys::InvalidOid,
-            pg_sys::InvalidOid,
-            pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
-        );
-        Some((sum.cast(), estimate))
+        Some((call2(pg_sys::F_INT8PL, pg_sys::INT8OID, capped(count), offset), estimate))
     }
 }
 
@@ -479,10 +472,11 @@ unsafe fn outer_tables(
     }
 }
 
+/// The function (`F_*` number) and the two arguments of a binary operator clause.
+///
 /// # Safety
-/// `clause` is a valid expression node of a restriction or join clause of range table entry
-/// `rti` in the query `root` plans.
-unsafe fn match_clause(root: *mut pg_sys::PlannerInfo, clause: *mut pg_sys::Node, rti: pg_sys::Index) -> Option<Match> {
+/// `clause` is a valid expression node.
+pub(crate) unsafe fn binary_op(clause: *mut pg_sys::Node) -> Option<(u32, *mut pg_sys::Node, *mut pg_sys::Node)> {
     // SAFETY: node tags say which struct a node is; lists are read through `cells`.
     unsafe {
         if (*clause).type_ != pg_sys::NodeTag::T_OpExpr {
@@ -494,9 +488,65 @@ unsafe fn match_clause(root: *mut pg_sys::PlannerInfo, clause: *mut pg_sys::Node
         if args.len() != 2 {
             return None;
         }
-        let (left, right) = (args[0].ptr_value as *mut pg_sys::Node, args[1].ptr_value as *mut pg_sys::Node);
+        Some((
+            u32::from((*op).opfuncid),
+            args[0].ptr_value as *mut pg_sys::Node,
+            args[1].ptr_value as *mut pg_sys::Node,
+        ))
+    }
+}
+
+/// `GREATEST(a, b)` or `LEAST(a, b)` (`op`) of type `typ`.
+///
+/// # Safety
+/// `a` and `b` are valid expression nodes of type `typ`.
+unsafe fn min_max(
+    op: pg_sys::MinMaxOp::Type,
+    typ: pg_sys::Oid,
+    a: *mut pg_sys::Node,
+    b: *mut pg_sys::Node,
+) -> *mut pg_sys::Node {
+    // SAFETY: palloc0 in the planner's memory context; the node is filled as makeNode would.
+    unsafe {
+        let m = pg_sys::palloc0(std::mem::size_of::<pg_sys::MinMaxExpr>()) as *mut pg_sys::MinMaxExpr;
+        (*m).xpr.type_ = pg_sys::NodeTag::T_MinMaxExpr;
+        (*m).minmaxtype = typ;
+        (*m).op = op;
+        (*m).args = pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), a.cast()), b.cast());
+        (*m).location = -1;
+        m.cast()
+    }
+}
+
+/// A call of the built-in function `f` (an `F_*` number) returning `typ` on `a` and `b`.
+///
+/// # Safety
+/// `a` and `b` are valid expression nodes of `f`'s argument types.
+unsafe fn call2(f: u32, typ: pg_sys::Oid, a: *mut pg_sys::Node, b: *mut pg_sys::Node) -> *mut pg_sys::Node {
+    // SAFETY: makeFuncExpr pallocs the node; the list cells point at the caller's nodes.
+    unsafe {
+        let args = pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), a.cast()), b.cast());
+        pg_sys::makeFuncExpr(
+            pg_sys::Oid::from(f),
+            typ,
+            args,
+            pg_sys::InvalidOid,
+            pg_sys::InvalidOid,
+            pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
+        )
+        .cast()
+    }
+}
+
+/// # Safety
+/// `clause` is a valid expression node of a restriction or join clause of range table entry
+/// `rti` in the query `root` plans.
+unsafe fn match_clause(root: *mut pg_sys::PlannerInfo, clause: *mut pg_sys::Node, rti: pg_sys::Index) -> Option<Match> {
+    // SAFETY: node tags say which struct a node is; lists are read through `cells`.
+    unsafe {
+        let (funcid, left, right) = binary_op(clause)?;
         // (hamming on the left, strict <): h <= k, h < k, k >= h, k > h.
-        let (hamming, k, strict) = match u32::from((*op).opfuncid) {
+        let (hamming, k, strict) = match funcid {
             pg_sys::F_INT4LE => (left, right, false),
             pg_sys::F_INT4LT => (left, right, true),
             pg_sys::F_INT4GE => (right, left, false),
@@ -573,21 +623,8 @@ unsafe fn minus_one(k: *mut pg_sys::Node) -> *mut pg_sys::Node {
                 return int4_const((c.constvalue.value() as i32).saturating_sub(1).max(-1));
             }
         }
-        let floor = pg_sys::palloc0(std::mem::size_of::<pg_sys::MinMaxExpr>()) as *mut pg_sys::MinMaxExpr;
-        (*floor).xpr.type_ = pg_sys::NodeTag::T_MinMaxExpr;
-        (*floor).minmaxtype = pg_sys::INT4OID;
-        (*floor).op = pg_sys::MinMaxOp::IS_GREATEST;
-        (*floor).args = pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), k.cast()), int4_const(-i32::MAX).cast());
-        (*floor).location = -1;
-        let args = pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), floor.cast()), int4_const(1).cast());
-        pg_sys::makeFuncExpr(
-            pg_sys::Oid::from(pg_sys::F_INT4MI),
-            pg_sys::INT4OID,
-            args,
-            pg_sys::InvalidOid,
-            pg_sys::InvalidOid,
-            pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
-        ) as *mut pg_sys::Node
+        let floor = min_max(pg_sys::MinMaxOp::IS_GREATEST, pg_sys::INT4OID, k, int4_const(-i32::MAX));
+        call2(pg_sys::F_INT4MI, pg_sys::INT4OID, floor, int4_const(1))
     }
 }
 

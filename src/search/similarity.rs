@@ -45,14 +45,26 @@ struct SimilarityIndex {
 /// # Safety
 /// `index` is an IndexOptInfo of the relation being planned.
 unsafe fn similarity_index(index: *mut pg_sys::IndexOptInfo) -> Option<SimilarityIndex> {
-    // SAFETY: the planner's IndexOptInfo; node tags say which struct a node is; Consts read
-    // only when not NULL.
+    // SAFETY: the planner's IndexOptInfo.
     unsafe {
         let ix = &*index;
         if ix.relam != pg_sys::GIN_AM_OID || ix.ncolumns != 1 || !ix.indpred.is_null() || *ix.indexkeys != 0 {
             return None;
         }
-        let expr = cells(ix.indexprs).first()?.ptr_value as *mut pg_sys::Node;
+        let (body, k, bands, rows) = bands_expression(cells(ix.indexprs).first()?.ptr_value as *mut pg_sys::Node)?;
+        Some(SimilarityIndex { index, body, k, bands, rows })
+    }
+}
+
+/// The text expression, k, bands and rows of a similarity index's expression as PostgreSQL
+/// holds it (`_simdup_similar_bands(body, k, bands, rows)` inlined and folded):
+/// `minhash_bands(minhash(body, k, bands * rows), bands, rows)`.
+///
+/// # Safety
+/// `expr` is a valid expression node.
+pub(crate) unsafe fn bands_expression(expr: *mut pg_sys::Node) -> Option<(*mut pg_sys::Node, i32, usize, usize)> {
+    // SAFETY: node tags say which struct a node is; Consts read only when not NULL.
+    unsafe {
         let (bands_fn, outer) = func_args(expr)?;
         if outer.len() != 3 || !is_our_function(bands_fn, Some(crate::minhash::minhash_bands_wrapper)) {
             return None;
@@ -65,7 +77,7 @@ unsafe fn similarity_index(index: *mut pg_sys::IndexOptInfo) -> Option<Similarit
         if bands < 1 || rows < 1 || i64::from(bands) * i64::from(rows) != i64::from(n) {
             return None;
         }
-        Some(SimilarityIndex { index, body: inner[0], k, bands: bands as usize, rows: rows as usize })
+        Some((inner[0], k, bands as usize, rows as usize))
     }
 }
 
@@ -114,18 +126,9 @@ unsafe fn match_restriction(
 ) -> Option<Restriction> {
     // SAFETY: node tags say which struct a node is; Consts read only when not NULL.
     unsafe {
-        if (*clause).type_ != pg_sys::NodeTag::T_OpExpr {
-            return None;
-        }
-        let op = clause as *mut pg_sys::OpExpr;
-        pg_sys::set_opfuncid(op);
-        let args = cells((*op).args);
-        if args.len() != 2 {
-            return None;
-        }
-        let (left, right) = (args[0].ptr_value as *mut pg_sys::Node, args[1].ptr_value as *mut pg_sys::Node);
+        let (funcid, left, right) = super::planner::binary_op(clause)?;
         // jaccard(...) >= t, > t; t <= jaccard(...), t < jaccard(...).
-        let (call, bound) = match u32::from((*op).opfuncid) {
+        let (call, bound) = match funcid {
             pg_sys::F_FLOAT8GE | pg_sys::F_FLOAT8GT => (left, right),
             pg_sys::F_FLOAT8LE | pg_sys::F_FLOAT8LT => (right, left),
             _ => return None,

@@ -77,7 +77,7 @@ SELECT check_that('simhash(body) pushed down in a multi-shard query = local',
   (SELECT array_agg(h ORDER BY id) FROM (SELECT id, simhash(body) AS h FROM docs) x)
   = (SELECT array_agg(fp ORDER BY id) FROM pool));
 
--- simdup_match and the card's form hamming(fp, q) <= k on the distributed table = on the local
+-- simdup_match and the query form hamming(fp, q) <= k on the distributed table = on the local
 -- copy, for every 10th pool fingerprint as q.
 SELECT check_that(format('%s on the distributed table = local copy, k = %s, %s queries', form, k, cardinality(qs)),
   differing(format('SELECT array_agg(id ORDER BY id)::text FROM docs WHERE %s', cond),

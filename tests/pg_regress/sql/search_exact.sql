@@ -1,5 +1,5 @@
 -- The block indexes find exactly what a sequential scan with hamming(fp, q) <= k finds, for
--- k = 0..16, through simdup_match and the card's own forms (hamming(fp, q) <= k, fp <~> q < k),
+-- k = 0..16, through simdup_match and the query forms (hamming(fp, q) <= k, fp <~> q < k),
 -- for the default layout (four 16-bit blocks), layouts of 3 and 8 blocks, and the 0.1.0 block
 -- indexes (simhash_block(fp, i) INCLUDE (fp)) that tables enabled before 0.2.0 keep.
 -- Fingerprints: variants of a few bases with bits
@@ -104,19 +104,19 @@ SELECT count(*) AS mismatches FROM (
   (TABLE via_index EXCEPT ALL TABLE via_seq) UNION ALL (TABLE via_seq EXCEPT ALL TABLE via_index)
 ) x;
 
--- The card's forms, for any block layout: mismatches against the sequential scan, and whether
+-- The query forms, for any block layout: mismatches against the sequential scan, and whether
 -- the plan used the block indexes.
-CREATE FUNCTION pg_temp.card_mismatches() RETURNS TABLE (form text, tid_scan boolean, mismatches bigint)
+CREATE FUNCTION pg_temp.form_mismatches() RETURNS TABLE (form text, tid_scan boolean, mismatches bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
   f text;
 BEGIN
   SET LOCAL enable_seqscan = off;
   FOREACH f IN ARRAY ARRAY['hamming(e.fp, q.fp) <= k', 'e.fp <~> q.fp < k + 1', 'k >= q.fp <~> e.fp'] LOOP
-    EXECUTE 'CREATE TEMP TABLE via_card AS SELECT q.fp AS q, k, e.id FROM queries q, generate_series(0, 16) k, ex e WHERE ' || f;
+    EXECUTE 'CREATE TEMP TABLE via_form AS SELECT q.fp AS q, k, e.id FROM queries q, generate_series(0, 16) k, ex e WHERE ' || f;
     SELECT count(*) INTO mismatches FROM (
-      (TABLE via_card EXCEPT ALL TABLE via_seq) UNION ALL (TABLE via_seq EXCEPT ALL TABLE via_card)) x;
-    DROP TABLE via_card;
+      (TABLE via_form EXCEPT ALL TABLE via_seq) UNION ALL (TABLE via_seq EXCEPT ALL TABLE via_form)) x;
+    DROP TABLE via_form;
     form := f;
     SELECT bool_or(l LIKE '%Tid Scan on ex%') INTO tid_scan
     FROM pg_temp.explain_lines('SELECT q.fp, k, e.id FROM queries q, generate_series(0, 16) k, ex e WHERE ' || f) l;
@@ -128,15 +128,15 @@ BEGIN
   SET LOCAL enable_seqscan = off;
   RETURN QUERY EXECUTE 'EXPLAIN (COSTS OFF) ' || q;
 END $$;
-SELECT * FROM pg_temp.card_mismatches();
+SELECT * FROM pg_temp.form_mismatches();
 
 -- Three blocks (22, 21, 21 bits), then eight of 8 bits.
 SELECT simdup_reindex('ex', 3);
 SELECT block, bit_offset, bits, kind FROM simdup_block_indexes('ex');
-SELECT * FROM pg_temp.card_mismatches();
+SELECT * FROM pg_temp.form_mismatches();
 SELECT simdup_reindex('ex', 8);
 SELECT count(*) AS blocks, min(bits), max(bits) FROM simdup_block_indexes('ex');
-SELECT * FROM pg_temp.card_mismatches();
+SELECT * FROM pg_temp.form_mismatches();
 
 -- The block indexes of simdup 0.1.0, as its simdup_enable built them.
 DO $$
@@ -151,16 +151,16 @@ CREATE INDEX ex_fp_b1_idx ON ex ((simhash_block(fp, 1))) INCLUDE (fp);
 CREATE INDEX ex_fp_b2_idx ON ex ((simhash_block(fp, 2))) INCLUDE (fp);
 CREATE INDEX ex_fp_b3_idx ON ex ((simhash_block(fp, 3))) INCLUDE (fp);
 SELECT block, bit_offset, bits, kind FROM simdup_block_indexes('ex');
-SELECT * FROM pg_temp.card_mismatches();
+SELECT * FROM pg_temp.form_mismatches();
 -- simdup_reindex moves them to the key indexes of 0.2.0.
 SELECT simdup_reindex('ex');
 SELECT index, block, bit_offset, bits, kind FROM simdup_block_indexes('ex');
-SELECT * FROM pg_temp.card_mismatches();
+SELECT * FROM pg_temp.form_mismatches();
 -- Any layout to any other, the same one included: 4 -> 4 -> 8 -> 2 -> 3 -> 4 (two 32-bit blocks
 -- are not searched here: at k = 16 they would probe one block in full).
 SELECT simdup_reindex('ex'), simdup_reindex('ex', 8), simdup_reindex('ex', 2), simdup_reindex('ex', 3);
 SELECT block, bit_offset, bits, kind FROM simdup_block_indexes('ex');
-SELECT * FROM pg_temp.card_mismatches();
+SELECT * FROM pg_temp.form_mismatches();
 SELECT simdup_reindex('ex');
 SELECT count(*) AS blocks, min(bits), max(bits), min(kind) AS kind FROM simdup_block_indexes('ex');
 

@@ -107,6 +107,15 @@ SELECT count(*) FROM (SELECT id FROM nn ORDER BY fp <~> :q0 LIMIT NULL) x;
 SELECT count(*) FROM (SELECT id FROM nn ORDER BY fp <~> :q0 LIMIT 3 OFFSET NULL) x;
 SELECT id FROM nn ORDER BY fp <~> :q0, id LIMIT 0;
 
+-- Through a view (pulled up into the query) and a view with a condition (not served).
+CREATE VIEW nn_all AS SELECT id, fp FROM nn;
+CREATE VIEW nn_some AS SELECT id, fp FROM nn WHERE id > 100;
+SELECT * FROM pg_temp.plan('SELECT id FROM nn_all ORDER BY fp <~> 0, id LIMIT 5');
+SELECT * FROM pg_temp.plan('SELECT id FROM nn_some ORDER BY fp <~> 0, id LIMIT 5');
+SELECT (SELECT array_agg(id) FROM (SELECT id FROM nn_all ORDER BY fp <~> :q0, id LIMIT 7) x)
+     = (SELECT array_agg(id) FROM (SELECT id FROM nn ORDER BY fp <~> :q0, id + 0 LIMIT 7) x) AS same_as_table;
+DROP VIEW nn_all, nn_some;
+
 -- Nearest per outer row: a correlated subquery (q is the outer row's, a parameter).
 SELECT * FROM pg_temp.plan('SELECT nq.kind, (SELECT n.id FROM nn n ORDER BY n.fp <~> nq.q, n.id LIMIT 1) FROM nq');
 SELECT count(*) FILTER (WHERE a IS DISTINCT FROM b) AS mismatches FROM (

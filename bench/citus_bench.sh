@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Lookup latency of the card's query on one node vs a Citus cluster, same rows (docs/citus.md,
-# "How it scales"). Not part of run.sh: it loads 1M rows (a few minutes on 2 cores).
+# Lookup latency of the query on one node vs a Citus cluster, same rows (docs/citus.md,
+# "How it scales"). Not part of tests/citus/run.sh: it loads 1M rows (a few minutes on 2 cores).
 #
-#   tests/citus/bench.sh [ROWS]            default 1000000
+#   bench/citus_bench.sh [ROWS]            default 1000000
 #
 # Starts the cluster of scripts/citus_cluster.sh (coordinator + 2 workers, all on this
 # machine), then on the coordinator:
@@ -27,7 +27,7 @@
 # Environment: SIMDUP_PG_CONFIG, SIMDUP_CITUS_PORT (default 55432), BENCH_SECS (default 10),
 # SIMDUP_CITUS_KEEP=1 (leave the cluster running).
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 ROWS="${1:-1000000}"
 export SIMDUP_PG_CONFIG="${SIMDUP_PG_CONFIG:-/usr/bin/pg_config}"
