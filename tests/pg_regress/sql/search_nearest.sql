@@ -128,8 +128,12 @@ SELECT count(*) FILTER (WHERE a IS DISTINCT FROM b) AS mismatches FROM (
 -- not the distance first, a q that reads the row, FOR UPDATE, and a table without block indexes.
 SELECT * FROM pg_temp.plan('SELECT id FROM nn WHERE id > 10 ORDER BY fp <~> 0 LIMIT 5');
 SELECT * FROM pg_temp.plan('SELECT n.id FROM nn n JOIN nq ON true ORDER BY n.fp <~> 0 LIMIT 5');
-SELECT * FROM pg_temp.plan('SELECT DISTINCT fp <~> 0 AS d FROM nn ORDER BY 1 LIMIT 5');
-SELECT * FROM pg_temp.plan('SELECT fp <~> 0 AS d, count(*) FROM nn GROUP BY 1 ORDER BY 1 LIMIT 5');
+-- (DISTINCT and GROUP BY: whether served only; the aggregate strategy differs between majors.)
+SELECT q AS query, bool_or(l ~ '_simdup_nearest_tids') AS served
+FROM unnest(ARRAY['SELECT DISTINCT fp <~> 0 AS d FROM nn ORDER BY 1 LIMIT 5',
+                  'SELECT fp <~> 0 AS d, count(*) FROM nn GROUP BY 1 ORDER BY 1 LIMIT 5']) q,
+     LATERAL pg_temp.plan(q) l
+GROUP BY q ORDER BY q;
 SELECT * FROM pg_temp.plan('SELECT id FROM nn ORDER BY fp <~> 0 DESC LIMIT 5');
 SELECT * FROM pg_temp.plan('SELECT id FROM nn ORDER BY fp <~> 0 NULLS FIRST LIMIT 5');
 SELECT * FROM pg_temp.plan('SELECT id FROM nn ORDER BY fp <~> 0 LIMIT ALL');
