@@ -114,7 +114,11 @@ for part in "$@"; do
   case "$part" in
   core)
     step "core: cargo test -p simdup-core -p simdup-bench"
-    cargo test -p simdup-core -p simdup-bench --profile test-fast
+    # The property tests draw their cases from a fixed seed here, so a run's outcome depends on
+    # the change only (a plain cargo test draws new cases; a failure found that way becomes a
+    # pinned test). Override with PROPTEST_RNG_SEED=<n>.
+    PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261125}" PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 \
+      cargo test -p simdup-core -p simdup-bench --profile test-fast
     ;;
   lint)
     step "lint: cargo fmt --check, cargo clippy -D warnings"

@@ -2,6 +2,8 @@
 //! results are deterministic and well-formed, and chunked processing equals whole processing.
 //!
 //! PROPTEST_CASES raises the number of cases (default 512 here; CI runs the default).
+//! `scripts/test.sh core` fixes PROPTEST_RNG_SEED, so CI explores the same cases on every run;
+//! a plain `cargo test` draws new ones.
 
 use proptest::prelude::*;
 use simdup_core::features::features;
@@ -88,11 +90,17 @@ proptest! {
     }
 
     #[test]
-    fn normalization_is_idempotent_enough(s in messy_text()) {
-        // NFKC + lower case twice changes nothing more than once, except for the few characters
-        // whose lower case is not NFKC-stable; the fingerprint must not change either way.
+    fn fingerprint_sees_only_the_normalized_text(s in messy_text()) {
+        // Format 1 normalizes in one pass (NFKC, then lower case), which is not idempotent where
+        // lower case makes a new composition (pinned in normalize.rs). Where a second pass
+        // changes nothing, the normalized text has the text's fingerprint; and the second pass
+        // is a fixed point.
         let once = normalize(&s);
-        prop_assert_eq!(simhash(&once), simhash(&s));
+        let twice = normalize(&once);
+        if twice == once {
+            prop_assert_eq!(simhash(&once), simhash(&s));
+        }
+        prop_assert_eq!(normalize(&twice), twice);
     }
 
     #[test]
