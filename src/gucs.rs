@@ -33,7 +33,7 @@ pub fn init() {
     GucRegistry::define_string_guc(
         c"simdup.checked_write",
         c"Internal: the distributed table simdup_insert is writing (set by simdup_insert only).",
-        c"simdup_insert sets it with SET LOCAL, which Citus propagates to the workers; the dedup trigger on a shard of a distributed table lets a write through only while it names that table. Setting it yourself bypasses cross-shard dedup.",
+        c"simdup_insert sets it with SET LOCAL, which Citus propagates to the workers; the dedup trigger on a shard of a distributed table lets a write through only while it names that table and the writer has the table owner's rights (simdup_insert writes as the owner). It lets no other role skip the check.",
         &CHECKED_WRITE,
         GucContext::Userset,
         GucFlags::NO_SHOW_ALL,

@@ -38,8 +38,14 @@ pub(super) struct Shard {
 impl Shard {
     /// Does one placement of this shard see only part of the table's rows?
     pub fn is_partial(&self) -> bool {
-        self.method != 'n'
+        is_partial(&self.method.to_string())
     }
+}
+
+/// Does a table distributed with Citus's method `method` (`pg_dist_partition.partmethod`) have
+/// placements that see only part of its rows? All but reference and local tables (`n`).
+pub(super) fn is_partial(method: &str) -> bool {
+    method != "n"
 }
 
 thread_local! {
@@ -125,15 +131,19 @@ fn lookup(namespace: pg_sys::Oid, name: &str) -> Option<Shard> {
     })
 }
 
-/// Refuses a write on a shard of a distributed table unless `simdup_insert` made it, or Citus
-/// is filling a shard it created in this transaction (`create_distributed_table` of a table
-/// with rows, shard moves and splits copy rows that were checked when first written): 0A000,
-/// naming the table (not the shard) and saying how to write.
+/// Refuses a write on a shard of a distributed table unless `_simdup_checked_insert` made it
+/// (`simdup.checked_write` names the table *and* the writer has the table owner's rights: the
+/// setting alone is one any writer can set), or Citus is filling a shard it created in this
+/// transaction (`create_distributed_table` of a table with rows, shard moves and splits copy
+/// rows that were checked when first written): 0A000, naming the table (not the shard) and
+/// saying how to write.
 ///
 /// # Safety
 /// `rel` is the open relation of the shard.
 pub(super) unsafe fn refuse_unchecked(rel: pg_sys::Relation, shard: &Shard) {
-    if crate::gucs::checked_write().as_deref() == Some(shard.table.as_str()) {
+    // SAFETY: the caller guarantees an open relation; a role membership lookup.
+    let owner = unsafe { pg_sys::has_privs_of_role(pg_sys::GetUserId(), (*(*rel).rd_rel).relowner) };
+    if owner && crate::gucs::checked_write().as_deref() == Some(shard.table.as_str()) {
         return;
     }
     // SAFETY: the caller guarantees an open relation.

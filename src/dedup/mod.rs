@@ -11,12 +11,14 @@
 //! * [`tuple`]: reading the new row's text or fingerprint and setting `dup_of`;
 //! * [`lookup`]: the lock stripes and the search for the earliest near-duplicate;
 //! * [`trigger`]: the trigger function, its protocol checks and the reject error;
-//! * [`citus`]: on a shard of a Citus distributed table, only `simdup_insert`'s checked writes.
+//! * [`citus`]: on a shard of a Citus distributed table, only `simdup_insert`'s checked writes;
+//! * [`checked`]: that checked write of one row, on the coordinator, as the table's owner.
 //!
 //! Why two concurrent near-duplicates can never both land — the lock stripes, the fresh
 //! snapshot, deadlocks and the bound on locks — is argued in docs/dedup.md ("Under
 //! concurrency"); `lookup` implements it step by step.
 
+mod checked;
 mod citus;
 pub(crate) mod config;
 mod lookup;

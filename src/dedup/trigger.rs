@@ -51,16 +51,8 @@ fn _simdup_check_dedup(tbl: pg_sys::Oid) {
     // descriptor is valid while it is open.
     unsafe {
         let rel = crate::catalog::open_relation(tbl);
-        let desc = (*rel).trigdesc;
-        let triggers: &[pg_sys::Trigger] = if desc.is_null() {
-            &[]
-        } else {
-            std::slice::from_raw_parts((*desc).triggers, (*desc).numtriggers as usize)
-        };
-        for trigger in triggers {
-            if CStr::from_ptr(trigger.tgname).to_bytes() == TRIGGER.as_bytes() {
-                columns(rel, &Config::parse(&trigger_args(trigger)));
-            }
+        if let Some(cfg) = dedup_config(rel) {
+            columns(rel, &cfg);
         }
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
@@ -71,6 +63,49 @@ extension_sql!(
     name = "comment__simdup_check_dedup",
     requires = [_simdup_check_dedup]
 );
+
+/// The configuration of `rel`'s simdup_dedup trigger, if it has one.
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(super) unsafe fn dedup_config(rel: pg_sys::Relation) -> Option<Config> {
+    // SAFETY: the trigger descriptor of an open relation is valid while it is open.
+    unsafe {
+        let desc = (*rel).trigdesc;
+        if desc.is_null() {
+            return None;
+        }
+        std::slice::from_raw_parts((*desc).triggers, (*desc).numtriggers as usize)
+            .iter()
+            .find(|t| CStr::from_ptr(t.tgname).to_bytes() == TRIGGER.as_bytes())
+            .map(|t| Config::parse(&trigger_args(t)))
+    }
+}
+
+/// The near-duplicate error (23505, constraint simdup_dedup of table `name`): the key it
+/// names only to a role that may read it (`may_read_key`), as a unique index's DETAIL.
+pub(super) fn duplicate_error(
+    rel: pg_sys::Relation,
+    cfg: &Config,
+    name: &str,
+    key_text: &str,
+    distance: u32,
+    may_read_key: bool,
+) -> ConstraintError {
+    let detail = if may_read_key {
+        format!(
+            "Key ({})=({}) is at Hamming distance {} (max_distance {}).",
+            quote_identifier(&cfg.key_column),
+            key_text,
+            distance,
+            cfg.k
+        )
+    } else {
+        format!("An existing row is at Hamming distance {} (max_distance {}).", distance, cfg.k)
+    };
+    let message = format!("near-duplicate row violates {TRIGGER} on relation \"{name}\"");
+    Error::new(Code::ERRCODE_UNIQUE_VIOLATION, message).detail(detail).for_constraint(rel, TRIGGER)
+}
 
 /// What a new row is fingerprinted from: its text, or the fingerprint column it was given.
 enum Source {
@@ -166,26 +201,11 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             (None, _, None) => Outcome::Row(unchanged),
             (None, Mode::Skip, Some(_)) => Outcome::Row(pg_sys::Datum::from(0)),
             (None, _, Some(f)) => {
-                // Named only to a role that may read it (as a unique index's DETAIL).
-                let detail = if crate::access::read((*rel).rd_id, key_attnum as pg_sys::AttrNumber)
-                    == crate::access::Read::Allowed
-                {
-                    format!(
-                        "Key ({})=({}) is at Hamming distance {} (max_distance {}).",
-                        quote_identifier(&cfg.key_column),
-                        f.key_text,
-                        f.distance,
-                        cfg.k
-                    )
-                } else {
-                    format!("An existing row is at Hamming distance {} (max_distance {}).", f.distance, cfg.k)
-                };
+                let may_read =
+                    crate::access::read((*rel).rd_id, key_attnum as pg_sys::AttrNumber) == crate::access::Read::Allowed;
                 // On a placement of a Citus reference table: the table's name, not the shard's.
                 let name = shard.map_or_else(|| relation_name(rel), |s| s.name);
-                let message = format!("near-duplicate row violates {TRIGGER} on relation \"{name}\"");
-                Outcome::Duplicate(
-                    Error::new(Code::ERRCODE_UNIQUE_VIOLATION, message).detail(detail).for_constraint(rel, TRIGGER),
-                )
+                Outcome::Duplicate(duplicate_error(rel, &cfg, &name, &f.key_text, f.distance, may_read))
             }
         });
     }

@@ -108,6 +108,66 @@ grep -q 'ERROR:  0A000: simdup_insert into distributed table public.conc must ru
 [ "$(psql_on 0 -tA -c "SELECT count(*) FROM conc")" = 0 ] || fail "a write through the worker was stored"
 echo "  ok: INSERT through worker 1 (MX): 0A000; simdup_insert on worker 1: 0A000 (its locks would not serialize the coordinator's writers)" >&2
 
+step "no bypass: an ordinary role with SELECT and INSERT tries every way around the check"
+# guard_t: reject, k = 3; the text and a who column have defaults. The role writer is not the
+# owner. Each attempt must store nothing unchecked: plain writes are refused (0A000) whatever
+# simdup.checked_write says, and what simdup_insert writes is checked (23505 for a copy).
+psql_on 0 -o /dev/null <<'SQL'
+CREATE ROLE writer LOGIN;
+CREATE ROLE outsider LOGIN;
+CREATE TABLE guard_t (id bigint PRIMARY KEY, body text DEFAULT 'The committee approved the annual budget after a long debate about school funding and road repairs in the northern districts.', who text DEFAULT current_user);
+SELECT create_distributed_table('guard_t', 'id', shard_count => 4);
+SELECT simdup_enable('guard_t', 'body', on_duplicate => 'reject', max_distance => 3);
+GRANT SELECT, INSERT ON guard_t TO writer;
+GRANT SELECT ON pool TO writer;
+SQL
+as_role() { # as_role ROLE PORT_OFFSET [psql args]: a session of ROLE on a node
+  local r="$1" o="$2"; shift 2
+  "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -h "$SOCK" -p $((BASE + o)) -U "$r" -d "$DB" "$@"
+}
+count() { psql_on 0 -tA -c "SELECT count(*) FROM guard_t"; }
+refused() { # refused WHAT OUTPUT: the output holds the shard trigger's refusal
+  grep -q "rows of distributed table public.guard_t must be written with simdup_insert" <<<"$2" || fail "$1 was not refused: $2"
+}
+# simdup_insert works for the role, as the role: the defaults are its own, the text checked.
+as_role writer 0 -o /dev/null -c "SELECT simdup_insert_select('guard_t', 'SELECT id, body FROM pool p WHERE NOT EXISTS (SELECT FROM pool q WHERE q.id < p.id AND hamming(q.fp, p.fp) <= 3) ORDER BY id LIMIT 5')"
+as_role writer 0 -o /dev/null -c "SELECT simdup_insert('guard_t', '{\"id\": 100}')"
+[ "$(psql_on 0 -tA -c "SELECT who FROM guard_t WHERE id = 100")" = writer ] || fail "a default (current_user) was not evaluated as the caller"
+before=$(count)
+out="$(as_role writer 0 -c "SELECT simdup_insert('guard_t', '{\"id\": 101}')" 2>&1 || true)"
+grep -q "ERROR:  23505: near-duplicate row violates simdup_dedup on relation \"guard_t\"" <<<"$out" || fail "a default text equal to a stored one: $out"
+# The attack of the issue: the marker set with SET LOCAL, propagated to the workers.
+out="$(as_role writer 0 2>&1 <<'SQL' || true
+BEGIN;
+SET LOCAL citus.propagate_set_commands = 'local';
+SET LOCAL simdup.checked_write = 'public.guard_t';
+INSERT INTO guard_t (id, body) SELECT 5000000 + id, body FROM guard_t ORDER BY id LIMIT 5;
+COMMIT;
+SQL
+)"
+refused "INSERT ... SELECT of stored rows with SET LOCAL simdup.checked_write" "$out"
+# The same, session-wide and persistent: ALTER ROLE ... SET (Citus propagates it), then PGOPTIONS on a worker.
+as_role writer 0 -o /dev/null -c "ALTER ROLE writer SET simdup.checked_write = 'public.guard_t'"
+out="$(as_role writer 0 -c "INSERT INTO guard_t (id, body) SELECT 6000000 + id, body FROM guard_t ORDER BY id LIMIT 5" 2>&1 || true)"
+refused "INSERT ... SELECT under ALTER ROLE writer SET simdup.checked_write" "$out"
+as_role writer 0 -o /dev/null -c "ALTER ROLE writer RESET simdup.checked_write"
+out="$(PGOPTIONS="-c simdup.checked_write=public.guard_t" as_role writer 1 -c "INSERT INTO guard_t (id, body) SELECT 7000000 + id, body FROM guard_t ORDER BY id LIMIT 5" 2>&1 || true)"
+refused "INSERT through a worker with PGOPTIONS='-c simdup.checked_write=...'" "$out"
+# A data-modifying WITH in simdup_insert_select's query.
+out="$(as_role writer 0 -c "SELECT simdup_insert_select('guard_t', 'WITH w AS (INSERT INTO guard_t (id, body) SELECT 8000000 + id, body FROM guard_t RETURNING id) SELECT id FROM w')" 2>&1 || true)"
+grep -q "ERROR:" <<<"$out" || fail "a data-modifying WITH in simdup_insert_select's query ran: $out"
+# _simdup_checked_insert called directly: the same check.
+copy="$(psql_on 0 -tA -c "SELECT (to_jsonb(g) - 'simhash') || '{\"id\": 9000000}' FROM guard_t g WHERE id = 1")"
+out="$(as_role writer 0 -v row="$copy" 2>&1 <<<"SELECT _simdup_checked_insert('guard_t', :'row');" || true)"
+grep -q "ERROR:  23505: near-duplicate row violates simdup_dedup on relation \"guard_t\"" <<<"$out" || fail "_simdup_checked_insert of a stored row's copy: $out"
+[ "$(count)" = "$before" ] || fail "the bypass attempts stored $(( $(count) - before )) rows"
+# A role without INSERT cannot write through it.
+psql_on 0 -o /dev/null -c "GRANT SELECT ON guard_t TO outsider"
+out="$(as_role outsider 0 -c "SELECT simdup_insert('guard_t', '{\"id\": 200, \"body\": \"a text nobody stored before, about rivers\"}')" 2>&1 || true)"
+grep -q "ERROR:  42501: permission denied for table guard_t" <<<"$out" || fail "simdup_insert without INSERT: $out"
+[ "$(count)" = "$before" ] || fail "a role without INSERT stored a row"
+echo "  ok: as a role with only SELECT and INSERT: simdup_insert stores checked rows (defaults evaluated as the role); a default text equal to a stored one: 23505; SET LOCAL simdup.checked_write (propagated), ALTER ROLE ... SET and PGOPTIONS on a worker: plain INSERT ... SELECT refused (0A000); a data-modifying WITH in the query: refused; _simdup_checked_insert called directly: 23505; without INSERT: 42501; nothing stored unchecked" >&2
+
 step "concurrency: a near-duplicate on another shard waits for the first writer, then 23505"
 ab="$(psql_on 0 -tA -F ' ' -c "SELECT a.id, b.id FROM pool a JOIN pool b ON a.id < b.id
     AND hamming(a.fp, b.fp) BETWEEN 1 AND 3

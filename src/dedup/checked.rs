@@ -1,0 +1,326 @@
+//! The checked write of one row into a Citus distributed table, on the coordinator:
+//! `_simdup_checked_insert(tbl, row jsonb)`, which `simdup_insert` and `simdup_insert_select`
+//! (sql/dedup.sql) call for each row.
+//!
+//! A shard's dedup trigger sees that shard only ([`super::citus`]), so the check is made here,
+//! with what every node shares (docs/citus.md, "Dedup across shards"):
+//!
+//! 1. the fingerprint of the text the row will store;
+//! 2. its lock stripes on the coordinator ([`super::lookup::lock_row`], the trigger's locks):
+//!    two writers of near-duplicates share a stripe, whichever shards their rows go to;
+//! 3. one query over every shard for the near-duplicate with the smallest key; READ COMMITTED,
+//!    so each worker's snapshot is taken after the locks are held;
+//! 4. the outcome the trigger would give ([`super::trigger::duplicate_error`] for reject, skip,
+//!    or mark with `dup_of`), then the INSERT.
+//!
+//! The INSERT runs **as the table's owner**, with `simdup.checked_write` naming the table, and
+//! the shard trigger lets a write through only when both hold ([`super::citus::refuse_unchecked`]).
+//! `simdup.checked_write` is an ordinary setting — Citus must propagate it — so it proves
+//! nothing alone: a writer could set it with `SET LOCAL`, `ALTER ROLE … SET` or `PGOPTIONS`.
+//! The owner's identity is what a writer cannot take, and the owner could disable the trigger
+//! anyway. Everything the check depends on is read here (the trigger's configuration, Citus's
+//! metadata, the isolation level), never taken from the caller, so calling this function
+//! directly gives exactly a checked write.
+//!
+//! While it acts as the owner, nothing of the caller's runs: the row is data, the statements
+//! are built here with every name qualified, `search_path` is `pg_catalog, pg_temp`, and the
+//! security context is restricted (as for VACUUM's index functions). Before that, the caller's
+//! own rights are checked: INSERT on the table or on every column written.
+
+use std::ffi::{CStr, CString};
+
+use pgrx::datum::DatumWithOid;
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use pgrx::spi::{quote_identifier, quote_qualified_identifier};
+
+use crate::args::Mode;
+use crate::catalog::relation_name;
+use crate::errors::{Code, ConstraintError, Error, OrRaise};
+
+use super::config::DUP_OF;
+use super::lookup::lock_row;
+use super::trigger::{dedup_config, duplicate_error};
+use super::tuple::columns;
+
+enum Outcome {
+    Stored(i64),
+    Duplicate(ConstraintError),
+}
+
+/// Runs `sql` with `args` over SPI (read-write: a fresh snapshot per statement) and returns the
+/// first column of each row as text.
+fn query(sql: &str, args: &[DatumWithOid], what: &str) -> Vec<Option<String>> {
+    Spi::connect_mut(|client| {
+        let rows = client.update(sql, None, args).or_raise(what);
+        rows.map(|row| row.get::<String>(1).or_raise(what)).collect()
+    })
+}
+
+fn not_supported(message: String, detail: &str) -> ! {
+    Error::new(Code::ERRCODE_FEATURE_NOT_SUPPORTED, message).detail(detail).raise()
+}
+
+/// The caller may insert into column `attnum` of `relid`: INSERT on the table or the column.
+///
+/// # Safety
+/// In a transaction; `relid` an existing table.
+unsafe fn may_insert(relid: pg_sys::Oid, attnum: pg_sys::AttrNumber) -> bool {
+    // SAFETY: ACL lookups of an existing table and column.
+    unsafe {
+        let (user, insert) = (pg_sys::GetUserId(), pg_sys::ACL_INSERT as pg_sys::AclMode);
+        pg_sys::pg_class_aclcheck(relid, user, insert) == pg_sys::AclResult::ACLCHECK_OK
+            || pg_sys::pg_attribute_aclcheck(relid, attnum, user, insert) == pg_sys::AclResult::ACLCHECK_OK
+    }
+}
+
+/// The work of `_simdup_checked_insert`, inside pgrx's guard.
+///
+/// # Safety
+/// Called by [`simdup_checked_insert`] with the function manager's `fcinfo`.
+#[pg_guard]
+unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut Option<Outcome>) {
+    // SAFETY: two arguments (regclass, jsonb), non-NULL (the function is STRICT); the relation
+    // is opened here and stays open (and locked) until the end of the transaction; catalog
+    // lookups of its columns; the user switch is undone on every path (errors included: the
+    // transaction's abort restores the user and security context, and the GUC nest level).
+    unsafe {
+        let args = (*fcinfo).args.as_slice(2);
+        let relid = pg_sys::Oid::from(args[0].value.value() as u32);
+        let row = args[1].value;
+        let ext_schema = {
+            let ns = pg_sys::get_func_namespace((*(*fcinfo).flinfo).fn_oid);
+            quote_identifier(CStr::from_ptr(pg_sys::get_namespace_name(ns)).to_string_lossy())
+        };
+        // Settings made here are undone at its end, as a function's SET clause's.
+        let nest = pg_sys::NewGUCNestLevel();
+        set_local("search_path", "pg_catalog, pg_temp");
+        let rel = crate::catalog::open_relation(relid);
+        let name = relation_name(rel);
+        let nspname =
+            CStr::from_ptr(pg_sys::get_namespace_name((*(*rel).rd_rel).relnamespace)).to_string_lossy().into_owned();
+        let table = quote_qualified_identifier(&nspname, &name);
+        let marker = format!("{}.{}", quote_identifier(&nspname), quote_identifier(&name));
+
+        // Only on the coordinator, only for a table whose shards see part of the rows.
+        let citus = query(
+            "SELECT (pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL)::pg_catalog.text",
+            &[],
+            "looking for Citus",
+        );
+        let method = if citus.first().cloned().flatten().as_deref() == Some("true") {
+            query(
+                "SELECT p.partmethod::pg_catalog.text FROM pg_catalog.pg_dist_partition p
+                 WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1 AND pg_catalog.citus_is_coordinator()",
+                &[relid.into()],
+                "reading Citus's metadata",
+            )
+            .into_iter()
+            .next()
+            .flatten()
+        } else {
+            None
+        };
+        if !method.as_deref().is_some_and(super::citus::is_partial) {
+            not_supported(
+                format!("_simdup_checked_insert: {marker} is not a Citus distributed table, or this is not its coordinator"),
+                "It writes rows of a distributed table after checking them across shards; on other tables INSERT is checked by the dedup trigger.",
+            );
+        }
+        if pg_sys::XactIsoLevel != pg_sys::XACT_READ_COMMITTED as i32 {
+            not_supported(
+                format!("simdup_insert into distributed table {marker} needs READ COMMITTED"),
+                "At a higher isolation level a worker's snapshot can predate a concurrent writer's commit, so its near-duplicate could be missed.",
+            );
+        }
+        if (*(*rel).rd_rel).relrowsecurity {
+            not_supported(
+                format!("simdup_insert does not support distributed table {marker} with row-level security"),
+                "The row is written as the table's owner, which row security does not restrict.",
+            );
+        }
+        let Some(cfg) = dedup_config(rel) else {
+            crate::errors::not_in_prerequisite_state(
+                format!("table {marker} is not enabled for dedup"),
+                "Call simdup_enable(table, text_column, on_duplicate => 'reject' | 'skip' | 'mark') first.",
+            );
+        };
+        let cols = columns(rel, &cfg);
+        let row_arg = || DatumWithOid::new(row, pg_sys::JSONBOID);
+
+        // The columns written: the row's keys (42703 for one that is no column; generated
+        // columns, and dup_of in mark mode, are computed, not taken), and always the column the
+        // fingerprint comes from, so that a default never fills it unchecked (the caller fills
+        // defaults first, as itself).
+        let source_attnum = cols.text.unwrap_or(cols.fp);
+        let mut attnums: Vec<i32> = vec![source_attnum];
+        for key in query("SELECT k FROM pg_catalog.jsonb_object_keys($1) k", &[row_arg()], "reading the row's keys")
+            .into_iter()
+            .flatten()
+        {
+            let ckey = CString::new(key.as_str()).unwrap_or_default();
+            let attnum = i32::from(pg_sys::get_attnum(relid, ckey.as_ptr()));
+            if attnum <= 0 {
+                Error::new(
+                    Code::ERRCODE_UNDEFINED_COLUMN,
+                    format!("column \"{key}\" of relation \"{name}\" does not exist"),
+                )
+                .raise();
+            }
+            let generated = pg_sys::get_attgenerated(relid, attnum as pg_sys::AttrNumber) != 0;
+            if generated || Some(attnum) == cols.dup_of || attnums.contains(&attnum) {
+                continue;
+            }
+            attnums.push(attnum);
+        }
+        attnums.sort_unstable();
+        for &attnum in &attnums {
+            if !may_insert(relid, attnum as pg_sys::AttrNumber) {
+                Error::new(Code::ERRCODE_INSUFFICIENT_PRIVILEGE, format!("permission denied for table {name}")).raise();
+            }
+        }
+        let column = |attnum: i32| {
+            let n = pg_sys::get_attname(relid, attnum as pg_sys::AttrNumber, false);
+            quote_identifier(CStr::from_ptr(n).to_string_lossy())
+        };
+        let source = column(source_attnum);
+        let key_column = column(cols.key);
+        let fp_column = column(cols.fp);
+
+        // 1. The fingerprint of what the row stores.
+        let fp_sql = match cols.text {
+            Some(_) => format!(
+                "SELECT {ext_schema}.simhash(r.{source}::pg_catalog.text)::pg_catalog.text FROM pg_catalog.jsonb_populate_record(NULL::{table}, $1) r"
+            ),
+            None => format!("SELECT r.{source}::pg_catalog.text FROM pg_catalog.jsonb_populate_record(NULL::{table}, $1) r"),
+        };
+        let fp = query(&fp_sql, &[row_arg()], "fingerprinting the row")
+            .into_iter()
+            .next()
+            .flatten()
+            .map(|s| s.parse::<i64>().or_raise("reading the row's fingerprint"));
+
+        // 2.-4. Lock, search every shard, decide (as the owner: the caller needs no SELECT).
+        let owner = (*(*rel).rd_rel).relowner;
+        let (mut saved_user, mut saved_context) = (pg_sys::InvalidOid, 0);
+        pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_context);
+        // Named to the caller only if they may read the key, as the trigger does.
+        let may_read_key = crate::access::read(relid, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
+        pg_sys::SetUserIdAndSecContext(
+            owner,
+            saved_context | (pg_sys::SECURITY_LOCAL_USERID_CHANGE | pg_sys::SECURITY_RESTRICTED_OPERATION) as i32,
+        );
+
+        let mut found: Option<(String, u32)> = None;
+        if let Some(fp) = fp {
+            lock_row(relid, fp, cfg.k);
+            // (Ordered aggregates, not ORDER BY key LIMIT 1: pushed to the shards, that would
+            // let a shard's planner walk its primary key index.)
+            let find = format!(
+                "SELECT (pg_catalog.array_agg(t.{key_column} ORDER BY t.{key_column}))[1]::pg_catalog.text
+                      || ' ' || (pg_catalog.array_agg({ext_schema}.hamming(t.{fp_column}, $1) ORDER BY t.{key_column}))[1]
+                 FROM {table} t WHERE {ext_schema}.hamming(t.{fp_column}, $1) OPERATOR(pg_catalog.<=) {}",
+                cfg.k
+            );
+            found = query(&find, &[fp.into()], "searching every shard for a near-duplicate")
+                .into_iter()
+                .next()
+                .flatten()
+                .and_then(|s| {
+                    let (key, distance) = s.rsplit_once(' ')?;
+                    Some((key.to_owned(), distance.parse().ok()?))
+                });
+        }
+        let result = match (&found, cfg.mode) {
+            (Some((key, distance)), Mode::Reject) => {
+                Outcome::Duplicate(duplicate_error(rel, &cfg, &name, key, *distance, may_read_key))
+            }
+            (Some(_), Mode::Skip) => Outcome::Stored(0),
+            _ => {
+                // The shards' triggers let this write through: this transaction, as the owner.
+                set_local("citus.propagate_set_commands", "local");
+                mark(&marker);
+                let names: Vec<String> = attnums.iter().map(|&a| column(a)).collect();
+                let mut target = names.join(", ");
+                let mut values: Vec<String> = names.iter().map(|n| format!("r.{n}")).collect();
+                let mut insert_args = vec![row_arg()];
+                if let Some(dup_of) = cols.dup_of {
+                    let typ = pg_sys::format_type_be(pg_sys::get_atttype(relid, dup_of as pg_sys::AttrNumber));
+                    target.push_str(&format!(", {}", quote_identifier(DUP_OF)));
+                    values.push(format!("$2::{}", CStr::from_ptr(typ).to_string_lossy()));
+                    insert_args.push(found.as_ref().map(|(k, _)| k.clone()).into());
+                }
+                let insert = format!(
+                    "INSERT INTO {table} ({target}) SELECT {} FROM pg_catalog.jsonb_populate_record(NULL::{table}, $1) r RETURNING 1",
+                    values.join(", ")
+                );
+                let n = Spi::connect_mut(|client| {
+                    client.update(insert.as_str(), None, &insert_args).or_raise("writing the row").len()
+                });
+                mark("");
+                Outcome::Stored(n as i64)
+            }
+        };
+        pg_sys::AtEOXact_GUC(true, nest);
+        pg_sys::SetUserIdAndSecContext(saved_user, saved_context);
+        // Closed, its lock kept to the end of the transaction; left open for the error, which
+        // names the table through it (the abort closes it).
+        if matches!(result, Outcome::Stored(_)) {
+            pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
+        }
+        *outcome = Some(result);
+    }
+}
+
+/// Sets a setting until the end of the current GUC nest level (`GUC_ACTION_SAVE`, as a
+/// function's SET clause does).
+fn set_local(name: &str, value: &str) {
+    let (name, value) = (CString::new(name).unwrap_or_default(), CString::new(value).unwrap_or_default());
+    // SAFETY: set_config_option with valid C strings, as a function's SET clause does.
+    unsafe {
+        pg_sys::set_config_option(
+            name.as_ptr(),
+            value.as_ptr(),
+            pg_sys::GucContext::PGC_USERSET,
+            pg_sys::GucSource::PGC_S_SESSION,
+            pg_sys::GucAction::GUC_ACTION_SAVE,
+            true,
+            0,
+            false,
+        );
+    }
+}
+
+/// `SET LOCAL simdup.checked_write = marker`, from inside a DO block, which Citus counts as a
+/// transaction block and so propagates to every worker of this transaction.
+fn mark(marker: &str) {
+    let literal = pgrx::spi::quote_literal(marker);
+    // The DO block's body quoted as a literal: no dollar tag the name could contain.
+    let body = pgrx::spi::quote_literal(format!("BEGIN SET LOCAL simdup.checked_write = {literal}; END"));
+    Spi::run(&format!("DO {body}")).or_raise("marking the write as checked");
+}
+
+/// `_simdup_checked_insert(tbl regclass, row jsonb) RETURNS bigint`, declared in sql/dedup.sql.
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_simdup_checked_insert() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// # Safety
+/// Called by the function manager.
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub unsafe extern "C-unwind" fn simdup_checked_insert(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    let mut outcome = None;
+    // SAFETY: `work` is guarded: its errors and panics become PostgreSQL errors there.
+    unsafe { work(fcinfo, &mut outcome) };
+    match outcome {
+        Some(Outcome::Stored(n)) => pg_sys::Datum::from(n),
+        // SAFETY: this is the outermost Rust frame, nothing in it needs dropping (a
+        // ConstraintError holds only palloc'd pointers), and the relation is open.
+        Some(Outcome::Duplicate(error)) => unsafe { error.raise() },
+        None => pg_sys::Datum::from(0),
+    }
+}
