@@ -87,6 +87,27 @@ SELECT check_that('an unknown column: 42703, nothing stored', e = '42703: relati
                   AND array(SELECT id FROM cd_reject) = ARRAY[:x_a]::bigint[], e)
 FROM error_of($$SELECT simdup_insert('cd_reject', '{"id": 5, "bdy": "x"}')$$) e;
 
+-- Hostile names on every write path: a schema and a 63-byte table name with quotes, $, the
+-- string $simdup$, spaces and upper case, columns likewise. Mark, k = 10: simdup_insert_select
+-- of every row in one call, then plain writes refused, then simdup_disable and a plain INSERT.
+CREATE SCHEMA "Sch""ema $simdup$ x";
+CREATE TABLE "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" ("I d" bigint PRIMARY KEY, "Bo""dy $simdup$" text NOT NULL);
+SELECT create_distributed_table('"Sch""ema $simdup$ x"."Ta''ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"', 'I d');
+SELECT simdup_enable('"Sch""ema $simdup$ x"."Ta''ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"', 'Bo"dy $simdup$', on_duplicate => 'mark', max_distance => 10);
+SELECT simdup_insert_select('"Sch""ema $simdup$ x"."Ta''ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"', 'SELECT id AS "I d", body AS "Bo""dy $simdup$" FROM pool ORDER BY id') AS hostile_stored \gset
+SELECT check_that('hostile names (schema, 63-byte table and columns with quotes, $, $simdup$, spaces, upper case): simdup_insert_select of every row, dup_of = the local trigger''s',
+  (SELECT count(*) FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" d FULL JOIN cd_mark10_local l ON l.id = d."I d"
+   WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d."I d" IS NULL OR l.id IS NULL) = 0
+  AND :hostile_stored = (SELECT count(*) FROM pool),
+  format('%s rows stored', :hostile_stored));
+SELECT check_that('hostile names: a plain INSERT is refused (0A000), naming the table',
+  e = '0A000: rows of distributed table ' || format('%I.%I', 'Sch"ema $simdup$ x', 'Ta''ble $1 "q" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx') || ' must be written with simdup_insert', e)
+FROM error_of($$INSERT INTO "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" ("I d", "Bo""dy $simdup$") VALUES (999999, 'a new text')$$) e;
+SELECT simdup_disable('"Sch""ema $simdup$ x"."Ta''ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"');
+INSERT INTO "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" ("I d", "Bo""dy $simdup$") SELECT id + 1000000, body FROM pool WHERE id <= 3;
+SELECT check_that('hostile names: after simdup_disable plain INSERTs are stored',
+  (SELECT count(*) FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" > 1000000) = 3);
+
 -- For the concurrency steps of run.sh.
 CREATE TABLE conc (id bigint PRIMARY KEY, body text NOT NULL);
 SELECT create_distributed_table('conc', 'id');

@@ -21,9 +21,12 @@
 #                     plain writes; reference tables; a table enabled before distribution;
 #   dedup_checks.sql  dedup across shards (docs/citus.md, "Dedup across shards"): simdup_insert
 #                     and simdup_insert_select give the dedup trigger's answers on a local table
-#                     (skip, mark, reject; k = 3, 10; one row or many per call);
+#                     (skip, mark, reject; k = 3, 10; one row or many per call); hostile
+#                     schema, table and column names on every write path;
 #   here              COPY into the table refused, COPY into a staging table +
-#                     simdup_insert_select checked; writes through a worker (MX) refused; a
+#                     simdup_insert_select checked; writes through a worker (MX) refused; an
+#                     ordinary role's every way around the check (SET LOCAL, ALTER ROLE SET,
+#                     PGOPTIONS on a worker, data-modifying WITH, direct calls) refused; a
 #                     concurrent near-duplicate on another shard waits, then gets 23505; 8
 #                     concurrent clients in reject mode never store two rows within k on any
 #                     shards, lose no document and see no error but 23505.
