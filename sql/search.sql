@@ -10,29 +10,6 @@
 -- sequential scan's: on large tables, not on a few thousand rows.
 
 -- ---------------------------------------------------------------------------------------------
--- Private functions
--- ---------------------------------------------------------------------------------------------
--- The Citus distribution method of a table ('h' hash, 'a' append, 'r' range; 'n' reference
--- and Citus local tables), NULL when the table is not distributed or Citus is not installed:
--- read from Citus's catalog when there is one, without depending on Citus.
-CREATE FUNCTION _simdup_citus_method(tbl regclass) RETURNS text
-LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    method text;
-BEGIN
-    IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
-        EXECUTE 'SELECT p.partmethod::text FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = $1'
-            INTO method USING tbl;
-    END IF;
-    RETURN method;
-END
-$$;
-COMMENT ON FUNCTION _simdup_citus_method(regclass) IS
-  'simdup (internal): the Citus distribution method of a table (h, a, r; n for reference and local tables), NULL when it is not distributed or Citus is absent';
-
--- ---------------------------------------------------------------------------------------------
 -- Functions
 -- ---------------------------------------------------------------------------------------------
 -- Inlinable: LANGUAGE sql, one expression, IMMUTABLE, not STRICT, no SET clause. A SQL-standard
@@ -59,7 +36,7 @@ DECLARE
 BEGIN
     -- On Citus the query below would run on the shards with this (the coordinator's) table
     -- OID, which names nothing there, or another relation.
-    IF @extschema@._simdup_citus_method(tbl) IN ('h', 'a', 'r') THEN
+    IF @extschema@._simdup_citus_distributed(tbl) THEN
         RAISE EXCEPTION 'simdup_nearest is not supported on distributed table %', tbl
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'Use SELECT ... ORDER BY fp <~> q LIMIT n, which Citus runs on every shard.';

@@ -101,8 +101,8 @@ BEGIN
     SELECT pg_catalog.format('%I.%I', ns.nspname, c.relname) INTO marker
     FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace
     WHERE c.oid OPERATOR(pg_catalog.=) tbl;
-    -- (Reference tables, 'n', are not: each placement's trigger sees every row.)
-    distributed := coalesce(@extschema@._simdup_citus_method(tbl) OPERATOR(pg_catalog.=) ANY ('{h,a,r}'::pg_catalog.text[]), false);
+    -- (Reference tables are not: each placement's trigger sees every row.)
+    distributed := @extschema@._simdup_citus_distributed(tbl);
     IF distributed THEN
         -- (The registry of enabled tables is on the coordinator only.)
         EXECUTE 'SELECT pg_catalog.citus_is_coordinator()' INTO coordinator;
@@ -466,6 +466,17 @@ COMMENT ON FUNCTION simdup_insert_select(regclass, text) IS
 -- simdup_insert_select now call.
 DROP FUNCTION _simdup_insert(regclass, text, jsonb);
 
+-- Whether a table is Citus-distributed is asked of one Rust function (src/dedup/citus.rs), the
+-- one the checked write and the shards' trigger use; the SQL reader of the method goes.
+CREATE FUNCTION "_simdup_citus_distributed"(
+	"tbl" oid /* pg_sys :: Oid */
+) RETURNS bool
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_citus_distributed_wrapper';
+COMMENT ON FUNCTION _simdup_citus_distributed(oid) IS 'simdup (internal): whether a table is Citus-distributed by hash, range or append (each shard holds part of the rows), read from Citus''s catalog when there is one; false for reference, local and plain tables';
+DROP FUNCTION _simdup_citus_method(regclass);
+
 -- ORDER BY fp <~> q LIMIT n served by the planner step: _simdup_nearest_tids takes n as a
 -- bigint (the limit plus the offset), returns the rows tied at the n-th distance too, and is
 -- not STRICT (LIMIT NULL); simdup_nearest becomes a query of that form.
@@ -490,7 +501,7 @@ DECLARE
 BEGIN
     -- On Citus the query below would run on the shards with this (the coordinator's) table
     -- OID, which names nothing there, or another relation.
-    IF @extschema@._simdup_citus_method(tbl) IN ('h', 'a', 'r') THEN
+    IF @extschema@._simdup_citus_distributed(tbl) THEN
         RAISE EXCEPTION 'simdup_nearest is not supported on distributed table %', tbl
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'Use SELECT ... ORDER BY fp <~> q LIMIT n, which Citus runs on every shard.';
@@ -568,6 +579,70 @@ RETURNS TABLE (index regclass, text_expr text, k integer, bands integer, rows in
 LANGUAGE c STABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', '_simdup_similar_indexes_wrapper';
 
+CREATE OR REPLACE FUNCTION simdup_similar(tbl regclass, query text, threshold double precision DEFAULT 0.5,
+                               min_recall double precision DEFAULT 0.99)
+RETURNS TABLE (ctid tid, similarity double precision)
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+-- The bands expression in a sequential scan's filter computes a MinHash for every row, which the
+-- planner cannot see (function cost 1): always take the index.
+SET enable_seqscan = off
+AS $$
+DECLARE
+    ix record;
+    best record;
+    n integer := 0;
+    found_one boolean := false;
+    p double precision;
+    qset bigint[];
+BEGIN
+    PERFORM @extschema@._simdup_check_similarity(threshold, min_recall);  -- 22023 (src/args.rs)
+    -- The first similarity index whose S-curve reaches min_recall at the threshold.
+    FOR ix IN SELECT * FROM @extschema@._simdup_similar_indexes(tbl) LOOP
+        n := n + 1;
+        p := @extschema@.minhash_s_curve(threshold, ix.bands, ix.rows);
+        IF p >= min_recall THEN
+            best := ix;
+            found_one := true;
+            EXIT;
+        END IF;
+    END LOOP;
+    IF NOT found_one THEN
+        IF n = 0 THEN
+            RAISE EXCEPTION 'table % has no similarity index', tbl
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'Call simdup_enable_similar(table, text_column, threshold) first.';
+        END IF;
+        RAISE EXCEPTION 'the similarity index % finds pairs of similarity % with probability %, below min_recall %',
+                        ix.index, threshold, round(p::numeric, 4), min_recall
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('Search at a threshold of at least the one the index was made for, or add an index for this one: simdup_enable_similar(%L, text_column, %s).', tbl::text, threshold);
+    END IF;
+    -- On Citus the ctids below would be those of different shards, which name no row.
+    IF @extschema@._simdup_citus_distributed(tbl) THEN
+        RAISE EXCEPTION 'simdup_similar is not supported on distributed table %', tbl
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'It returns ctids, which do not identify a row across shards.',
+                  HINT = format('Query the table instead (Citus runs it on every shard, through each shard''s index): '
+                                'SELECT key, jaccard(shingles(%1$s, %2$s), shingles(q, %2$s)) AS similarity FROM %3$s '
+                                'WHERE _simdup_similar_bands(%1$s, %2$s, %4$s, %5$s) && _simdup_similar_bands(q, %2$s, %4$s, %5$s) '
+                                'AND jaccard(shingles(%1$s, %2$s), shingles(q, %2$s)) >= %6$s',
+                                best.text_expr, best.k, tbl, best.bands, best.rows, threshold);
+    END IF;
+    qset := @extschema@.shingles(query, best.k);
+    IF qset IS NULL THEN
+        RETURN;  -- no shingles: no similarity to anything
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT s.ctid, s.similarity FROM ('
+        '  SELECT t.ctid, @extschema@.jaccard(@extschema@.shingles(%1$s, %2$s), $1) AS similarity '
+        '  FROM %3$s t WHERE @extschema@._simdup_similar_bands(%1$s, %2$s, %4$s, %5$s) && $2 OFFSET 0) s '
+        'WHERE s.similarity >= $3 ORDER BY s.similarity DESC, s.ctid',
+        best.text_expr, best.k, tbl, best.bands, best.rows)
+    USING qset, @extschema@._simdup_similar_bands(query, best.k, best.bands, best.rows), threshold;
+END
+$$;
+
 -- Every object's comment as this version states it.
 COMMENT ON TABLE simdup_tables IS
   'simdup: tables equipped by simdup_enable (kept by pg_dump): text column (NULL when an existing fingerprint column was adopted), fingerprint column, and the dedup trigger''s on_duplicate and max_distance (NULL without a trigger)';
@@ -600,8 +675,6 @@ COMMENT ON OPERATOR <~> (bigint, bigint) IS
   'simdup: Hamming distance between two 64-bit fingerprints; fp <~> q <= k is served by the block indexes';
 COMMENT ON FUNCTION _simdup_hamming_support(internal) IS
   'simdup (internal): planner support function of hamming and jaccard(text, text, integer): loads the library, and with it the planner step serving hamming(fp, q) <= k and jaccard(body, q) >= t, before the scan paths are built';
-COMMENT ON FUNCTION _simdup_citus_method(regclass) IS
-  'simdup (internal): the Citus distribution method of a table (h, a, r; n for reference and local tables), NULL when it is not distributed or Citus is absent';
 COMMENT ON FUNCTION simdup_match(bigint, bigint, integer) IS
   'simdup: true when hamming(fp, q) <= k (k in 0..64); inlined to that condition, which the block indexes of simdup_enable serve on large tables';
 COMMENT ON FUNCTION jaccard(text, text, integer) IS 'simdup: exact Jaccard similarity |A∩B|/|A∪B| of the character k-shingle sets (default k = 5) of two texts, 0..1; NULL when either has no shingles; jaccard(text_column, q) >= t on a table with a similarity index is served by it';

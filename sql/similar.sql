@@ -116,7 +116,7 @@ BEGIN
                   HINT = format('Search at a threshold of at least the one the index was made for, or add an index for this one: simdup_enable_similar(%L, text_column, %s).', tbl::text, threshold);
     END IF;
     -- On Citus the ctids below would be those of different shards, which name no row.
-    IF @extschema@._simdup_citus_method(tbl) IN ('h', 'a', 'r') THEN
+    IF @extschema@._simdup_citus_distributed(tbl) THEN
         RAISE EXCEPTION 'simdup_similar is not supported on distributed table %', tbl
             USING ERRCODE = 'feature_not_supported',
                   DETAIL = 'It returns ctids, which do not identify a row across shards.',

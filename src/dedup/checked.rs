@@ -103,25 +103,14 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         let marker = format!("{}.{}", quote_identifier(&nspname), quote_identifier(&name));
 
         // Only on the coordinator, only for a table whose shards see part of the rows.
-        let citus = query(
-            "SELECT (pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL)::pg_catalog.text",
-            &[],
-            "looking for Citus",
-        );
-        let method = if citus.first().cloned().flatten().as_deref() == Some("true") {
-            query(
-                "SELECT p.partmethod::pg_catalog.text FROM pg_catalog.pg_dist_partition p
-                 WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1 AND pg_catalog.citus_is_coordinator()",
-                &[relid.into()],
-                "reading Citus's metadata",
-            )
-            .into_iter()
-            .next()
-            .flatten()
-        } else {
-            None
-        };
-        if !method.as_deref().is_some_and(super::citus::is_partial) {
+        let distributed = super::citus::distribution_method(relid).is_some_and(|m| super::citus::is_partial(&m))
+            && query("SELECT pg_catalog.citus_is_coordinator()::pg_catalog.text", &[], "asking Citus")
+                .first()
+                .cloned()
+                .flatten()
+                .as_deref()
+                == Some("true");
+        if !distributed {
             not_supported(
                 format!("_simdup_checked_insert: {marker} is not a Citus distributed table, or this is not its coordinator"),
                 "It writes rows of a distributed table after checking them across shards; on other tables INSERT is checked by the dedup trigger.",

@@ -48,6 +48,49 @@ pub(super) fn is_partial(method: &str) -> bool {
     method != "n"
 }
 
+/// Citus's distribution method of table `relid` (`h` hash, `r` range, `a` append, `n`
+/// reference and local tables), None when it is not a Citus table or Citus is not installed:
+/// read from Citus's catalog when there is one, without depending on Citus.
+pub(super) fn distribution_method(relid: pg_sys::Oid) -> Option<String> {
+    Spi::connect(|client| {
+        let citus = client
+            .select("SELECT pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL", Some(1), &[])
+            .or_raise("looking for Citus")
+            .first()
+            .get_one::<bool>()
+            .or_raise("looking for Citus");
+        if citus != Some(true) {
+            return None;
+        }
+        client
+            .select(
+                "SELECT p.partmethod::pg_catalog.text FROM pg_catalog.pg_dist_partition p
+                 WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1",
+                Some(1),
+                &[relid.into()],
+            )
+            .or_raise("reading Citus's metadata")
+            .first()
+            .get_one::<String>()
+            .ok()
+            .flatten()
+    })
+}
+
+/// `_simdup_citus_distributed(tbl)`: whether `tbl` is a Citus table whose shards each hold part
+/// of its rows (hash, range or append distributed), where the dedup trigger of one shard cannot
+/// decide and ctids name no row. The one place SQL asks.
+#[pg_extern(stable, strict, parallel_safe)]
+fn _simdup_citus_distributed(tbl: pg_sys::Oid) -> bool {
+    distribution_method(tbl).is_some_and(|m| is_partial(&m))
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_citus_distributed(oid) IS 'simdup (internal): whether a table is Citus-distributed by hash, range or append (each shard holds part of the rows), read from Citus''s catalog when there is one; false for reference, local and plain tables';",
+    name = "comment__simdup_citus_distributed",
+    requires = [_simdup_citus_distributed]
+);
+
 thread_local! {
     static SHARDS: RefCell<Option<HashMap<pg_sys::Oid, Option<Shard>>>> = const { RefCell::new(None) };
 }
