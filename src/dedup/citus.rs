@@ -48,18 +48,27 @@ pub(super) fn is_partial(method: &str) -> bool {
     method != "n"
 }
 
+/// Whether Citus's catalog table `pg_catalog.<table>` exists (Citus is installed here).
+fn has_catalog(client: &pgrx::spi::SpiClient, table: &str) -> bool {
+    client
+        .select(
+            "SELECT pg_catalog.to_regclass(pg_catalog.format('pg_catalog.%I', $1::pg_catalog.text)) IS NOT NULL",
+            Some(1),
+            &[table.into()],
+        )
+        .or_raise("looking for Citus")
+        .first()
+        .get_one::<bool>()
+        .or_raise("looking for Citus")
+        == Some(true)
+}
+
 /// Citus's distribution method of table `relid` (`h` hash, `r` range, `a` append, `n`
 /// reference and local tables), None when it is not a Citus table or Citus is not installed:
 /// read from Citus's catalog when there is one, without depending on Citus.
 pub(super) fn distribution_method(relid: pg_sys::Oid) -> Option<String> {
     Spi::connect(|client| {
-        let citus = client
-            .select("SELECT pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL", Some(1), &[])
-            .or_raise("looking for Citus")
-            .first()
-            .get_one::<bool>()
-            .or_raise("looking for Citus");
-        if citus != Some(true) {
+        if !has_catalog(client, "pg_dist_partition") {
             return None;
         }
         client
@@ -139,13 +148,7 @@ pub(super) unsafe fn shard_of(rel: pg_sys::Relation) -> Option<Shard> {
 fn lookup(namespace: pg_sys::Oid, name: &str) -> Option<Shard> {
     let shard_id: i64 = name.rsplit_once('_')?.1.parse().ok()?;
     Spi::connect(|client| {
-        let citus = client
-            .select("SELECT pg_catalog.to_regclass('pg_catalog.pg_dist_shard') IS NOT NULL", Some(1), &[])
-            .or_raise("looking for Citus")
-            .first()
-            .get_one::<bool>()
-            .or_raise("looking for Citus");
-        if citus != Some(true) {
+        if !has_catalog(client, "pg_dist_shard") {
             return None;
         }
         let rows = client
