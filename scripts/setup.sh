@@ -78,8 +78,19 @@ else
 fi
 
 # 3. pgrx init for this PostgreSQL (no download, no build of PostgreSQL). `cargo pgrx init`
-# rewrites its configuration, so every major already configured is passed again.
+# rewrites its configuration, so every major already configured is passed again. An entry whose
+# pg_config is gone (a removed build) is dropped first: cargo-pgrx refuses to run while any
+# configured one is missing.
 PGRX_CONFIG="${PGRX_HOME:-$HOME/.pgrx}/config.toml"
+if [ -f "$PGRX_CONFIG" ]; then
+  kept="$(while IFS= read -r line; do
+    if [[ "$line" =~ ^pg([0-9]+)\ =\ \"(.*)\"$ ]] && [ ! -x "${BASH_REMATCH[2]}" ]; then
+      echo "pgrx: dropping pg${BASH_REMATCH[1]} (${BASH_REMATCH[2]} is gone)" >&2; continue
+    fi
+    printf '%s\n' "$line"
+  done <"$PGRX_CONFIG")"
+  [ "$kept" = "$(cat "$PGRX_CONFIG")" ] || printf '%s\n' "$kept" >"$PGRX_CONFIG"
+fi
 if grep -qs "^pg$PG_MAJOR = \"$PG_CONFIG\"" "$PGRX_CONFIG"; then
   log "pgrx initialized for pg$PG_MAJOR"
 else
