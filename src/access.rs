@@ -24,11 +24,7 @@ pub(crate) unsafe fn read(relid: pg_sys::Oid, attnum: pg_sys::AttrNumber) -> Rea
     // SAFETY: catalog and ACL lookups of an existing table; check_enable_rls with noError never
     // raises.
     unsafe {
-        let user = pg_sys::GetUserId();
-        let select = pg_sys::ACL_SELECT as pg_sys::AclMode;
-        if pg_sys::pg_class_aclcheck(relid, user, select) != pg_sys::AclResult::ACLCHECK_OK
-            && pg_sys::pg_attribute_aclcheck(relid, attnum, user, select) != pg_sys::AclResult::ACLCHECK_OK
-        {
+        if !column_privilege(relid, attnum, pg_sys::ACL_SELECT as pg_sys::AclMode) {
             return Read::NoPrivilege;
         }
         if pg_sys::check_enable_rls(relid, pg_sys::InvalidOid, true)
@@ -37,5 +33,19 @@ pub(crate) unsafe fn read(relid: pg_sys::Oid, attnum: pg_sys::AttrNumber) -> Rea
             return Read::RowSecurity;
         }
         Read::Allowed
+    }
+}
+
+/// Whether the current user holds privilege `mode` on column `attnum` of table `relid`: on the
+/// table, or on the column, as the executor checks a column it reads or writes.
+///
+/// # Safety
+/// In a transaction; `relid` an existing table, `attnum` one of its columns.
+pub(crate) unsafe fn column_privilege(relid: pg_sys::Oid, attnum: pg_sys::AttrNumber, mode: pg_sys::AclMode) -> bool {
+    // SAFETY: ACL lookups of an existing table and column.
+    unsafe {
+        let user = pg_sys::GetUserId();
+        pg_sys::pg_class_aclcheck(relid, user, mode) == pg_sys::AclResult::ACLCHECK_OK
+            || pg_sys::pg_attribute_aclcheck(relid, attnum, user, mode) == pg_sys::AclResult::ACLCHECK_OK
     }
 }

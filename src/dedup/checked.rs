@@ -61,19 +61,6 @@ fn not_supported(message: String, detail: &str) -> ! {
     Error::new(Code::ERRCODE_FEATURE_NOT_SUPPORTED, message).detail(detail).raise()
 }
 
-/// The caller may insert into column `attnum` of `relid`: INSERT on the table or the column.
-///
-/// # Safety
-/// In a transaction; `relid` an existing table.
-unsafe fn may_insert(relid: pg_sys::Oid, attnum: pg_sys::AttrNumber) -> bool {
-    // SAFETY: ACL lookups of an existing table and column.
-    unsafe {
-        let (user, insert) = (pg_sys::GetUserId(), pg_sys::ACL_INSERT as pg_sys::AclMode);
-        pg_sys::pg_class_aclcheck(relid, user, insert) == pg_sys::AclResult::ACLCHECK_OK
-            || pg_sys::pg_attribute_aclcheck(relid, attnum, user, insert) == pg_sys::AclResult::ACLCHECK_OK
-    }
-}
-
 /// The work of `_simdup_checked_insert`, inside pgrx's guard.
 ///
 /// # Safety
@@ -99,11 +86,12 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         let name = relation_name(rel);
         let nspname =
             CStr::from_ptr(pg_sys::get_namespace_name((*(*rel).rd_rel).relnamespace)).to_string_lossy().into_owned();
+        // Schema-qualified and quoted: in statements, in messages, and as the marker the
+        // shards' triggers compare with (`format('%I.%I')` there).
         let table = quote_qualified_identifier(&nspname, &name);
-        let marker = format!("{}.{}", quote_identifier(&nspname), quote_identifier(&name));
 
         // Only on the coordinator, only for a table whose shards see part of the rows.
-        let distributed = super::citus::distribution_method(relid).is_some_and(|m| super::citus::is_partial(&m))
+        let distributed = super::citus::is_distributed(relid)
             && query("SELECT pg_catalog.citus_is_coordinator()::pg_catalog.text", &[], "asking Citus")
                 .first()
                 .cloned()
@@ -112,25 +100,25 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                 == Some("true");
         if !distributed {
             not_supported(
-                format!("_simdup_checked_insert: {marker} is not a Citus distributed table, or this is not its coordinator"),
+                format!("_simdup_checked_insert: {table} is not a Citus distributed table, or this is not its coordinator"),
                 "It writes rows of a distributed table after checking them across shards; on other tables INSERT is checked by the dedup trigger.",
             );
         }
         if pg_sys::XactIsoLevel != pg_sys::XACT_READ_COMMITTED as i32 {
             not_supported(
-                format!("simdup_insert into distributed table {marker} needs READ COMMITTED"),
+                format!("simdup_insert into distributed table {table} needs READ COMMITTED"),
                 "At a higher isolation level a worker's snapshot can predate a concurrent writer's commit, so its near-duplicate could be missed.",
             );
         }
         if (*(*rel).rd_rel).relrowsecurity {
             not_supported(
-                format!("simdup_insert does not support distributed table {marker} with row-level security"),
+                format!("simdup_insert does not support distributed table {table} with row-level security"),
                 "The row is written as the table's owner, which row security does not restrict.",
             );
         }
         let Some(cfg) = dedup_config(rel) else {
             crate::errors::not_in_prerequisite_state(
-                format!("table {marker} is not enabled for dedup"),
+                format!("table {table} is not enabled for dedup"),
                 "Call simdup_enable(table, text_column, on_duplicate => 'reject' | 'skip' | 'mark') first.",
             );
         };
@@ -164,7 +152,11 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         }
         attnums.sort_unstable();
         for &attnum in &attnums {
-            if !may_insert(relid, attnum as pg_sys::AttrNumber) {
+            if !crate::access::column_privilege(
+                relid,
+                attnum as pg_sys::AttrNumber,
+                pg_sys::ACL_INSERT as pg_sys::AclMode,
+            ) {
                 Error::new(Code::ERRCODE_INSUFFICIENT_PRIVILEGE, format!("permission denied for table {name}")).raise();
             }
         }
@@ -228,7 +220,7 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             _ => {
                 // The shards' triggers let this write through: this transaction, as the owner.
                 set_local("citus.propagate_set_commands", "local");
-                mark(&marker);
+                mark(&table);
                 let names: Vec<String> = attnums.iter().map(|&a| column(a)).collect();
                 let mut target = names.join(", ");
                 let mut values: Vec<String> = names.iter().map(|n| format!("r.{n}")).collect();

@@ -44,7 +44,7 @@ impl Shard {
 
 /// Does a table distributed with Citus's method `method` (`pg_dist_partition.partmethod`) have
 /// placements that see only part of its rows? All but reference and local tables (`n`).
-pub(super) fn is_partial(method: &str) -> bool {
+fn is_partial(method: &str) -> bool {
     method != "n"
 }
 
@@ -66,7 +66,7 @@ fn has_catalog(client: &pgrx::spi::SpiClient, table: &str) -> bool {
 /// Citus's distribution method of table `relid` (`h` hash, `r` range, `a` append, `n`
 /// reference and local tables), None when it is not a Citus table or Citus is not installed:
 /// read from Citus's catalog when there is one, without depending on Citus.
-pub(super) fn distribution_method(relid: pg_sys::Oid) -> Option<String> {
+fn distribution_method(relid: pg_sys::Oid) -> Option<String> {
     Spi::connect(|client| {
         if !has_catalog(client, "pg_dist_partition") {
             return None;
@@ -91,7 +91,12 @@ pub(super) fn distribution_method(relid: pg_sys::Oid) -> Option<String> {
 /// decide and ctids name no row. The one place SQL asks.
 #[pg_extern(stable, strict, parallel_safe)]
 fn _simdup_citus_distributed(tbl: pg_sys::Oid) -> bool {
-    distribution_method(tbl).is_some_and(|m| is_partial(&m))
+    is_distributed(tbl)
+}
+
+/// Whether table `relid` is Citus-distributed with shards that each hold part of its rows.
+pub(super) fn is_distributed(relid: pg_sys::Oid) -> bool {
+    distribution_method(relid).is_some_and(|m| is_partial(&m))
 }
 
 extension_sql!(
