@@ -20,8 +20,9 @@ COMMENT ON FUNCTION simdup_dedup_trigger() IS
 -- ---------------------------------------------------------------------------------------------
 -- The checked write of simdup_insert and simdup_insert_select: the rows of `source` (a query
 -- returning one jsonb object per row, run with $1 = arg under the caller's search_path) are
--- collected first, then inserted into tbl one single-row INSERT at a time, so that every row is
--- checked against the rows stored before it, the same call's included. Everything else runs
+-- collected first, then inserted into tbl in their order, so that every row is checked against
+-- the rows stored before it, the same call's included: on a plain or reference table in one
+-- INSERT ... SELECT when they all name the same columns, else one single-row INSERT at a time. Everything else runs
 -- with search_path pinned to pg_catalog, every name qualified: no function or operator a caller
 -- can create is ever called with the caller's (perhaps a superuser's) rights.
 --
@@ -57,6 +58,7 @@ DECLARE
     insert_sql text;
     stored bigint := 0;
     n bigint;
+    same_keys boolean;
 BEGIN
     -- The table's name as messages give it.
     SELECT pg_catalog.format('%I.%I', ns.nspname, c.relname) INTO marker
@@ -86,6 +88,17 @@ BEGIN
     PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     IF rows IS NULL THEN
         RETURN 0;
+    END IF;
+    -- On a plain or reference table, rows that all name the same columns (always those of
+    -- simdup_insert_select) go into one INSERT ... SELECT, in their order: the trigger checks
+    -- them as it checks any such statement, with the bulk check of a long one (docs/dedup.md).
+    IF NOT distributed AND pg_catalog.jsonb_array_length(rows) OPERATOR(pg_catalog.>) 1 THEN
+        SELECT pg_catalog.bool_and(x.ks IS NOT NULL) AND pg_catalog.count(DISTINCT x.ks) OPERATOR(pg_catalog.=) 1
+          INTO same_keys
+        FROM (SELECT CASE WHEN pg_catalog.jsonb_typeof(e) OPERATOR(pg_catalog.=) 'object' THEN
+                       coalesce((SELECT pg_catalog.array_agg(k ORDER BY k) FROM pg_catalog.jsonb_object_keys(e) k), '{}')
+                     END AS ks
+              FROM pg_catalog.jsonb_array_elements(rows) e) x;
     END IF;
 
     FOR j IN SELECT e FROM pg_catalog.jsonb_array_elements(rows) e LOOP
@@ -136,6 +149,12 @@ BEGIN
                 j := filled OPERATOR(pg_catalog.||) j;
             END IF;
             stored := stored OPERATOR(pg_catalog.+) @extschema@._simdup_checked_insert(tbl, j);
+        ELSIF same_keys AND cols IS NOT NULL THEN
+            EXECUTE pg_catalog.format('INSERT INTO %s (%s) SELECT %s FROM pg_catalog.jsonb_array_elements($1) WITH ORDINALITY e(j, n), '
+                                      'pg_catalog.jsonb_populate_record(NULL::%s, e.j) r ORDER BY e.n', tbl, cols, vals, tbl)
+                USING rows;
+            GET DIAGNOSTICS n = ROW_COUNT;
+            RETURN n;
         ELSE
             EXECUTE insert_sql USING j;
             GET DIAGNOSTICS n = ROW_COUNT;
@@ -146,7 +165,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION _simdup_insert(regclass, text, jsonb, text) IS
-  'simdup (internal): the checked write of simdup_insert: reads the jsonb rows of a query (run with the caller''s search_path), then inserts them one by one, each with its own keys; on a Citus distributed table through _simdup_checked_insert, the check against every shard';
+  'simdup (internal): the checked write of simdup_insert: reads the jsonb rows of a query (run with the caller''s search_path), then inserts them in their order, each with its own keys: in one INSERT ... SELECT when they all name the same columns (the trigger''s bulk check applies), else one by one; on a Citus distributed table one by one through _simdup_checked_insert, the check against every shard';
 
 CREATE FUNCTION _simdup_checked_insert(tbl regclass, "row" jsonb) RETURNS bigint
 LANGUAGE c VOLATILE STRICT

@@ -2,13 +2,30 @@
 
 use std::ffi::{CStr, CString};
 
-use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
+use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PostgresGucEnum};
+
+/// `simdup.bulk_check`: when the dedup trigger checks a statement's rows against a copy of the
+/// table's fingerprints in memory (src/dedup/bulk.rs).
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum BulkCheck {
+    /// Once the statement has checked enough rows that loading costs less than their lookups.
+    #[name = c"auto"]
+    Auto,
+    /// From the statement's first row.
+    #[name = c"on"]
+    On,
+    /// Never.
+    #[name = c"off"]
+    Off,
+}
 
 static MAX_DISTANCE: GucSetting<i32> = GucSetting::<i32>::new(simdup_core::DEFAULT_MAX_DISTANCE as i32);
 static INDEX_SEARCH: GucSetting<bool> = GucSetting::<bool>::new(true);
 static CHECKED_WRITE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static BATCH_THREADS: GucSetting<i32> = GucSetting::<i32>::new(-1);
 static BATCH_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(256 * 1024);
+static BULK_CHECK: GucSetting<BulkCheck> = GucSetting::<BulkCheck>::new(BulkCheck::Auto);
+static BULK_CHECK_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(512 * 1024);
 
 /// Registers the parameters. Called once from `_PG_init`.
 pub fn init() {
@@ -58,6 +75,24 @@ pub fn init() {
         GucContext::Userset,
         GucFlags::UNIT_KB,
     );
+    GucRegistry::define_enum_guc(
+        c"simdup.bulk_check",
+        c"When the dedup trigger checks a statement's rows against the table's fingerprints loaded into memory.",
+        c"auto (default): once a statement (INSERT ... SELECT, COPY, a multi-row INSERT) has checked so many rows that loading the table's fingerprints costs less than looking its rows up in the block indexes, at the earliest after 100 rows; on: from its first row; off: never. Loading takes SHARE ROW EXCLUSIVE on the table (other writers wait until the transaction ends, readers do not), only when it is free at once and the role may LOCK the table in that mode (UPDATE, DELETE or TRUNCATE privilege); otherwise the rows are looked up one by one. The answers are the same either way.",
+        &BULK_CHECK,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"simdup.bulk_check_memory",
+        c"Memory the dedup trigger's bulk check may use for a table's fingerprints.",
+        c"Up to 136 bytes a stored row (8 bytes for each of up to 8 blocks, twice while the copy is rebuilt with the statement's rows). A table estimated to need more is checked row by row.",
+        &BULK_CHECK_MEMORY,
+        1024,
+        i32::MAX,
+        GucContext::Userset,
+        GucFlags::UNIT_KB,
+    );
     let prefix: &CStr = c"simdup";
     // SAFETY: called from _PG_init, in the backend's main thread.
     unsafe { pgrx::pg_sys::MarkGUCPrefixReserved(prefix.as_ptr()) };
@@ -94,4 +129,14 @@ pub fn batch_threads() -> usize {
 /// `simdup.batch_memory`, in bytes.
 pub fn batch_memory() -> usize {
     BATCH_MEMORY.get().max(0) as usize * 1024
+}
+
+/// `simdup.bulk_check`.
+pub fn bulk_check() -> BulkCheck {
+    BULK_CHECK.get()
+}
+
+/// `simdup.bulk_check_memory`, in bytes.
+pub fn bulk_check_memory() -> usize {
+    BULK_CHECK_MEMORY.get().max(0) as usize * 1024
 }

@@ -16,7 +16,8 @@
 //! 5. [`blocks`]: the fingerprint's four 16-bit blocks and their Hamming neighbours, for
 //!    index probes (Manku, Jain, Das Sarma, WWW 2007); [`pairs`] finds all near-duplicate pairs of a set
 //!    and [`components`] groups them.
-//! 6. [`locks`]: the advisory lock stripes of the dedup trigger (k + 1 pieces, pigeonhole).
+//! 6. [`locks`]: the advisory lock stripes of the dedup trigger (k + 1 pieces, pigeonhole);
+//!    [`nearset`]: the block probes over a set in memory, for the trigger's bulk check.
 //!
 //! [`scheme`] holds alternative weightings selectable by name (title-aware, Zhang & He 2020);
 //! the default scheme is format 1 itself. [`minhash`] is the set-similarity side (shingles,
@@ -24,7 +25,7 @@
 //!
 //! Module layers (each uses only those above it): [`hash`], [`normalize`] → [`tokens`],
 //! [`idf`] → [`features`] → [`simhash`] → [`scheme`]; [`minhash`] on [`tokens`] and [`hash`];
-//! [`locks`] on [`hash`] (its tests also use [`blocks`]); [`blocks`] → [`pairs`] → [`leaders`];
+//! [`locks`] on [`hash`] (its tests also use [`blocks`]); [`blocks`] → [`pairs`] → [`leaders`], [`blocks`] → [`nearset`];
 //! [`components`] alone.
 
 pub mod blocks;
@@ -35,6 +36,7 @@ pub mod idf;
 pub mod leaders;
 pub mod locks;
 pub mod minhash;
+pub mod nearset;
 pub mod normalize;
 pub mod pairs;
 pub mod scheme;

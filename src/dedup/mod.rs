@@ -9,7 +9,9 @@
 //! * [`config`]: the trigger's arguments, written by `simdup_enable` and parsed here by the
 //!   same [`config::Config`];
 //! * [`tuple`]: reading the new row's text or fingerprint and setting `dup_of`;
-//! * [`lookup`]: the lock stripes and the search for the earliest near-duplicate;
+//! * [`lookup`]: the lock stripes and the search for the near-duplicate with the smallest key;
+//! * [`bulk`]: a statement's copy of the table's fingerprints in memory, which clears rows
+//!   without a search once it has many;
 //! * [`trigger`]: the trigger function, its protocol checks and the reject error;
 //! * [`citus`]: on a shard of a Citus distributed table, only `simdup_insert`'s checked writes;
 //! * [`checked`]: that checked write of one row, on the coordinator, as the table's owner.
@@ -18,6 +20,7 @@
 //! snapshot, deadlocks and the bound on locks — is argued in docs/dedup.md ("Under
 //! concurrency"); `lookup` implements it step by step.
 
+mod bulk;
 mod checked;
 mod citus;
 pub(crate) mod config;

@@ -4,7 +4,9 @@
 //! 1. compute `simhash(NEW.text_column)` (a BEFORE trigger runs before the generated
 //!    fingerprint column is computed; the column then gets the same value from simhash's memo);
 //!    NULL (text without words) is never a duplicate: the row passes unchecked;
-//! 2. [`super::lookup::earliest`]: lock the stripes, find the earliest near-duplicate;
+//! 2. [`super::lookup::smallest_key_match`]: lock the stripes, find the near-duplicate with
+//!    the smallest key (a statement inserting many rows first asks its copy of the table's
+//!    fingerprints in memory, [`super::bulk`], and searches only when that finds a candidate);
 //! 3. reject (23505, with the schema, table and constraint name `simdup_dedup` that drivers
 //!    read), skip (return NULL) or mark (`NEW.dup_of := key`).
 
@@ -17,10 +19,10 @@ use pgrx::spi::quote_identifier;
 use crate::args::Mode;
 use crate::errors::{Code, ConstraintError, Error};
 
-use super::citus;
 use super::config::{Config, TRIGGER};
 use super::lookup::smallest_key_match;
 use super::tuple::{bigint_value, columns, text_value, with_dup_of};
+use super::{bulk, citus};
 use crate::catalog::relation_name;
 
 fn protocol_error(message: &str) -> ! {
@@ -193,7 +195,25 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
 
         let key_attnum = cols.key;
         let exclude = is_update.then(|| (*old).t_self);
-        let found = smallest_key_match(rel, &cfg, fp, cols.fp, key_attnum, exclude);
+        // A statement inserting many rows asks its copy of the table's fingerprints first
+        // (src/dedup/bulk.rs); a row with a candidate there, and every other row, searches the
+        // indexes.
+        let verdict = if is_update || shard.is_some() {
+            bulk::Verdict::Search
+        } else {
+            bulk::check(rel, cols.fp, cfg.k, cfg.mode == Mode::Skip && cols.dup_of.is_none(), fp)
+        };
+        let found = match verdict {
+            bulk::Verdict::Clear => None,
+            bulk::Verdict::Stored => {
+                *outcome = Some(Outcome::Row(pg_sys::Datum::from(0))); // skipped
+                return;
+            }
+            bulk::Verdict::Search => smallest_key_match(rel, &cfg, fp, cols.fp, key_attnum, exclude),
+        };
+        if found.is_none() || cols.dup_of.is_some() {
+            bulk::passed(rel, fp);
+        }
         *outcome = Some(match (cols.dup_of, cfg.mode, found) {
             (Some(dup_of), _, found) => {
                 Outcome::Row(pg_sys::Datum::from(with_dup_of(rel, new, dup_of, found.map(|f| f.key))))

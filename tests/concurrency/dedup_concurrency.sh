@@ -27,6 +27,11 @@
 #        10 apart; every dup_of names a row within distance 10;
 #      all rounds: no client saw any error but 23505 (reject) — no deadlock (40P01), no
 #        serialization failure, nothing else.
+# 3. Two more rounds (skip, mark) with the bulk check on (src/dedup/bulk.rs): the even clients
+#    write batches of 20 rows, each in a transaction that takes the table lock first, so that
+#    the statement checks them in memory; the odd clients' single-row INSERTs load the table's
+#    fingerprints when no other transaction is writing, else check row by row. The same checks,
+#    and statements must have loaded the fingerprints (simdup's DEBUG line).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -127,6 +132,28 @@ for c in $(seq 1 "$CLIENTS"); do
     echo 'SELECT pg_advisory_lock_shared(42);'   # start barrier
     awk -v c="$c" '$1 == c { print "INSERT INTO docs (body) SELECT body FROM pool WHERE id = " $2 ";" }' "$work/plan"
   } >"$work/client$c.sql"
+  # The bulk rounds (bulk check on from the first row): even clients write their rows 20 at a
+  # time, each batch a transaction that takes the table lock the bulk check needs first (as a
+  # bulk loader would: a multi-row writer that checks row by row can deadlock on lock stripes,
+  # docs/dedup.md "Deadlocks"), so its statement checks every row in memory; odd clients write
+  # one row a statement, each of which loads the table's fingerprints whenever no other
+  # transaction is writing (ConditionalLockRelation) and else checks row by row.
+  { echo '\set VERBOSITY sqlstate'
+    echo 'SET client_min_messages = debug1;'
+    echo 'SET simdup.bulk_check = on;'
+    echo 'SELECT pg_advisory_lock_shared(42);'
+    if (( c % 2 == 0 )); then
+      awk -v c="$c" '$1 == c { ids = ids (n++ ? "," : "") $2; if (n == 20) { print ids; ids = ""; n = 0 } }
+                     END { if (n) print ids }' "$work/plan" |
+      while read -r ids; do
+        echo "BEGIN; LOCK TABLE docs IN SHARE ROW EXCLUSIVE MODE;"
+        echo "INSERT INTO docs (body) SELECT p.body FROM unnest('{$ids}'::int[]) WITH ORDINALITY u(id, n) JOIN pool p USING (id) ORDER BY u.n;"
+        echo "COMMIT;"
+      done
+    else
+      awk -v c="$c" '$1 == c { print "INSERT INTO docs (body) SELECT body FROM pool WHERE id = " $2 ";" }' "$work/plan"
+    fi
+  } >"$work/bulkclient$c.sql"
 done
 echo "clients: $CLIENTS, $(wc -l <"$work/plan") inserts a round" >&2
 
@@ -176,9 +203,11 @@ echo "$out" | tr '\n' ' ' >&2; echo >&2
 psql -c "DROP TABLE docs"
 
 # ---------------------------------------------------------------------------------------------
-run_round() { # MODE
-  local mode=$1
-  step "round '$mode': $CLIENTS concurrent clients, k = $K"
+run_round() { # MODE [bulk]
+  local mode=$1 kind=${2:-}
+  local script=client
+  [ "$kind" = bulk ] && script=bulkclient
+  step "round '$mode'${kind:+ ($kind)}: $CLIENTS concurrent clients, k = $K"
   psql >/dev/null <<SQL
 CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL);
 SELECT simdup_enable('docs', 'body', on_duplicate => '$mode', max_distance => $K);
@@ -190,7 +219,7 @@ SQL
   local pids=() t0 t1
   t0=$(date +%s.%N)
   for c in $(seq 1 "$CLIENTS"); do
-    "$PG_BIN/psql" -X -q -h "$sock" -p "$port" -U postgres -d conc -f "$work/client$c.sql" \
+    "$PG_BIN/psql" -X -q -h "$sock" -p "$port" -U postgres -d conc -f "$work/$script$c.sql" \
       >"$work/out$c" 2>"$work/err$c" &
     pids+=($!)
   done
@@ -199,6 +228,14 @@ SQL
   t1=$(date +%s.%N)
   local inserts errors
   inserts=$(wc -l <"$work/plan")
+  if [ "$kind" = bulk ]; then
+    local loads
+    # (VERBOSITY sqlstate: a DEBUG line is its SQLSTATE, 00000; simdup's is its only one.)
+    loads=$(cat "$work"/err* | grep -c 'DEBUG:  00000' || true)
+    echo "    statements that loaded the table's fingerprints: $loads" >&2
+    [ "$loads" -gt 0 ] || fail "round $mode (bulk): no statement loaded the table's fingerprints"
+    sed -i '/DEBUG:  00000/d' "$work"/err*
+  fi
   cat "$work"/err* | grep -o 'ERROR:  [0-9A-Z]\{5\}' | sort | uniq -c | sed 's/^/    /' >&2 || true
   errors=$(cat "$work"/err* | grep -c 'ERROR' || true)
   local others
@@ -249,4 +286,6 @@ SQL
 run_round reject
 run_round skip
 run_round mark
+run_round skip bulk
+run_round mark bulk
 step "concurrency: all checks passed"

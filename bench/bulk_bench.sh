@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Bulk loads into a dedup table (issue #25): INSERT ... SELECT of B rows into a table holding N
+# random fingerprints, k = 10, on_duplicate => 'skip', side by side in one run:
+#
+#   plain  the same INSERT ... SELECT with the dedup trigger disabled (the fingerprint column
+#          and the block indexes still maintained): the floor;
+#   bulk   the trigger with simdup.bulk_check = auto (the default): after 1,000 rows the
+#          statement loads the table's fingerprints into memory and checks the rest there;
+#   row    the trigger with simdup.bulk_check = off, on the first B_ROW rows of the batch only
+#          (one index search a row: minutes for the whole batch), reported per row.
+#
+#   bench/bulk_bench.sh [N [B]]        # defaults 1000000 200000
+#
+# The batch: B random fingerprints, one in ten of them a copy of a stored one with 2 bits
+# flipped (skipped). Each variant runs in a transaction that is rolled back, so every run sees
+# the same table; SIMDUP_BENCH_REPS (5) rounds, interleaved; medians. synchronous_commit = off.
+# Its own throwaway cluster "<SIMDUP_CLUSTER>-bulkbench" after scripts/install.sh
+# (SIMDUP_BENCH_NO_INSTALL=1 skips it). SIMDUP_BENCH_ROW_ROWS (B_ROW, default 10000).
+set -euo pipefail
+N="${1:-1000000}"
+B="${2:-200000}"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+. scripts/setup.sh >/dev/null 2>&1
+REPS="${SIMDUP_BENCH_REPS:-5}"
+B_ROW="${SIMDUP_BENCH_ROW_ROWS:-10000}"
+cluster="${SIMDUP_CLUSTER:-regress}-bulkbench"
+port="${SIMDUP_BENCH_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
+if [ "${SIMDUP_BENCH_NO_INSTALL:-0}" != 1 ]; then
+  scripts/install.sh --pg-config "$PG_CONFIG" >/dev/null
+fi
+PG_EXTRA_OPTS="-c shared_buffers=2GB -c max_wal_size=8GB -c checkpoint_timeout=30min -c synchronous_commit=off -c max_locks_per_transaction=1024" \
+  scripts/cluster.sh start "$cluster" "$port"
+trap 'scripts/cluster.sh stop "$cluster"' EXIT
+psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "/tmp/simdup-$cluster/sock" -p "$port" -U postgres "$@"; }
+psql -d postgres -c "CREATE DATABASE bench"
+db() { psql -d bench "$@"; }
+echo "== simdup bulk-load benchmark: N = $N stored, B = $B inserted, k = 10, skip; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %H:%M UTC')"
+db <<SQL
+CREATE EXTENSION simdup;
+CREATE TABLE t (id bigint PRIMARY KEY, fp bigint);
+INSERT INTO t SELECT g, hashint8extended(g, 1) FROM generate_series(1, $N) g;
+SELECT simdup_enable('t', NULL, 'fp', on_duplicate => 'skip', max_distance => 10);
+CREATE TABLE batch (id bigint, fp bigint);
+INSERT INTO batch SELECT $N + g,
+  CASE WHEN g % 10 = 0 THEN hashint8extended((g * 7919) % $N + 1, 1) # 257 ELSE hashint8extended(g, 2) END
+FROM generate_series(1, $B) g;
+VACUUM ANALYZE t; VACUUM ANALYZE batch;
+SQL
+echo "simdup $(db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'"), $(db -At -c 'SHOW server_version')"
+
+# One variant: milliseconds of its INSERT and the rows it stored.
+run() {
+  local setup="$1" rows="$2"
+  db -At <<SQL | tail -1
+BEGIN;
+$setup
+SELECT clock_timestamp() AS t0 \gset
+INSERT INTO t SELECT id, fp FROM batch WHERE id <= $N + $rows ORDER BY id;
+SELECT round(extract(epoch FROM clock_timestamp() - :'t0') * 1000, 1) || ' ' || (SELECT count(*) FROM t WHERE id > $N);
+ROLLBACK;
+SQL
+}
+: > /tmp/simdup-bulkbench.$$
+for r in $(seq 1 "$REPS"); do
+  p=$(run "ALTER TABLE t DISABLE TRIGGER simdup_dedup;" "$B")
+  b=$(run "SET LOCAL simdup.bulk_check = auto;" "$B")
+  w=$(run "SET LOCAL simdup.bulk_check = off;" "$B_ROW")
+  echo "round $r: plain ${p% *} ms (${p#* } rows), bulk ${b% *} ms (${b#* } rows), row-by-row ${w% *} ms for $B_ROW rows (${w#* } rows)"
+  echo "$p $b $w" >> /tmp/simdup-bulkbench.$$
+done
+python3 - "$B" "$B_ROW" /tmp/simdup-bulkbench.$$ <<'PY'
+import statistics, sys
+b, brow, f = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+rows = [l.split() for l in open(f)]
+plain = statistics.median(float(r[0]) for r in rows)
+bulk = statistics.median(float(r[2]) for r in rows)
+row = statistics.median(float(r[4]) for r in rows)
+print(f"medians: plain {plain:.0f} ms, bulk {bulk:.0f} ms ({bulk / plain:.2f}x plain), "
+      f"row-by-row {row / brow * 1000:.1f} us a row (whole batch ~{row / brow * b / 1000:.0f} s, {row / brow * b / plain:.0f}x plain)")
+print(f"bulk check a row beyond plain: {(bulk - plain) / b * 1000:.1f} us; row-by-row: {(row / brow - plain / b) * 1000:.1f} us")
+PY
+rm -f /tmp/simdup-bulkbench.$$

@@ -1,0 +1,297 @@
+//! The bulk check: a statement that inserts many rows (`INSERT ... SELECT`, `COPY`, a long
+//! multi-row `INSERT`, `simdup_insert_select`) checks them against a copy of the table's
+//! fingerprints in memory ([`simdup_core::nearset::NearSet`]) instead of probing the block
+//! indexes for every row.
+//!
+//! The answers are the row-by-row trigger's, because the copy is used only to say "nothing is
+//! within k": a row for which the copy finds a candidate is checked by the index search as
+//! before ([`super::lookup::smallest_key_match`]), which decides reject, skip or mark. So the
+//! copy must hold (a superset of) every fingerprint the index search could find, for as long as
+//! it is used:
+//!
+//! In skip mode a candidate among the rows stored before the statement decides at once (the
+//! row is skipped, whichever near-duplicate the search would name).
+//!
+//! 1. **Others.** Before loading, the statement takes SHARE ROW EXCLUSIVE on the table, which
+//!    every other writer's ROW EXCLUSIVE conflicts with, and only when it is free at once
+//!    (`ConditionalLockRelation`: no wait, so no lock-upgrade deadlock with a writer waiting on
+//!    this transaction's lock stripes). Then no other transaction has an insert, update or
+//!    delete in progress on the table, and none can start one until this transaction ends.
+//!    Readers are not blocked. The lock is held to the end of the transaction, as every
+//!    PostgreSQL table lock; only a role that may take it with `LOCK TABLE` (UPDATE, DELETE or
+//!    TRUNCATE privilege) gets it, so an INSERT-only role cannot lock other writers out.
+//! 2. **What is loaded.** A fresh snapshot taken after the lock sees every committed row and
+//!    this transaction's rows of earlier commands: the rows the index search's dirty snapshot
+//!    would see, but for the statement's own rows, which are added as it lets them through (the
+//!    rows before the load are remembered for it). Rows this statement let through but that did
+//!    not land (a later BEFORE trigger, `ON CONFLICT DO NOTHING`) stay in the copy: they can
+//!    only send a row to the index search.
+//! 3. **How long.** The copy belongs to one statement: its executor's memory context (freed
+//!    at its end, on error too), its subtransaction and its command id. Any write that bypasses
+//!    this trigger's bookkeeping inside the statement (another trigger's SQL) advances the
+//!    command id, and the copy is dropped; so is a copy whose lock is no longer held.
+//!
+//! The choice (`simdup.bulk_check`): auto loads once the statement has checked enough rows one
+//! by one that their index searches would have cost as much as the load (ski rental: never more
+//! than twice the better choice), at the earliest after [`AUTO_MIN_ROWS`] rows, so short
+//! statements never lock the table.
+
+use std::cell::RefCell;
+
+use pgrx::pg_sys;
+
+use simdup_core::nearset::{max_bytes, NearSet};
+
+use crate::catalog::estimated_rows;
+use crate::gucs::{bulk_check, bulk_check_memory, BulkCheck};
+
+/// Rows a statement checks one by one before auto considers loading.
+const AUTO_MIN_ROWS: u64 = 100;
+
+/// The cost model of the choice, in microseconds (measured on the development machine,
+/// docs/performance.md "0.3.0: the bulk check"): a row's index search, and the load by heap
+/// page and by row.
+const ROW_SEARCH_US: f64 = 1500.0;
+const LOAD_PAGE_US: f64 = 1.0;
+const LOAD_ROW_US: f64 = 0.3;
+
+/// Rows read between interrupt checks while loading.
+const ROWS_PER_INTERRUPT: u64 = 1 << 12;
+
+struct State {
+    relid: pg_sys::Oid,
+    context: pg_sys::MemoryContext,
+    subxact: pg_sys::SubTransactionId,
+    command: pg_sys::CommandId,
+    /// Rows checked one by one, and the count at which to try loading next.
+    checked: u64,
+    next_try: u64,
+    /// Fingerprints the statement let through before the load.
+    early: Vec<u64>,
+    set: Option<NearSet>,
+}
+
+thread_local! {
+    static STATE: RefCell<Option<State>> = const { RefCell::new(None) };
+}
+
+/// Drops the state of the statement whose executor context is being reset or deleted (a
+/// memory context callback: it cannot fail).
+unsafe extern "C-unwind" fn forget(arg: *mut std::ffi::c_void) {
+    let context = arg as pg_sys::MemoryContext;
+    STATE.with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            if s.as_ref().is_some_and(|st| st.context == context) {
+                *s = None;
+            }
+        }
+    });
+}
+
+/// The statement's executor context: the parent of the per-tuple context the trigger manager
+/// calls a row trigger in (`ExecCallTriggerFunc`; an executor's per-tuple contexts are children
+/// of its `es_query_cxt`).
+fn statement_context() -> Option<pg_sys::MemoryContext> {
+    // SAFETY: CurrentMemoryContext is always a valid context in a backend.
+    let parent = unsafe { (*pg_sys::CurrentMemoryContext).parent };
+    (!parent.is_null()).then_some(parent)
+}
+
+/// What the statement's copy in memory says of a row.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Verdict {
+    /// Nothing within k: no near-duplicate is stored.
+    Clear,
+    /// A row stored before the statement is within k (so in skip mode the row is skipped).
+    Stored,
+    /// Search the indexes: no copy, or a candidate that only the search can decide on.
+    Search,
+}
+
+/// What the statement's copy of `rel`'s fingerprints (column `fp_attnum`, near-duplicates within
+/// `k`) says of the row with fingerprint `fp` that the trigger is checking for INSERT. `Search`
+/// counts the row toward loading the copy. `Stored` is answered only when `stored_decides`
+/// (skip mode: any stored near-duplicate decides, whichever key it has); otherwise a candidate
+/// means `Search`, which finds the smallest key.
+///
+/// # Safety
+/// `rel` is the open relation the trigger fired on, `fp_attnum` its fingerprint column.
+pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored_decides: bool, fp: i64) -> Verdict {
+    let mode = bulk_check();
+    if mode == BulkCheck::Off {
+        return Verdict::Search;
+    }
+    let Some(context) = statement_context() else { return Verdict::Search };
+    // SAFETY: the caller guarantees `rel`; transaction state of this backend.
+    let (relid, subxact, command) =
+        unsafe { ((*rel).rd_id, pg_sys::GetCurrentSubTransactionId(), pg_sys::GetCurrentCommandId(false)) };
+    STATE.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let current = guard
+            .as_ref()
+            .is_some_and(|s| s.relid == relid && s.context == context && s.subxact == subxact && s.command == command);
+        if !current {
+            let registered = guard.as_ref().is_some_and(|s| s.context == context);
+            // SAFETY: a callback allocated in the context it is registered on.
+            if !registered {
+                unsafe {
+                    let cb = pg_sys::MemoryContextAlloc(context, std::mem::size_of::<pg_sys::MemoryContextCallback>())
+                        as *mut pg_sys::MemoryContextCallback;
+                    cb.write(pg_sys::MemoryContextCallback {
+                        func: Some(forget),
+                        arg: context.cast(),
+                        next: std::ptr::null_mut(),
+                    });
+                    pg_sys::MemoryContextRegisterResetCallback(context, cb);
+                }
+            }
+            let next_try = match mode {
+                BulkCheck::On => 1,
+                // SAFETY: the caller guarantees `rel`.
+                _ => unsafe { auto_threshold(rel) },
+            };
+            *guard =
+                Some(State { relid, context, subxact, command, checked: 0, next_try, early: Vec::new(), set: None });
+        }
+        let state = guard.as_mut().expect("set above");
+        if state.set.is_some() {
+            // SAFETY: the caller guarantees `rel`.
+            let locked = unsafe { pg_sys::CheckRelationLockedByMe(rel, pg_sys::ShareRowExclusiveLock as i32, true) };
+            if !locked {
+                state.set = None;
+                state.next_try = u64::MAX;
+            }
+        }
+        if state.set.is_none() {
+            state.checked += 1;
+            if state.checked < state.next_try {
+                return Verdict::Search;
+            }
+            // SAFETY: the caller guarantees `rel` and `fp_attnum`.
+            match unsafe { load(rel, fp_attnum, k, state.early.len()) } {
+                Load::Loaded(mut set) => {
+                    // The statement's rows so far: added, not built in (they may not have landed).
+                    for &e in &state.early {
+                        set.insert(e);
+                    }
+                    state.set = Some(set);
+                    state.early = Vec::new();
+                }
+                Load::Busy => {
+                    state.next_try = state.checked.saturating_mul(2);
+                    return Verdict::Search;
+                }
+                Load::Never => {
+                    state.next_try = u64::MAX;
+                    return Verdict::Search;
+                }
+            }
+        }
+        match state.set.as_ref().expect("loaded").any_within_split(fp as u64) {
+            (false, false) => Verdict::Clear,
+            (true, _) if stored_decides => Verdict::Stored,
+            _ => Verdict::Search,
+        }
+    })
+}
+
+/// Records that the statement is letting a row with fingerprint `fp` into `rel` (a new row
+/// stored or marked, or an UPDATE's new fingerprint), for the copy in memory.
+pub(super) fn passed(rel: pg_sys::Relation, fp: i64) {
+    // SAFETY: an open relation.
+    let relid = unsafe { (*rel).rd_id };
+    STATE.with(|cell| {
+        if let Some(state) = cell.borrow_mut().as_mut().filter(|s| s.relid == relid) {
+            match state.set.as_mut() {
+                Some(set) => set.insert(fp as u64),
+                // Until a load is possible, no more than it could take.
+                None if state.next_try != u64::MAX => state.early.push(fp as u64),
+                None => {}
+            }
+        }
+    });
+}
+
+/// The row count at which auto tries to load: when the rows' index searches would have cost
+/// as much as reading the table.
+///
+/// # Safety
+/// `rel` is an open relation.
+unsafe fn auto_threshold(rel: pg_sys::Relation) -> u64 {
+    // SAFETY: the caller guarantees `rel`.
+    let (pages, rows) = unsafe {
+        (f64::from(pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM)), estimated_rows(rel))
+    };
+    let load = pages * LOAD_PAGE_US + rows * LOAD_ROW_US;
+    ((load / ROW_SEARCH_US).ceil() as u64).max(AUTO_MIN_ROWS)
+}
+
+enum Load {
+    Loaded(NearSet),
+    /// Another transaction writes the table: try again later.
+    Busy,
+    /// Not for this statement: the role may not lock the table, or it is too large.
+    Never,
+}
+
+/// Takes SHARE ROW EXCLUSIVE on `rel` if it is free, then reads every fingerprint a fresh
+/// snapshot sees into a set.
+///
+/// # Safety
+/// `rel` is an open table, `fp_attnum` its bigint fingerprint column.
+unsafe fn load(rel: pg_sys::Relation, fp_attnum: i32, k: u32, early: usize) -> Load {
+    // SAFETY: catalog, ACL and lock calls on an open relation; the scan, its snapshot and its
+    // slot are created and released here (on error, the resource owner releases them).
+    unsafe {
+        let relid = (*rel).rd_id;
+        // As LOCK TABLE ... IN SHARE ROW EXCLUSIVE MODE requires.
+        let lockers = (pg_sys::ACL_UPDATE | pg_sys::ACL_DELETE | pg_sys::ACL_TRUNCATE) as pg_sys::AclMode;
+        if pg_sys::pg_class_aclmask(relid, pg_sys::GetUserId(), lockers, pg_sys::AclMaskHow::ACLMASK_ANY) == 0 {
+            return Load::Never;
+        }
+        let budget = bulk_check_memory();
+        let expected = estimated_rows(rel) as usize + early;
+        if max_bytes(expected) > budget {
+            return Load::Never;
+        }
+        if !pg_sys::ConditionalLockRelation(rel, pg_sys::ShareRowExclusiveLock as pg_sys::LOCKMODE) {
+            return Load::Busy;
+        }
+        let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
+        let scan = pg_sys::table_beginscan(rel, snapshot, 0, std::ptr::null_mut());
+        let slot = pg_sys::table_slot_create(rel, std::ptr::null_mut());
+        let mut fps: Vec<u64> = Vec::with_capacity(expected.max(1024));
+        let mut read = 0u64;
+        let mut too_large = false;
+        while pg_sys::table_scan_getnextslot(scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
+            read += 1;
+            if read.is_multiple_of(ROWS_PER_INTERRUPT) {
+                pgrx::check_for_interrupts!();
+                if max_bytes(fps.len()) > budget {
+                    too_large = true;
+                    break;
+                }
+            }
+            pg_sys::slot_getsomeattrs_int(slot, fp_attnum);
+            if !*(*slot).tts_isnull.add(fp_attnum as usize - 1) {
+                fps.push((*(*slot).tts_values.add(fp_attnum as usize - 1)).value() as i64 as u64);
+            }
+        }
+        pg_sys::ExecDropSingleTupleTableSlot(slot);
+        pg_sys::table_endscan(scan);
+        pg_sys::UnregisterSnapshot(snapshot);
+        if too_large || max_bytes(fps.len() + early) > budget {
+            // The lock stays (table locks last to the end of the transaction); the statement
+            // goes on row by row.
+            return Load::Never;
+        }
+        let set = NearSet::new(k, &fps);
+        pgrx::debug1!(
+            "simdup: bulk check of table \"{}\": {} fingerprints loaded after {} rows of the statement",
+            crate::catalog::relation_name(rel),
+            fps.len(),
+            early
+        );
+        Load::Loaded(set)
+    }
+}

@@ -1,0 +1,139 @@
+-- The dedup trigger's bulk check (src/dedup/bulk.rs): a statement whose rows are checked against
+-- the table's fingerprints loaded into memory (simdup.bulk_check = on) stores, skips, marks and
+-- rejects exactly the rows that the row-by-row check (off) does, in the statement's order: for
+-- k = 0..16 with four blocks, and 3 and 8 blocks at k = 3 and 10. The stored rows and the batch
+-- are near-duplicates of each other at every distance around k: 40 random bases, each with
+-- variants at 0, 3, ..., 18 random bits flipped, stored rows among them (some near-duplicates of
+-- each other, loaded with the trigger disabled), and a NULL fingerprint.
+CREATE FUNCTION pg_temp.flip(fp bigint, n int, seed int) RETURNS bigint LANGUAGE sql AS $$
+  SELECT fp # coalesce((SELECT bit_or(CASE WHEN b = 63 THEN (-9223372036854775807 - 1)::bigint
+                                         ELSE 1::bigint << b END)
+                        FROM (SELECT b FROM generate_series(0, 63) b
+                              ORDER BY hashint4extended(b, seed) LIMIT n) s), 0)
+$$;
+CREATE TEMP TABLE pool AS
+SELECT (row_number() OVER (ORDER BY hashint8extended(i * 100 + d, 3)))::int AS n,
+       pg_temp.flip(hashint8extended(i % 40, 7), d, i * 100 + d) AS fp
+FROM generate_series(1, 130) i, generate_series(0, 18, 3) d;
+INSERT INTO pool VALUES (0, NULL);
+-- stored: n <= 300; the batch: the other 611 rows, in order of n.
+
+-- One comparison: the same batch into two tables that hold the same rows, with the bulk check on
+-- and off. Returns the rows stored, skipped and marked, the first error (reject), whether the
+-- bulk statement took the table lock the bulk check takes, and whether both tables agree.
+CREATE FUNCTION pg_temp.compare(on_dup text, k int, nblocks int,
+    OUT stored bigint, OUT marked bigint, OUT error text, OUT bulk_locked boolean, OUT same boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+    errs text[] := '{}';
+    msg text;
+    det text;
+    t text;
+BEGIN
+    DROP TABLE IF EXISTS b_on, b_off;
+    SET LOCAL client_min_messages = warning;
+    FOREACH t IN ARRAY ARRAY['b_on', 'b_off'] LOOP
+        EXECUTE format('CREATE TABLE %I (id int PRIMARY KEY, fp bigint)', t);
+        PERFORM simdup_enable(t, NULL, 'fp', on_duplicate => on_dup, max_distance => k, blocks => nblocks);
+        EXECUTE format('ALTER TABLE %I DISABLE TRIGGER simdup_dedup', t);
+        EXECUTE format('INSERT INTO %I SELECT n, fp FROM pool WHERE n BETWEEN 1 AND 300', t);
+        EXECUTE format('ALTER TABLE %I ENABLE TRIGGER simdup_dedup', t);
+        PERFORM set_config('simdup.bulk_check', CASE t WHEN 'b_on' THEN 'on' ELSE 'off' END, true);
+        BEGIN
+            EXECUTE format('INSERT INTO %I SELECT n, fp FROM pool WHERE n = 0 OR n > 300 ORDER BY n', t);
+            IF t = 'b_on' THEN
+                bulk_locked := EXISTS (SELECT FROM pg_locks WHERE pid = pg_backend_pid()
+                                       AND relation = 'b_on'::regclass AND mode = 'ShareRowExclusiveLock');
+            END IF;
+        EXCEPTION WHEN unique_violation THEN
+            GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
+            errs := errs || (replace(msg, t, 'T') || ' / ' || det);
+            bulk_locked := CASE WHEN t = 'b_on' THEN NULL ELSE bulk_locked END;
+        END;
+    END LOOP;
+    RESET simdup.bulk_check;
+    IF on_dup = 'mark' THEN
+        same := NOT EXISTS ((SELECT id, fp, dup_of FROM b_on EXCEPT SELECT id, fp, dup_of FROM b_off)
+                            UNION ALL (SELECT id, fp, dup_of FROM b_off EXCEPT SELECT id, fp, dup_of FROM b_on));
+        SELECT count(*) FILTER (WHERE dup_of IS NOT NULL) INTO marked FROM b_on WHERE id = 0 OR id > 300;
+    ELSE
+        same := NOT EXISTS ((SELECT id, fp FROM b_on EXCEPT SELECT id, fp FROM b_off)
+                            UNION ALL (SELECT id, fp FROM b_off EXCEPT SELECT id, fp FROM b_on));
+    END IF;
+    same := same AND errs[1] IS NOT DISTINCT FROM errs[2];
+    error := errs[1];
+    SELECT count(*) INTO stored FROM b_on WHERE id = 0 OR id > 300;
+END
+$$;
+
+-- Each comparison in its own transaction (the row-by-row check holds its lock stripes to the end).
+CREATE TEMP TABLE runs (mode text, k int, nblocks int, stored bigint, marked bigint, error text,
+                        bulk_locked boolean, same boolean);
+SELECT format('INSERT INTO runs SELECT %L, %s, %s, c.* FROM pg_temp.compare(%L, %s, %s) c', m, k, b, m, k, b)
+FROM (SELECT m, k, 4 AS b FROM unnest(ARRAY['skip', 'mark', 'reject']) m, generate_series(0, 16) k
+      UNION ALL
+      SELECT m, k, b FROM unnest(ARRAY['skip', 'mark', 'reject']) m, unnest(ARRAY[3, 10]) k, unnest(ARRAY[3, 8]) b) c
+ORDER BY b, m, k
+\gexec
+DROP TABLE b_on, b_off;
+-- Every combination agrees; the bulk statements took the lock (where no row was rejected).
+SELECT count(*) AS runs, count(*) FILTER (WHERE same) AS same,
+       count(*) FILTER (WHERE bulk_locked) AS bulk_locked,
+       count(*) FILTER (WHERE error IS NOT NULL) AS rejected
+FROM runs;
+SELECT mode, k, nblocks FROM runs WHERE NOT same;
+-- What the batch did at each k (four blocks): rows stored (of 611), of them marked.
+SELECT k, max(stored) FILTER (WHERE mode = 'skip') AS skip_stored,
+       max(marked) FILTER (WHERE mode = 'mark') AS mark_marked,
+       bool_and(error IS NOT NULL) FILTER (WHERE mode = 'reject') AS reject_raised
+FROM runs WHERE nblocks = 4 GROUP BY k ORDER BY k;
+-- The first rejection reported, as both checks report it.
+SELECT k, error FROM runs WHERE mode = 'reject' AND nblocks = 4 AND k IN (0, 10);
+
+-- ---------------------------------------------------------------------------------------------
+-- When the bulk check loads: auto waits for 100 rows in a statement; a role that may not
+-- LOCK the table never loads; rows that ON CONFLICT DO NOTHING drops are not counted as stored
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE bulk_auto (id int PRIMARY KEY, fp bigint);
+SELECT simdup_enable('bulk_auto', NULL, 'fp', on_duplicate => 'skip', max_distance => 3);
+BEGIN;
+INSERT INTO bulk_auto SELECT g, hashint8extended(g, 11) FROM generate_series(1, 99) g;
+SELECT count(*) AS lock_after_99 FROM pg_locks
+WHERE pid = pg_backend_pid() AND relation = 'bulk_auto'::regclass AND mode = 'ShareRowExclusiveLock';
+INSERT INTO bulk_auto SELECT g, hashint8extended(g, 11) FROM generate_series(100, 3000) g;
+SELECT count(*) AS lock_after_2901 FROM pg_locks
+WHERE pid = pg_backend_pid() AND relation = 'bulk_auto'::regclass AND mode = 'ShareRowExclusiveLock';
+COMMIT;
+
+CREATE ROLE bulk_writer;
+GRANT SELECT, INSERT ON bulk_auto TO bulk_writer;
+BEGIN;
+SET LOCAL ROLE bulk_writer;
+SET LOCAL simdup.bulk_check = on;
+-- Copies of stored rows (skipped) and new rows (stored), checked row by row.
+INSERT INTO bulk_auto SELECT g + 10000, hashint8extended(g, 11) # CASE WHEN g % 2 = 0 THEN 0 ELSE 7 END
+FROM generate_series(1, 2000) g;
+SELECT count(*) AS insert_only_locks FROM pg_locks
+WHERE pid = pg_backend_pid() AND relation = 'bulk_auto'::regclass AND mode = 'ShareRowExclusiveLock';
+ROLLBACK;
+
+-- id 1 exists: the first row is dropped by ON CONFLICT; its near-duplicate (id 5001) is stored
+-- both ways, as nothing within k of it landed.
+CREATE TABLE bulk_conflict_on (id int PRIMARY KEY, fp bigint);
+CREATE TABLE bulk_conflict_off (id int PRIMARY KEY, fp bigint);
+SELECT simdup_enable('bulk_conflict_on', NULL, 'fp', on_duplicate => 'skip', max_distance => 3);
+SELECT simdup_enable('bulk_conflict_off', NULL, 'fp', on_duplicate => 'skip', max_distance => 3);
+INSERT INTO bulk_conflict_on VALUES (1, 42);
+INSERT INTO bulk_conflict_off VALUES (1, 42);
+SET simdup.bulk_check = on;
+INSERT INTO bulk_conflict_on VALUES (1, 1::bigint << 40), (5001, (1::bigint << 40) # 3), (5002, 43)
+ON CONFLICT (id) DO NOTHING;
+SET simdup.bulk_check = off;
+INSERT INTO bulk_conflict_off VALUES (1, 1::bigint << 40), (5001, (1::bigint << 40) # 3), (5002, 43)
+ON CONFLICT (id) DO NOTHING;
+RESET simdup.bulk_check;
+SELECT 'on' AS bulk_check, * FROM bulk_conflict_on UNION ALL SELECT 'off', * FROM bulk_conflict_off
+ORDER BY 1, 2;
+
+DROP TABLE bulk_auto, bulk_conflict_on, bulk_conflict_off;
+DROP ROLE bulk_writer;
