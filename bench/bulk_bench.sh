@@ -6,6 +6,8 @@
 #          and the block indexes still maintained): the floor;
 #   bulk   the trigger with simdup.bulk_check = auto (the default): after 1,000 rows the
 #          statement loads the table's fingerprints into memory and checks the rest there;
+#   select simdup_insert_select(t, 'SELECT id, fp FROM batch ORDER BY id') (one INSERT ... SELECT
+#          through jsonb, with the bulk check);
 #   row    the trigger with simdup.bulk_check = off, on the first B_ROW rows of the batch only
 #          (one index search a row: minutes for the whole batch), reported per row.
 #
@@ -51,12 +53,12 @@ echo "simdup $(db -At -c "SELECT extversion FROM pg_extension WHERE extname = 's
 
 # One variant: milliseconds of its INSERT and the rows it stored.
 run() {
-  local setup="$1" rows="$2"
+  local setup="$1" rows="$2" insert="${3:-INSERT INTO t SELECT id, fp FROM batch WHERE id <= $N + $2 ORDER BY id}"
   db -At <<SQL | tail -1
 BEGIN;
 $setup
 SELECT clock_timestamp() AS t0 \gset
-INSERT INTO t SELECT id, fp FROM batch WHERE id <= $N + $rows ORDER BY id;
+$insert;
 SELECT round(extract(epoch FROM clock_timestamp() - :'t0') * 1000, 1) || ' ' || (SELECT count(*) FROM t WHERE id > $N);
 ROLLBACK;
 SQL
@@ -66,8 +68,9 @@ for r in $(seq 1 "$REPS"); do
   p=$(run "ALTER TABLE t DISABLE TRIGGER simdup_dedup;" "$B")
   b=$(run "SET LOCAL simdup.bulk_check = auto;" "$B")
   w=$(run "SET LOCAL simdup.bulk_check = off;" "$B_ROW")
-  echo "round $r: plain ${p% *} ms (${p#* } rows), bulk ${b% *} ms (${b#* } rows), row-by-row ${w% *} ms for $B_ROW rows (${w#* } rows)"
-  echo "$p $b $w" >> /tmp/simdup-bulkbench.$$
+  f=$(run "" "$B" "SELECT simdup_insert_select('t', 'SELECT id, fp FROM batch ORDER BY id')")
+  echo "round $r: plain ${p% *} ms (${p#* } rows), bulk ${b% *} ms (${b#* } rows), row-by-row ${w% *} ms for $B_ROW rows (${w#* } rows), simdup_insert_select ${f% *} ms (${f#* } rows)"
+  echo "$p $b $w $f" >> /tmp/simdup-bulkbench.$$
 done
 python3 - "$B" "$B_ROW" /tmp/simdup-bulkbench.$$ <<'PY'
 import statistics, sys
@@ -76,8 +79,10 @@ rows = [l.split() for l in open(f)]
 plain = statistics.median(float(r[0]) for r in rows)
 bulk = statistics.median(float(r[2]) for r in rows)
 row = statistics.median(float(r[4]) for r in rows)
+sel = statistics.median(float(r[6]) for r in rows)
 print(f"medians: plain {plain:.0f} ms, bulk {bulk:.0f} ms ({bulk / plain:.2f}x plain), "
       f"row-by-row {row / brow * 1000:.1f} us a row (whole batch ~{row / brow * b / 1000:.0f} s, {row / brow * b / plain:.0f}x plain)")
+print(f"simdup_insert_select {sel:.0f} ms ({sel / plain:.2f}x plain)")
 print(f"bulk check a row beyond plain: {(bulk - plain) / b * 1000:.1f} us; row-by-row: {(row / brow - plain / b) * 1000:.1f} us")
 PY
 rm -f /tmp/simdup-bulkbench.$$
