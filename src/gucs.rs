@@ -86,7 +86,7 @@ pub fn init() {
     GucRegistry::define_int_guc(
         c"simdup.bulk_check_memory",
         c"Memory the dedup trigger's bulk check may use for a table's fingerprints.",
-        c"Up to 136 bytes a stored row (8 bytes for each of up to 8 blocks, twice while the copy is rebuilt with the statement's rows). A table estimated to need more is checked row by row.",
+        c"Up to 160 bytes a stored row: 8 for each of up to 8 blocks, twice while the copy is rebuilt with the statement's rows, and 16 for the row's fingerprint and tid. A table estimated to need more is checked row by row.",
         &BULK_CHECK_MEMORY,
         1024,
         i32::MAX,

@@ -10,7 +10,10 @@
 //! it is used:
 //!
 //! In skip mode a candidate among the rows stored before the statement decides at once (the
-//! row is skipped, whichever near-duplicate the search would name).
+//! row is skipped, whichever near-duplicate the search would name), once its row is found still
+//! there (by its tid, with the search's dirty snapshot: the statement itself may have deleted it,
+//! in a MERGE or a data-modifying WITH). An UPDATE inside the statement that changes a
+//! fingerprint (`ON CONFLICT DO UPDATE`, MERGE) drops the copy.
 //!
 //! 1. **Others.** Before loading, the statement takes SHARE ROW EXCLUSIVE on the table, which
 //!    every other writer's ROW EXCLUSIVE conflicts with, and only when it is free at once
@@ -69,6 +72,8 @@ struct State {
     /// Fingerprints the statement let through before the load.
     early: Vec<u64>,
     set: Option<NearSet>,
+    /// The rows loaded, by fingerprint: where to look when a stored candidate decides.
+    stored: Vec<(u64, pg_sys::ItemPointerData)>,
 }
 
 thread_local! {
@@ -150,16 +155,24 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
                 // SAFETY: the caller guarantees `rel`.
                 _ => unsafe { auto_threshold(rel) },
             };
-            *guard =
-                Some(State { relid, context, subxact, command, checked: 0, next_try, early: Vec::new(), set: None });
+            *guard = Some(State {
+                relid,
+                context,
+                subxact,
+                command,
+                checked: 0,
+                next_try,
+                early: Vec::new(),
+                set: None,
+                stored: Vec::new(),
+            });
         }
         let state = guard.as_mut().expect("set above");
         if state.set.is_some() {
             // SAFETY: the caller guarantees `rel`.
             let locked = unsafe { pg_sys::CheckRelationLockedByMe(rel, pg_sys::ShareRowExclusiveLock as i32, true) };
             if !locked {
-                state.set = None;
-                state.next_try = u64::MAX;
+                state.drop_copy();
             }
         }
         if state.set.is_none() {
@@ -169,12 +182,13 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
             }
             // SAFETY: the caller guarantees `rel` and `fp_attnum`.
             match unsafe { load(rel, fp_attnum, k, state.early.len()) } {
-                Load::Loaded(mut set) => {
+                Load::Loaded(mut set, stored) => {
                     // The statement's rows so far: added, not built in (they may not have landed).
                     for &e in &state.early {
                         set.insert(e);
                     }
                     state.set = Some(set);
+                    state.stored = stored;
                     state.early = Vec::new();
                 }
                 Load::Busy => {
@@ -187,12 +201,83 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
                 }
             }
         }
-        match state.set.as_ref().expect("loaded").any_within_split(fp as u64) {
-            (false, false) => Verdict::Clear,
-            (true, _) if stored_decides => Verdict::Stored,
-            _ => Verdict::Search,
+        let set = state.set.as_ref().expect("loaded");
+        if !stored_decides {
+            return if set.any_within(fp as u64) { Verdict::Search } else { Verdict::Clear };
+        }
+        let mut stored = Vec::new();
+        let mut any = false;
+        set.within(fp as u64, |near, built| {
+            any = true;
+            if built {
+                stored.push(near);
+            }
+            true
+        });
+        // A stored candidate decides only while its row is still there: the statement itself
+        // may have deleted it (MERGE, a data-modifying WITH) without this trigger seeing it.
+        // SAFETY: the caller guarantees `rel` and `fp_attnum`.
+        if stored.iter().any(|&near| unsafe { still_stored(rel, fp_attnum, &state.stored, near) }) {
+            Verdict::Stored
+        } else if any {
+            Verdict::Search
+        } else {
+            Verdict::Clear
         }
     })
+}
+
+impl State {
+    /// Forgets the copy for the rest of the statement (its rows are checked one by one).
+    fn drop_copy(&mut self) {
+        self.set = None;
+        self.stored = Vec::new();
+        self.next_try = u64::MAX;
+    }
+}
+
+/// Whether a row loaded with fingerprint `fp` is still in `rel` with that fingerprint, as the
+/// index search's dirty snapshot sees it.
+///
+/// # Safety
+/// `rel` is the open relation, `fp_attnum` its fingerprint column.
+unsafe fn still_stored(
+    rel: pg_sys::Relation,
+    fp_attnum: i32,
+    stored: &[(u64, pg_sys::ItemPointerData)],
+    fp: u64,
+) -> bool {
+    let first = stored.partition_point(|&(f, _)| f < fp);
+    // SAFETY: a slot of `rel` and a dirty snapshot on this frame, both released here; tids of
+    // `rel`'s heap (a tid that no longer holds a visible row is simply not found).
+    unsafe {
+        let slot = pg_sys::table_slot_create(rel, std::ptr::null_mut());
+        let mut dirty =
+            pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
+        let found = stored[first..].iter().take_while(|&&(f, _)| f == fp).any(|&(_, tid)| {
+            let mut tid = tid;
+            pg_sys::table_tuple_fetch_row_version(rel, &mut tid, &mut dirty, slot) && {
+                pg_sys::slot_getsomeattrs_int(slot, fp_attnum);
+                !*(*slot).tts_isnull.add(fp_attnum as usize - 1)
+                    && (*(*slot).tts_values.add(fp_attnum as usize - 1)).value() as i64 as u64 == fp
+            }
+        });
+        pg_sys::ExecDropSingleTupleTableSlot(slot);
+        found
+    }
+}
+
+/// An UPDATE of `rel` that changes a row's fingerprint inside the statement (`INSERT ... ON
+/// CONFLICT DO UPDATE`, MERGE): the copy no longer knows which stored fingerprints are still
+/// there, so the statement goes on row by row.
+pub(super) fn updated(rel: pg_sys::Relation) {
+    // SAFETY: an open relation.
+    let relid = unsafe { (*rel).rd_id };
+    STATE.with(|cell| {
+        if let Some(state) = cell.borrow_mut().as_mut().filter(|s| s.relid == relid) {
+            state.drop_copy();
+        }
+    });
 }
 
 /// Records that the statement is letting a row with fingerprint `fp` into `rel` (a new row
@@ -227,7 +312,8 @@ unsafe fn auto_threshold(rel: pg_sys::Relation) -> u64 {
 }
 
 enum Load {
-    Loaded(NearSet),
+    /// The set, and the rows loaded (fingerprint, tid) in fingerprint order.
+    Loaded(NearSet, Vec<(u64, pg_sys::ItemPointerData)>),
     /// Another transaction writes the table: try again later.
     Busy,
     /// Not for this statement: the role may not lock the table, or it is too large.
@@ -251,7 +337,7 @@ unsafe fn load(rel: pg_sys::Relation, fp_attnum: i32, k: u32, early: usize) -> L
         }
         let budget = bulk_check_memory();
         let expected = estimated_rows(rel) as usize + early;
-        if max_bytes(expected) > budget {
+        if bytes(expected) > budget {
             return Load::Never;
         }
         if !pg_sys::ConditionalLockRelation(rel, pg_sys::ShareRowExclusiveLock as pg_sys::LOCKMODE) {
@@ -260,31 +346,34 @@ unsafe fn load(rel: pg_sys::Relation, fp_attnum: i32, k: u32, early: usize) -> L
         let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
         let scan = pg_sys::table_beginscan(rel, snapshot, 0, std::ptr::null_mut());
         let slot = pg_sys::table_slot_create(rel, std::ptr::null_mut());
-        let mut fps: Vec<u64> = Vec::with_capacity(expected.max(1024));
+        let mut rows: Vec<(u64, pg_sys::ItemPointerData)> = Vec::with_capacity(expected.max(1024));
         let mut read = 0u64;
         let mut too_large = false;
         while pg_sys::table_scan_getnextslot(scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
             read += 1;
             if read.is_multiple_of(ROWS_PER_INTERRUPT) {
                 pgrx::check_for_interrupts!();
-                if max_bytes(fps.len()) > budget {
+                if bytes(rows.len()) > budget {
                     too_large = true;
                     break;
                 }
             }
             pg_sys::slot_getsomeattrs_int(slot, fp_attnum);
             if !*(*slot).tts_isnull.add(fp_attnum as usize - 1) {
-                fps.push((*(*slot).tts_values.add(fp_attnum as usize - 1)).value() as i64 as u64);
+                let fp = (*(*slot).tts_values.add(fp_attnum as usize - 1)).value() as i64 as u64;
+                rows.push((fp, (*slot).tts_tid));
             }
         }
         pg_sys::ExecDropSingleTupleTableSlot(slot);
         pg_sys::table_endscan(scan);
         pg_sys::UnregisterSnapshot(snapshot);
-        if too_large || max_bytes(fps.len() + early) > budget {
+        if too_large || bytes(rows.len() + early) > budget {
             // The lock stays (table locks last to the end of the transaction); the statement
             // goes on row by row.
             return Load::Never;
         }
+        rows.sort_unstable_by_key(|&(fp, _)| fp);
+        let fps: Vec<u64> = rows.iter().map(|&(fp, _)| fp).collect();
         let set = NearSet::new(k, &fps);
         pgrx::debug1!(
             "simdup: bulk check of table \"{}\": {} fingerprints loaded after {} rows of the statement",
@@ -292,6 +381,11 @@ unsafe fn load(rel: pg_sys::Relation, fp_attnum: i32, k: u32, early: usize) -> L
             fps.len(),
             early
         );
-        Load::Loaded(set)
+        Load::Loaded(set, rows)
     }
+}
+
+/// Memory the copy of `n` rows may take: the set, and each row's fingerprint and tid.
+fn bytes(n: usize) -> usize {
+    max_bytes(n) + n * std::mem::size_of::<(u64, pg_sys::ItemPointerData)>()
 }

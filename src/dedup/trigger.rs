@@ -198,6 +198,9 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         // A statement inserting many rows asks its copy of the table's fingerprints first
         // (src/dedup/bulk.rs); a row with a candidate there, and every other row, searches the
         // indexes.
+        if is_update {
+            bulk::updated(rel);
+        }
         let verdict = if is_update || shard.is_some() {
             bulk::Verdict::Search
         } else {

@@ -135,5 +135,27 @@ RESET simdup.bulk_check;
 SELECT 'on' AS bulk_check, * FROM bulk_conflict_on UNION ALL SELECT 'off', * FROM bulk_conflict_off
 ORDER BY 1, 2;
 
-DROP TABLE bulk_auto, bulk_conflict_on, bulk_conflict_off;
+-- In one statement, MERGE deletes a stored row and then inserts a near-duplicate of it; INSERT
+-- ... ON CONFLICT DO UPDATE changes a stored row's fingerprint and then inserts a near-duplicate
+-- of the old one: the copy loaded at the statement's first row is out of date for both, and the
+-- answers are still the row-by-row ones (1001 and 5000001 stored).
+CREATE TABLE bulk_merge_on (id int PRIMARY KEY, fp bigint);
+CREATE TABLE bulk_merge_off (id int PRIMARY KEY, fp bigint);
+SELECT simdup_enable('bulk_merge_on', NULL, 'fp', on_duplicate => 'skip', max_distance => 3);
+SELECT simdup_enable('bulk_merge_off', NULL, 'fp', on_duplicate => 'skip', max_distance => 3);
+INSERT INTO bulk_merge_on VALUES (1, 1000), (2, 5000000), (9, -1);
+INSERT INTO bulk_merge_off VALUES (1, 1000), (2, 5000000), (9, -1);
+SET simdup.bulk_check = on;
+MERGE INTO bulk_merge_on t USING (VALUES (0, 1, 0::bigint), (1, 5, -2::bigint), (2, 3, 1001::bigint)) s(n, id, fp)
+  ON t.id = s.id WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.fp);
+INSERT INTO bulk_merge_on VALUES (6, -3), (2, 77), (4, 5000001) ON CONFLICT (id) DO UPDATE SET fp = excluded.fp;
+SET simdup.bulk_check = off;
+MERGE INTO bulk_merge_off t USING (VALUES (0, 1, 0::bigint), (1, 5, -2::bigint), (2, 3, 1001::bigint)) s(n, id, fp)
+  ON t.id = s.id WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.fp);
+INSERT INTO bulk_merge_off VALUES (6, -3), (2, 77), (4, 5000001) ON CONFLICT (id) DO UPDATE SET fp = excluded.fp;
+RESET simdup.bulk_check;
+SELECT 'on' AS bulk_check, * FROM bulk_merge_on UNION ALL SELECT 'off', * FROM bulk_merge_off
+ORDER BY 1, 2;
+
+DROP TABLE bulk_auto, bulk_conflict_on, bulk_conflict_off, bulk_merge_on, bulk_merge_off;
 DROP ROLE bulk_writer;
