@@ -232,6 +232,7 @@ impl State {
     fn drop_copy(&mut self) {
         self.set = None;
         self.stored = Vec::new();
+        self.early = Vec::new();
         self.next_try = u64::MAX;
     }
 }
@@ -289,8 +290,15 @@ pub(super) fn passed(rel: pg_sys::Relation, fp: i64) {
         if let Some(state) = cell.borrow_mut().as_mut().filter(|s| s.relid == relid) {
             match state.set.as_mut() {
                 Some(set) => set.insert(fp as u64),
-                // Until a load is possible, no more than it could take.
-                None if state.next_try != u64::MAX => state.early.push(fp as u64),
+                // Kept for a load to come, within the memory a load may take (a statement that
+                // keeps finding the table busy gives up on loading).
+                None if state.next_try != u64::MAX => {
+                    if bytes(state.early.len() + 1) > bulk_check_memory() {
+                        state.drop_copy();
+                    } else {
+                        state.early.push(fp as u64);
+                    }
+                }
                 None => {}
             }
         }
