@@ -237,6 +237,19 @@ impl State {
     }
 }
 
+/// The fingerprint (column `fp_attnum`, a `bigint`) of the row in `slot`, if not NULL.
+///
+/// # Safety
+/// `slot` holds a row of the relation whose column `fp_attnum` is the fingerprint.
+unsafe fn fingerprint(slot: *mut pg_sys::TupleTableSlot, fp_attnum: i32) -> Option<u64> {
+    // SAFETY: the caller guarantees the slot; the column is deformed before it is read.
+    unsafe {
+        pg_sys::slot_getsomeattrs_int(slot, fp_attnum);
+        let i = fp_attnum as usize - 1;
+        (!*(*slot).tts_isnull.add(i)).then(|| (*(*slot).tts_values.add(i)).value() as i64 as u64)
+    }
+}
+
 /// Whether a row loaded with fingerprint `fp` is still in `rel` with that fingerprint, as the
 /// index search's dirty snapshot sees it.
 ///
@@ -257,11 +270,8 @@ unsafe fn still_stored(
             pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
         let found = stored[first..].iter().take_while(|&&(f, _)| f == fp).any(|&(_, tid)| {
             let mut tid = tid;
-            pg_sys::table_tuple_fetch_row_version(rel, &mut tid, &mut dirty, slot) && {
-                pg_sys::slot_getsomeattrs_int(slot, fp_attnum);
-                !*(*slot).tts_isnull.add(fp_attnum as usize - 1)
-                    && (*(*slot).tts_values.add(fp_attnum as usize - 1)).value() as i64 as u64 == fp
-            }
+            pg_sys::table_tuple_fetch_row_version(rel, &mut tid, &mut dirty, slot)
+                && fingerprint(slot, fp_attnum) == Some(fp)
         });
         pg_sys::ExecDropSingleTupleTableSlot(slot);
         found
@@ -366,9 +376,7 @@ unsafe fn load(rel: pg_sys::Relation, fp_attnum: i32, k: u32, early: usize) -> L
                     break;
                 }
             }
-            pg_sys::slot_getsomeattrs_int(slot, fp_attnum);
-            if !*(*slot).tts_isnull.add(fp_attnum as usize - 1) {
-                let fp = (*(*slot).tts_values.add(fp_attnum as usize - 1)).value() as i64 as u64;
+            if let Some(fp) = fingerprint(slot, fp_attnum) {
                 rows.push((fp, (*slot).tts_tid));
             }
         }
