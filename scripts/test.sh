@@ -9,7 +9,8 @@
 #                hostile_*.sql and privileges.sql among them, run as ordinary roles), then the
 #                installed schema against sql/schema/<version>.txt
 #   isolation    concurrency specs run by PostgreSQL's isolation tester (tests/isolation)
-#   concurrency  the dedup trigger under 16 concurrent clients (tests/concurrency)
+#   concurrency  the dedup trigger under 16 concurrent clients, and exact lookups while
+#                concurrent writers split the key indexes (tests/concurrency)
 #   hardening    pg_dump/pg_restore and kill -9 crash recovery (tests/hardening)
 #   citus        a Citus 13.2 coordinator + 2 workers on loopback (tests/citus; 15 and 17)
 #   package      the Debian package (scripts/package.sh) installed with apt into the system
@@ -145,9 +146,10 @@ for part in "$@"; do
     tests/isolation/run.sh
     ;;
   concurrency)
-    step "concurrency (PostgreSQL $PG_MAJOR): install, then tests/concurrency/dedup_concurrency.sh"
+    step "concurrency (PostgreSQL $PG_MAJOR): install, then tests/concurrency/{dedup_concurrency,lookups_during_splits}.sh"
     install_build
     tests/concurrency/dedup_concurrency.sh
+    tests/concurrency/lookups_during_splits.sh
     ;;
   hardening)
     step "hardening (PostgreSQL $PG_MAJOR): install, then tests/hardening/dump_and_crash.sh"

@@ -67,6 +67,14 @@ pub fn not_in_prerequisite_state(message: impl Into<String>, hint: &str) -> ! {
     Error::new(Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, message).hint(hint).raise()
 }
 
+/// `index_corrupted` (XX002): an index page that is not what the B-tree format says, met by
+/// simdup's own page reader (src/search/btree.rs); the hint is the cure.
+pub fn index_corrupted(index: &str, what: &str) -> ! {
+    Error::new(Code::ERRCODE_INDEX_CORRUPTED, format!("index \"{index}\" is corrupted: {what}"))
+        .hint("REINDEX the index; amcheck's bt_index_check tells more.")
+        .raise()
+}
+
 /// `internal_error` (XX000) for a failure of PostgreSQL's own machinery (SPI) that no argument
 /// can cause; it names what failed instead of panicking.
 pub fn internal(what: impl std::fmt::Display) -> ! {

@@ -21,6 +21,7 @@ pub enum BulkCheck {
 
 static MAX_DISTANCE: GucSetting<i32> = GucSetting::<i32>::new(simdup_core::DEFAULT_MAX_DISTANCE as i32);
 static INDEX_SEARCH: GucSetting<bool> = GucSetting::<bool>::new(true);
+static PAGE_READER: GucSetting<bool> = GucSetting::<bool>::new(true);
 static CHECKED_WRITE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static BATCH_THREADS: GucSetting<i32> = GucSetting::<i32>::new(-1);
 static BATCH_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(256 * 1024);
@@ -45,6 +46,14 @@ pub fn init() {
         c"When on, a scan with such a condition on a column with simdup block indexes may use a Tid Scan over _simdup_tids; the condition stays as its filter. Off: plans as without simdup.",
         &INDEX_SEARCH,
         GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"simdup.page_reader",
+        c"Reads simdup's key indexes page by page instead of through the B-tree access method.",
+        c"Both find the same rows (the same snapshot, the same HOT handling); on is faster. Off exists to compare the two and as a way around a fault of the page reader.",
+        &PAGE_READER,
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_string_guc(
@@ -106,6 +115,11 @@ pub fn max_distance() -> i32 {
 /// `simdup.index_search`.
 pub fn index_search() -> bool {
     INDEX_SEARCH.get()
+}
+
+/// `simdup.page_reader`: read the key indexes with src/search/btree.rs.
+pub fn page_reader() -> bool {
+    PAGE_READER.get()
 }
 
 /// `simdup.checked_write`: the table `simdup_insert` is writing, if any.

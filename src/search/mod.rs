@@ -1,7 +1,8 @@
 //! Near-duplicate search served by the block indexes.
 //!
 //! * [`indexes`]: which block indexes a table has (catalog, not names);
-//! * [`scan`]: the search itself, through the index access method, heap only for matches;
+//! * [`scan`]: the search itself, heap only for matches;
+//! * [`btree`]: the page reader the search reads the key indexes with;
 //! * [`planner`]: the planner step that serves `hamming(fp, q) <= k` (and `fp <~> q <= k`,
 //!   `< k`, `simdup_match`) with a Tid Scan over `_simdup_tids`, and `ORDER BY fp <~> q LIMIT
 //!   n` over `_simdup_nearest_tids`;
@@ -12,6 +13,7 @@
 //!   `_simdup_nearest_tids` (the nearest search) and `_simdup_block_indexes`, and the access check of a direct
 //!   call.
 
+pub(crate) mod btree;
 pub(crate) mod cost;
 pub(crate) mod functions;
 pub(crate) mod indexes;

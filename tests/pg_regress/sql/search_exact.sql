@@ -129,6 +129,10 @@ BEGIN
   RETURN QUERY EXECUTE 'EXPLAIN (COSTS OFF) ' || q;
 END $$;
 SELECT * FROM pg_temp.form_mismatches();
+-- The same through the B-tree access method instead of simdup's page reader.
+SET simdup.page_reader = off;
+SELECT * FROM pg_temp.form_mismatches();
+RESET simdup.page_reader;
 
 -- Three blocks (22, 21, 21 bits), then eight of 8 bits.
 SELECT simdup_reindex('ex', 3);
@@ -220,3 +224,32 @@ FROM (
 ) s;
 
 DROP TABLE ex;
+
+-- Many copies of a few fingerprints: B-tree deduplication stores them as posting lists (the
+-- key indexes come out far smaller than 16 bytes an entry), which the page reader expands.
+-- Every copy is found, by both readers, as by a sequential scan.
+CREATE TABLE copies (id serial PRIMARY KEY, fp bigint);
+INSERT INTO copies (fp)
+SELECT hashint8extended(g % 7, 3) # CASE WHEN g % 5 = 0 THEN 1::bigint << (g % 64) ELSE 0 END
+FROM generate_series(1, 20000) g;
+SELECT simdup_enable('copies', NULL, 'fp');
+SELECT max(pg_relation_size(index)) < 20000 * 16 AS posting_lists FROM simdup_block_indexes('copies');
+CREATE FUNCTION pg_temp.copies_answers(reader text, via text) RETURNS TABLE (q int, k int, n bigint, ids bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('simdup.page_reader', reader, true);
+  PERFORM set_config('simdup.index_search', CASE WHEN via = 'index' THEN 'on' ELSE 'off' END, true);
+  PERFORM set_config('enable_seqscan', CASE WHEN via = 'index' THEN 'off' ELSE 'on' END, true);
+  FOR q, k IN SELECT g, kk FROM generate_series(0, 7) g, unnest(ARRAY[0, 1, 3, 10]) kk LOOP
+    EXECUTE format('SELECT count(*), sum(id) FROM copies WHERE hamming(fp, %s) <= %s',
+                   hashint8extended(q, 3), k) INTO n, ids;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+SELECT count(*) FILTER (WHERE p IS DISTINCT FROM s) AS page_reader_mismatches,
+       count(*) FILTER (WHERE a IS DISTINCT FROM s) AS access_method_mismatches,
+       sum((s).n) AS rows_found
+FROM (SELECT x.q, x.k, x AS s FROM pg_temp.copies_answers('on', 'scan') x) s
+JOIN (SELECT x.q, x.k, x AS p FROM pg_temp.copies_answers('on', 'index') x) p USING (q, k)
+JOIN (SELECT x.q, x.k, x AS a FROM pg_temp.copies_answers('off', 'index') x) a USING (q, k);
+DROP TABLE copies;

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The page reader (src/search/btree.rs) against the B-tree access method (issue #25), side by
+# side in one run, on a table of N random fingerprints (4 key indexes, the dedup trigger in skip
+# mode at k = 10):
+#
+#   lookup   `SELECT count(*) FROM t WHERE hamming(fp, q) <= k` (the planner's Tid Scan), k = 3,
+#            6, 10, SIMDUP_BENCH_QUERIES (200) random q per k, timed in the server around each
+#            query (planning included; warm cache; one process), simdup.page_reader on / off
+#            alternating query by query; p50 / p99; the answers of both paths compared;
+#   trigger  INSERT ... SELECT of B_TRIG (5,000) new random fingerprints row by row
+#            (simdup.bulk_check = off: one index search a row, with the trigger's dirty snapshot
+#            and lock stripes) under page_reader on / off, against the same INSERT with the
+#            trigger disabled; each in a rolled-back transaction; the overhead a row.
+#   descent  the same lookups with k = 0 (one exact key per index: 4 descents and nothing to
+#            read): what a descent costs on each path.
+#
+#   bench/page_reader_bench.sh [N]        # default 1000000
+#
+# SIMDUP_BENCH_REPS (5) interleaved rounds of everything; medians of the rounds.
+# Its own throwaway cluster "<SIMDUP_CLUSTER>-prbench" after scripts/install.sh
+# (SIMDUP_BENCH_NO_INSTALL=1 skips it).
+set -euo pipefail
+N="${1:-1000000}"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+. scripts/setup.sh >/dev/null 2>&1
+REPS="${SIMDUP_BENCH_REPS:-5}"
+QUERIES="${SIMDUP_BENCH_QUERIES:-200}"
+B_TRIG="${SIMDUP_BENCH_TRIGGER_ROWS:-5000}"
+cluster="${SIMDUP_CLUSTER:-regress}-prbench"
+port="${SIMDUP_BENCH_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
+if [ "${SIMDUP_BENCH_NO_INSTALL:-0}" != 1 ]; then
+  scripts/install.sh --pg-config "$PG_CONFIG" >/dev/null
+fi
+PG_EXTRA_OPTS="-c shared_buffers=1GB -c max_wal_size=8GB -c synchronous_commit=off -c max_parallel_workers_per_gather=0" \
+  scripts/cluster.sh start "$cluster" "$port"
+trap 'scripts/cluster.sh stop "$cluster"' EXIT
+psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "/tmp/simdup-$cluster/sock" -p "$port" -U postgres "$@"; }
+psql -d postgres -c "CREATE DATABASE bench"
+db() { psql -d bench "$@"; }
+echo "== page reader vs access method: N = $N; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %H:%M UTC')"
+db <<SQL
+CREATE EXTENSION simdup;
+CREATE TABLE t (id bigint PRIMARY KEY, fp bigint);
+INSERT INTO t SELECT g, hashint8extended(g, 1) FROM generate_series(1, $N) g;
+SELECT simdup_enable('t', NULL, 'fp', on_duplicate => 'skip', max_distance => 10);
+CREATE TABLE batch (id bigint, fp bigint);
+INSERT INTO batch SELECT $N + g, hashint8extended(g, 2) FROM generate_series(1, $B_TRIG) g;
+VACUUM ANALYZE t; VACUUM ANALYZE batch;
+-- Milliseconds of each of n lookups at radius k with page_reader on and off, alternating;
+-- and whether the two paths ever answered differently.
+CREATE FUNCTION lookups(k int, n int, seed bigint, OUT on_ms float8[], OUT off_ms float8[], OUT differ int)
+LANGUAGE plpgsql AS \$\$
+DECLARE q bigint; a text; b text; t0 timestamptz;
+BEGIN
+  on_ms := '{}'; off_ms := '{}'; differ := 0;
+  FOR i IN 1..n LOOP
+    q := hashint8extended(i, seed);
+    PERFORM set_config('simdup.page_reader', 'on', true);
+    t0 := clock_timestamp();
+    EXECUTE format('SELECT count(*) || '':'' || coalesce(sum(id), 0) FROM t WHERE hamming(fp, %s) <= %s', q, k) INTO a;
+    on_ms := on_ms || extract(epoch FROM clock_timestamp() - t0)::float8 * 1000;
+    PERFORM set_config('simdup.page_reader', 'off', true);
+    t0 := clock_timestamp();
+    EXECUTE format('SELECT count(*) || '':'' || coalesce(sum(id), 0) FROM t WHERE hamming(fp, %s) <= %s', q, k) INTO b;
+    off_ms := off_ms || extract(epoch FROM clock_timestamp() - t0)::float8 * 1000;
+    IF a <> b THEN differ := differ + 1; END IF;
+  END LOOP;
+END \$\$;
+CREATE FUNCTION pct(xs float8[], p float8) RETURNS float8 LANGUAGE sql AS
+  \$\$ SELECT percentile_cont(p) WITHIN GROUP (ORDER BY x) FROM unnest(xs) x \$\$;
+SQL
+echo "simdup $(db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'"), $(db -At -c 'SHOW server_version')"
+db -At -c "SELECT count(*) FROM t WHERE hamming(fp, 1) <= 10" >/dev/null   # warm
+
+trig() { # SETUP -> ms
+  db -At <<SQL | tail -1
+BEGIN;
+$1
+SELECT clock_timestamp() AS t0 \gset
+INSERT INTO t SELECT id, fp FROM batch ORDER BY id;
+SELECT round(extract(epoch FROM clock_timestamp() - :'t0') * 1000, 1);
+ROLLBACK;
+SQL
+}
+out=/tmp/simdup-prbench.$$
+: >"$out"
+for r in $(seq 1 "$REPS"); do
+  for k in 0 3 6 10; do
+    db -At -F ' ' -c "SELECT 'lookup', $k, round(pct(on_ms, 0.5)::numeric, 4), round(pct(on_ms, 0.99)::numeric, 4),
+                             round(pct(off_ms, 0.5)::numeric, 4), round(pct(off_ms, 0.99)::numeric, 4), differ
+                      FROM lookups($k, $QUERIES, $r)" | tee -a "$out"
+  done
+  p=$(trig "ALTER TABLE t DISABLE TRIGGER simdup_dedup;")
+  on=$(trig "SET LOCAL simdup.bulk_check = off; SET LOCAL simdup.page_reader = on;")
+  off=$(trig "SET LOCAL simdup.bulk_check = off; SET LOCAL simdup.page_reader = off;")
+  echo "trigger $p $on $off" | tee -a "$out"
+done
+python3 - "$out" "$B_TRIG" <<'PY'
+import statistics as st, sys
+rows = [l.split() for l in open(sys.argv[1])]
+b = int(sys.argv[2])
+print("medians over rounds (each round: the p50 / p99 of its queries), ms:")
+print("| k | page reader p50 / p99 | access method p50 / p99 | access method / page reader (p50) | answers differing |")
+print("| ---: | ---: | ---: | ---: | ---: |")
+for k in ("0", "3", "6", "10"):
+    rs = [r for r in rows if r[0] == "lookup" and r[1] == k]
+    m = lambda i: st.median(float(r[i]) for r in rs)
+    print(f"| {k} | {m(2):.3f} / {m(3):.3f} | {m(4):.3f} / {m(5):.3f} | {m(4) / m(2):.2f}x | {sum(int(r[6]) for r in rs)} |")
+ts = [r for r in rows if r[0] == "trigger"]
+p, on, off = (st.median(float(r[i]) for r in ts) for i in (1, 2, 3))
+print(f"trigger, {b} rows row by row: plain {p:.0f} ms; page reader {on:.0f} ms ({(on - p) / b * 1000:.0f} us a row over plain); "
+      f"access method {off:.0f} ms ({(off - p) / b * 1000:.0f} us a row over plain)")
+PY
+rm -f "$out"
