@@ -365,24 +365,44 @@ impl Reader {
         // released before returning (on error, by the resource owner, with the locks).
         unsafe {
             let starts = self.start_leaves(ranges);
-            // Distinct start leaves, in order (ascending keys: consecutive ranges share them).
-            let mut leaves = starts.clone();
-            leaves.dedup();
-            let mut ahead: std::collections::VecDeque<(pg_sys::BlockNumber, pg_sys::Buffer)> = Default::default();
+            // Distinct start leaves, in order (ascending keys: consecutive ranges share them),
+            // with the first key sought on each.
+            let mut leaves: Vec<(Start, i64)> = Vec::with_capacity(starts.len());
+            for (start, &(lo, _)) in starts.iter().zip(ranges) {
+                if leaves.last().is_none_or(|(s, _)| s.leaf != start.leaf) {
+                    leaves.push((*start, lo));
+                }
+            }
+            // Pinned leaves: the one being read, then those prefetched ahead of it, each a step
+            // further the nearer it gets: its header and special space when pinned, the line
+            // pointers around its first range's likely start two leaves before its read, their
+            // tuples one leaf before.
+            let mut ahead: std::collections::VecDeque<Ahead> = Default::default();
             let mut pinned = 0; // leaves[..pinned] have been pinned
             let mut current: Option<(pg_sys::BlockNumber, pg_sys::Buffer)> = None;
             for (&(lo, hi), &start) in ranges.iter().zip(&starts) {
-                if current.is_none_or(|(blkno, _)| blkno != start) {
+                if current.is_none_or(|(blkno, _)| blkno != start.leaf) {
                     if let Some((_, buf)) = current {
                         pg_sys::ReleaseBuffer(buf);
                     }
                     while ahead.len() <= AHEAD && pinned < leaves.len() {
-                        let buf = pg_sys::ReadBuffer(self.index, leaves[pinned]);
-                        prefetch(&Page::of(buf));
-                        ahead.push_back((leaves[pinned], buf));
+                        let (start, lo) = leaves[pinned];
+                        let buf = pg_sys::ReadBuffer(self.index, start.leaf);
+                        prefetch_ends(&Page::of(buf));
+                        ahead.push_back(Ahead { leaf: start.leaf, buf, lo, bounds: start.bounds });
                         pinned += 1;
                     }
-                    current = ahead.pop_front();
+                    current = ahead.pop_front().map(|a| (a.leaf, a.buf));
+                    for (position, next) in ahead.iter().enumerate().take(2) {
+                        pg_sys::LockBuffer(next.buf, pg_sys::BUFFER_LOCK_SHARE as i32);
+                        let page = Page::of(next.buf);
+                        if position == 0 {
+                            prefetch_tuples(&page, next.lo, next.bounds);
+                        } else {
+                            prefetch_line_pointers(&page, next.lo, next.bounds);
+                        }
+                        pg_sys::LockBuffer(next.buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
+                    }
                 }
                 let Some((_, buf)) = current else { unreachable!("a start leaf is pinned for every range") };
                 // A pin of our own to walk right with (the start leaf's stays for the next range).
@@ -392,11 +412,13 @@ impl Reader {
                 if page.opaque().flags & BTP_LEAF == 0 {
                     self.corrupt("a child of the level above the leaves is not a leaf");
                 }
+                // The parent's bounds hint where `lo` is on the leaf it placed the range on.
+                let mut bounds = if page.buf == buf { start.bounds } else { None };
                 loop {
                     let blkno = pg_sys::BufferGetBlockNumber(page.buf);
                     guarded(|| PredicateLockPage(self.index, blkno, self.snapshot));
                     found.clear();
-                    let done = read_leaf(&page, lo, hi, &mut keep, &mut found, &mut read);
+                    let done = read_leaf(&page, lo, hi, bounds.take(), &mut keep, &mut found, &mut read);
                     let next = page.opaque().next;
                     pg_sys::LockBuffer(page.buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
                     for (key, tid) in &found {
@@ -412,7 +434,7 @@ impl Reader {
                     page = self.move_right(Page::of(buf), lo);
                 }
             }
-            for (_, buf) in current.into_iter().chain(ahead) {
+            for buf in current.map(|(_, buf)| buf).into_iter().chain(ahead.iter().map(|a| a.buf)) {
                 pg_sys::ReleaseBuffer(buf);
             }
             // As the access method counts: a scan per range, every entry read.
@@ -428,9 +450,10 @@ impl Reader {
     ///
     /// # Safety
     /// The reader's index is open and not empty.
-    unsafe fn start_leaves(&self, ranges: &[(i64, i64)]) -> Vec<pg_sys::BlockNumber> {
+    unsafe fn start_leaves(&self, ranges: &[(i64, i64)]) -> Vec<Start> {
         if self.level == 0 {
-            return vec![self.root; ranges.len()]; // the root is the only leaf (or was)
+            // The root is the only leaf (or was).
+            return vec![Start { leaf: self.root, bounds: None }; ranges.len()];
         }
         let mut out = Vec::with_capacity(ranges.len());
         let mut parent = pg_sys::InvalidBuffer as pg_sys::Buffer;
@@ -477,7 +500,7 @@ impl Reader {
             while page.opaque().level > level {
                 let child = child(&page, lo).unwrap_or_else(|| self.corrupt("an internal page has no items"));
                 pg_sys::LockBuffer(page.buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
-                let buf = pg_sys::ReleaseAndReadBuffer(page.buf, self.index, child);
+                let buf = pg_sys::ReleaseAndReadBuffer(page.buf, self.index, child.leaf);
                 pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
                 page = self.move_right(Page::of(buf), lo);
             }
@@ -521,11 +544,21 @@ impl Reader {
 }
 
 /// Leaves pinned and prefetched ahead of the one being read.
-const AHEAD: usize = 4;
+const AHEAD: usize = 3;
+
+/// Where a range starts: a leaf, and the keys that bound it as its parent said when the range
+/// was placed (the pivots on either side of its downlink), if both are values: a hint for
+/// finding the range's first key on the leaf, never trusted for the answer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Start {
+    leaf: pg_sys::BlockNumber,
+    bounds: Option<(i64, i64)>,
+}
 
 /// The downlink of the last pivot below `lo` on the locked internal page `page` (its first
-/// data item is minus infinity, so there is one unless the page is empty).
-fn child(page: &Page, lo: i64) -> Option<pg_sys::BlockNumber> {
+/// data item is minus infinity, so there is one unless the page is empty), with the bounds of
+/// its subtree ([`Start`]).
+fn child(page: &Page, lo: i64) -> Option<Start> {
     let (mut a, mut b) = (page.first_data(), page.max_offset() + 1);
     if a >= b {
         return None;
@@ -538,45 +571,101 @@ fn child(page: &Page, lo: i64) -> Option<pg_sys::BlockNumber> {
             b = m;
         }
     }
+    let upper = if a < page.max_offset() { Some(page.key(a + 1)) } else { page.high_key() };
+    let bounds = match (page.key(a), upper) {
+        (Key::Value(x), Some(Key::Value(y))) if x < y => Some((x, y)),
+        _ => None,
+    };
     // SAFETY: an item of the locked page; a pivot's downlink is its TID's block number.
-    Some(unsafe { tid_block(page.tuple(a)) })
+    Some(Start { leaf: unsafe { tid_block(page.tuple(a)) }, bounds })
 }
 
-/// Bytes of a leaf's start prefetched: the header and the line pointers of up to ~500 items
-/// (a leaf of `bigint` keys holds at most 407).
-const PREFETCH_BYTES: usize = 2048;
+/// A leaf pinned ahead of its read: its block, its buffer, the first key sought on it and its
+/// bounds ([`Start`]).
+struct Ahead {
+    leaf: pg_sys::BlockNumber,
+    buf: pg_sys::Buffer,
+    lo: i64,
+    bounds: Option<(i64, i64)>,
+}
 
-/// Asks the CPU to bring the parts of the pinned page `page` that a search reads first into its
-/// caches (not locked: a hint, nothing is read): the header, the line pointers and the special
-/// space. Not the tuples: a search reads a few of them, and prefetching the whole page costs
-/// more memory bandwidth than their misses.
-fn prefetch(page: &Page) {
+/// Line pointers around the guessed position of a range's first key whose tuples are
+/// prefetched: the guess is usually within a few items, and a range holds about 15 entries at
+/// 1M rows.
+const PREFETCH_ITEMS: (u16, u16) = (8, 24);
+
+/// Asks the CPU to bring `addr`'s cache line into its caches (a hint: it never faults).
+#[inline]
+fn prefetch(addr: *const u8) {
     #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let lines = (0..PREFETCH_BYTES).step_by(64).chain([pg_sys::BLCKSZ as usize - 64]);
-        for line in lines {
-            // SAFETY: a prefetch of memory within the pinned buffer; it never faults.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(page.ptr.add(line) as *const i8) };
-        }
-    }
+    // SAFETY: a prefetch reads nothing the program sees and never faults.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(addr as *const i8)
+    };
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = page;
+    let _ = addr;
+}
+
+/// Prefetches the header and the special space of the pinned page `page` (not locked: nothing
+/// is read).
+fn prefetch_ends(page: &Page) {
+    prefetch(page.ptr);
+    // SAFETY: within the pinned buffer.
+    prefetch(unsafe { page.ptr.add(pg_sys::BLCKSZ as usize - 64) });
+}
+
+/// The items of the locked leaf `page` around where `lo` likely is, guessed from its item count
+/// and `bounds` (the first ones without bounds).
+fn likely_items(page: &Page, lo: i64, bounds: Option<(i64, i64)>) -> std::ops::RangeInclusive<u16> {
+    let (first, max) = (page.first_data(), page.max_offset());
+    let guess = bounds.map_or(first, |(x, y)| interpolate(first, max.max(first), x, y, lo));
+    let (before, after) = PREFETCH_ITEMS;
+    // Empty when the page has no data items (first > max).
+    guess.saturating_sub(before).max(first)..=guess.saturating_add(after).min(max)
+}
+
+/// Prefetches the line pointers of [`likely_items`] (the header read).
+fn prefetch_line_pointers(page: &Page, lo: i64, bounds: Option<(i64, i64)>) {
+    let items = likely_items(page, lo, bounds);
+    let (a, b) = (*items.start() as usize, *items.end() as usize);
+    if a <= b {
+        for line in ((PAGE_HEADER + (a - 1) * 4)..=(PAGE_HEADER + (b - 1) * 4)).step_by(64) {
+            // SAFETY: within the page's line pointer array.
+            prefetch(unsafe { page.ptr.add(line) });
+        }
+        // SAFETY: the last line pointer of the items, within the array.
+        prefetch(unsafe { page.ptr.add(PAGE_HEADER + (b - 1) * 4) });
+    }
+}
+
+/// Prefetches the tuples of [`likely_items`] (the line pointers read).
+fn prefetch_tuples(page: &Page, lo: i64, bounds: Option<(i64, i64)>) {
+    for offset in likely_items(page, lo, bounds) {
+        prefetch(page.tuple(offset));
+    }
+}
+
+/// The offset in `a..=b` at the fraction of the way that `lo` is from `x` to `y`.
+fn interpolate(a: u16, b: u16, x: i64, y: i64, lo: i64) -> u16 {
+    let frac = ((lo as i128 - x as i128) as f64 / (y as i128 - x as i128).max(1) as f64).clamp(0.0, 1.0);
+    a + ((b - a) as f64 * frac) as u16
 }
 
 /// Reads the entries of the locked leaf `page` with keys in `lo..=hi` that `keep` keeps into
 /// `out`, counting the heap TIDs read into `read`. True if the range ends on this page: a key above `hi` was met, or the page is the
 /// rightmost or its high key is above `hi` (every key to its right is at least the high key).
+#[allow(clippy::too_many_arguments)]
 fn read_leaf(
     page: &Page,
     lo: i64,
     hi: i64,
+    bounds: Option<(i64, i64)>,
     keep: &mut impl FnMut(i64) -> bool,
     out: &mut Vec<(i64, pg_sys::ItemPointerData)>,
     read: &mut i64,
 ) -> bool {
     let max = page.max_offset();
-    let a = lower_bound(|i| page.key(i), page.first_data(), max + 1, lo);
+    let a = lower_bound(|i| page.key(i), page.first_data(), max + 1, lo, bounds);
     for offset in a..=max {
         match page.key(offset) {
             Key::Value(v) if v <= hi => {
@@ -595,30 +684,31 @@ fn read_leaf(
 }
 
 /// The first offset in `a..b` whose key is at least `lo` (`b` if none) on a leaf, whose keys
-/// ascend. The keys are hashes, spread evenly, so one interpolation between the ends' keys
-/// lands within a few items of the answer; galloping from there brackets it and a binary search
-/// finishes. Each key read is a line pointer and a tuple, likely two cache misses on a leaf
-/// not read lately: this reads about 6 keys where a plain binary search reads 9.
-fn lower_bound(key: impl Fn(u16) -> Key, mut a: u16, mut b: u16, lo: i64) -> u16 {
+/// ascend. The keys are hashes, spread evenly, so interpolating between the keys that bound the
+/// leaf (`bounds`, from its parent; else the keys at the ends, read here) lands within a few
+/// items of the answer; galloping from there brackets it and a binary search finishes. Each key
+/// read is a line pointer and a tuple, two cache misses on a leaf not read lately: this reads
+/// about 5 keys where a plain binary search reads 9. Whatever `bounds` say, the answer is the
+/// keys'.
+fn lower_bound(key: impl Fn(u16) -> Key, mut a: u16, mut b: u16, lo: i64, bounds: Option<(i64, i64)>) -> u16 {
     let lo_key = Key::Value(lo);
     if b - a > 16 {
-        if let (Key::Value(x), Key::Value(y)) = (key(a), key(b - 1)) {
-            if lo <= x {
-                return a;
-            }
-            if y < lo {
-                return b;
-            }
-            // key(a) < lo <= key(b - 1): the answer is in a + 1 ..= b - 1.
-            let (first, last) = (a + 1, b - 1);
-            let frac = (lo as i128 - x as i128) as f64 / (y as i128 - x as i128) as f64;
-            let guess = (first + ((last - first) as f64 * frac) as u16).clamp(first, last);
+        let ends = match bounds {
+            Some(xy) => Some(xy),
+            None => match (key(a), key(b - 1)) {
+                (Key::Value(x), _) if lo <= x => return a,
+                (_, Key::Value(y)) if y < lo => return b,
+                (Key::Value(x), Key::Value(y)) => Some((x, y)),
+                _ => None,
+            },
+        };
+        if let Some((x, y)) = ends {
+            let guess = interpolate(a, b - 1, x, y, lo);
             let mut step = 4;
             if key(guess) < lo_key {
-                // The answer is after `guess`.
+                // The answer is in guess + 1 ..= b.
                 let mut from = guess + 1;
-                b = last;
-                while from + step < last {
+                while from + step < b {
                     let probe = from + step;
                     if key(probe) >= lo_key {
                         b = probe;
@@ -629,10 +719,9 @@ fn lower_bound(key: impl Fn(u16) -> Key, mut a: u16, mut b: u16, lo: i64) -> u16
                 }
                 a = from;
             } else {
-                // The answer is at or before `guess`.
+                // The answer is in a ..= guess.
                 let mut to = guess;
-                a = first;
-                while to >= first + step {
+                while to >= a + step {
                     let probe = to - step;
                     if key(probe) < lo_key {
                         a = probe + 1;
@@ -664,13 +753,15 @@ mod tests {
 
     proptest! {
         /// `lower_bound` is `partition_point` on ascending keys, whatever their spread
-        /// (duplicates, clusters, a trailing NULL), from any start offset.
+        /// (duplicates, clusters, a trailing NULL), from any start offset, and whatever bounds
+        /// it is given as a hint (right, wrong, reversed or none).
         #[test]
         fn lower_bound_is_partition_point(
             mut keys in proptest::collection::vec(prop_oneof![any::<i64>(), -50i64..50], 0..500),
             null in any::<bool>(),
             lo in prop_oneof![any::<i64>(), -60i64..60],
             first in 1u16..3,
+            bounds in proptest::option::of((any::<i64>(), any::<i64>())),
         ) {
             keys.sort_unstable();
             let mut all: Vec<Key> = keys.iter().map(|&k| Key::Value(k)).collect();
@@ -681,7 +772,7 @@ mod tests {
             let key = |i: u16| all[(i - first) as usize];
             let n = all.len() as u16;
             let expect = first + all.partition_point(|&k| k < Key::Value(lo)) as u16;
-            prop_assert_eq!(lower_bound(key, first, first + n, lo), expect);
+            prop_assert_eq!(lower_bound(key, first, first + n, lo, bounds), expect);
         }
     }
 }
