@@ -4,10 +4,13 @@
 # mode at k = 10):
 #
 #   lookup   `SELECT count(*) FROM t WHERE hamming(fp, q) <= k` (the planner's Tid Scan), k = 3,
-#            6, 10, SIMDUP_BENCH_QUERIES (200) random q per k, timed in the server around each
-#            query (planning included; warm cache; one process), simdup.page_reader on / off
-#            alternating query by query; p50 / p99; the answers of both paths compared;
-#   trigger  INSERT ... SELECT of B_TRIG (5,000) new random fingerprints row by row
+#            6, 10, SIMDUP_BENCH_QUERIES (200) random q per k and path, timed in the server
+#            around each query (planning included; warm shared buffers; one process),
+#            simdup.page_reader on / off alternating query by query, each path its own queries
+#            (one just answered by the other path would find its leaves in the CPU's caches);
+#            p50 / p99; every query answered by both paths, the answers compared;
+#   trigger  INSERT ... SELECT of B_TRIG (5,000) new random fingerprints (each variant its own)
+#            row by row
 #            (simdup.bulk_check = off: one index search a row, with the trigger's dirty snapshot
 #            and lock stripes) under page_reader on / off, against the same INSERT with the
 #            trigger disabled; each in a rolled-back transaction; the overhead a row.
@@ -44,8 +47,8 @@ CREATE EXTENSION simdup;
 CREATE TABLE t (id bigint PRIMARY KEY, fp bigint);
 INSERT INTO t SELECT g, hashint8extended(g, 1) FROM generate_series(1, $N) g;
 SELECT simdup_enable('t', NULL, 'fp', on_duplicate => 'skip', max_distance => 10);
-CREATE TABLE batch (id bigint, fp bigint);
-INSERT INTO batch SELECT $N + g, hashint8extended(g, 2) FROM generate_series(1, $B_TRIG) g;
+CREATE TABLE batch (variant int, id bigint, fp bigint);
+INSERT INTO batch SELECT v, $N + g, hashint8extended(g, 2 + v) FROM generate_series(1, $B_TRIG) g, generate_series(0, 2) v;
 VACUUM ANALYZE t; VACUUM ANALYZE batch;
 -- Milliseconds of each of n lookups at radius k with page_reader on and off, alternating;
 -- and whether the two paths ever answered differently.
@@ -55,16 +58,22 @@ DECLARE q bigint; a text; b text; t0 timestamptz;
 BEGIN
   on_ms := '{}'; off_ms := '{}'; differ := 0;
   FOR i IN 1..n LOOP
-    q := hashint8extended(i, seed);
-    PERFORM set_config('simdup.page_reader', 'on', true);
-    t0 := clock_timestamp();
-    EXECUTE format('SELECT count(*) || '':'' || coalesce(sum(id), 0) FROM t WHERE hamming(fp, %s) <= %s', q, k) INTO a;
-    on_ms := on_ms || extract(epoch FROM clock_timestamp() - t0)::float8 * 1000;
-    PERFORM set_config('simdup.page_reader', 'off', true);
-    t0 := clock_timestamp();
-    EXECUTE format('SELECT count(*) || '':'' || coalesce(sum(id), 0) FROM t WHERE hamming(fp, %s) <= %s', q, k) INTO b;
-    off_ms := off_ms || extract(epoch FROM clock_timestamp() - t0)::float8 * 1000;
-    IF a <> b THEN differ := differ + 1; END IF;
+    -- Each path times its own queries (a query just answered by the other path would find its
+    -- leaves in the CPU's caches), then answers the other's untimed for the comparison.
+    FOR j IN 0..1 LOOP
+      q := hashint8extended(i, seed * 2 + j);
+      PERFORM set_config('simdup.page_reader', CASE j WHEN 0 THEN 'on' ELSE 'off' END, true);
+      t0 := clock_timestamp();
+      EXECUTE format('SELECT count(*) || '':'' || coalesce(sum(id), 0) FROM t WHERE hamming(fp, %s) <= %s', q, k) INTO a;
+      IF j = 0 THEN
+        on_ms := on_ms || extract(epoch FROM clock_timestamp() - t0)::float8 * 1000;
+      ELSE
+        off_ms := off_ms || extract(epoch FROM clock_timestamp() - t0)::float8 * 1000;
+      END IF;
+      PERFORM set_config('simdup.page_reader', CASE j WHEN 0 THEN 'off' ELSE 'on' END, true);
+      EXECUTE format('SELECT count(*) || '':'' || coalesce(sum(id), 0) FROM t WHERE hamming(fp, %s) <= %s', q, k) INTO b;
+      IF a <> b THEN differ := differ + 1; END IF;
+    END LOOP;
   END LOOP;
 END \$\$;
 CREATE FUNCTION pct(xs float8[], p float8) RETURNS float8 LANGUAGE sql AS
@@ -73,12 +82,12 @@ SQL
 echo "simdup $(db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'"), $(db -At -c 'SHOW server_version')"
 db -At -c "SELECT count(*) FROM t WHERE hamming(fp, 1) <= 10" >/dev/null   # warm
 
-trig() { # SETUP -> ms
+trig() { # SETUP VARIANT -> ms
   db -At <<SQL | tail -1
 BEGIN;
 $1
 SELECT clock_timestamp() AS t0 \gset
-INSERT INTO t SELECT id, fp FROM batch ORDER BY id;
+INSERT INTO t SELECT id, fp FROM batch WHERE variant = $2 ORDER BY id;
 SELECT round(extract(epoch FROM clock_timestamp() - :'t0') * 1000, 1);
 ROLLBACK;
 SQL
@@ -91,9 +100,10 @@ for r in $(seq 1 "$REPS"); do
                              round(pct(off_ms, 0.5)::numeric, 4), round(pct(off_ms, 0.99)::numeric, 4), differ
                       FROM lookups($k, $QUERIES, $r)" | tee -a "$out"
   done
-  p=$(trig "ALTER TABLE t DISABLE TRIGGER simdup_dedup;")
-  on=$(trig "SET LOCAL simdup.bulk_check = off; SET LOCAL simdup.page_reader = on;")
-  off=$(trig "SET LOCAL simdup.bulk_check = off; SET LOCAL simdup.page_reader = off;")
+  # Each variant its own rows (the same rows again would find their leaves cached).
+  p=$(trig "ALTER TABLE t DISABLE TRIGGER simdup_dedup;" 0)
+  on=$(trig "SET LOCAL simdup.bulk_check = off; SET LOCAL simdup.page_reader = on;" 1)
+  off=$(trig "SET LOCAL simdup.bulk_check = off; SET LOCAL simdup.page_reader = off;" 2)
   echo "trigger $p $on $off" | tee -a "$out"
 done
 python3 - "$out" "$B_TRIG" <<'PY'
