@@ -45,6 +45,8 @@
 
 use pgrx::pg_sys;
 
+use simdup_core::hash::{mix64, HashKeyed};
+
 use crate::errors;
 
 // storage/predicate.h, which pgrx does not bind. Called through `guarded` (they may raise an
@@ -301,6 +303,48 @@ unsafe fn heap_tids(t: *const u8, key: i64, out: &mut Vec<(i64, pg_sys::ItemPoin
     }
 }
 
+/// Index pages remembered in [`RECENT`] before it is emptied.
+const RECENT_PAGES: usize = 1 << 16;
+
+thread_local! {
+    /// The buffer in which this backend last found each index page it read, by
+    /// `mix64(index OID << 32 | block)` (a hint: the buffer may hold another page by now, which
+    /// `ReadRecentBuffer` sees from its tag).
+    static RECENT: std::cell::RefCell<HashKeyed<pg_sys::Buffer>> = std::cell::RefCell::new(HashKeyed::default());
+}
+
+/// Pins block `blkno` of `index`: through [`RECENT`]'s buffer if that still holds it
+/// (`ReadRecentBuffer` checks the buffer's tag and pins it, without the buffer mapping
+/// table's lookup), else `ReadBuffer`, remembering the buffer.
+///
+/// # Safety
+/// `index` is an open index.
+unsafe fn read_page(index: pg_sys::Relation, blkno: pg_sys::BlockNumber) -> pg_sys::Buffer {
+    // SAFETY: an open relation; ReadRecentBuffer pins only a buffer whose tag is this
+    // relation's block, else returns false.
+    unsafe {
+        let key = mix64(((*index).rd_id.to_u32() as u64) << 32 | blkno as u64);
+        if let Some(buf) = RECENT.with(|r| r.borrow().get(&key).copied()) {
+            #[cfg(feature = "pg15")]
+            let locator = (*index).rd_node;
+            #[cfg(not(feature = "pg15"))]
+            let locator = (*index).rd_locator;
+            if pg_sys::ReadRecentBuffer(locator, pg_sys::ForkNumber::MAIN_FORKNUM, blkno, buf) {
+                return buf;
+            }
+        }
+        let buf = pg_sys::ReadBuffer(index, blkno);
+        RECENT.with(|r| {
+            let mut r = r.borrow_mut();
+            if r.len() >= RECENT_PAGES {
+                r.clear();
+            }
+            r.insert(key, buf);
+        });
+        buf
+    }
+}
+
 /// A reader of one index, for one call.
 pub(crate) struct Reader {
     index: pg_sys::Relation,
@@ -319,7 +363,7 @@ impl Reader {
     pub(crate) unsafe fn new(index: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> Option<Reader> {
         // SAFETY: block 0 of a B-tree is its metapage; read under a share lock.
         unsafe {
-            let buf = pg_sys::ReadBuffer(index, METAPAGE);
+            let buf = read_page(index, METAPAGE);
             pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
             let page = Page::of(buf);
             let meta = &*(page.ptr.add(PAGE_HEADER) as *const Meta);
@@ -361,6 +405,10 @@ impl Reader {
         }
         let mut found: Vec<(i64, pg_sys::ItemPointerData)> = Vec::new();
         let mut read = 0i64;
+        // Predicate locks are taken only by SERIALIZABLE transactions (PredicateLockPage returns
+        // at once in any other: a call less a leaf).
+        // SAFETY: a backend global, read.
+        let serializable = unsafe { pg_sys::XactIsoLevel } == pg_sys::XACT_SERIALIZABLE as i32;
         // SAFETY: buffers are pinned and locked as described in the module; every pin taken is
         // released before returning (on error, by the resource owner, with the locks).
         unsafe {
@@ -387,7 +435,7 @@ impl Reader {
                     }
                     while ahead.len() <= AHEAD && pinned < leaves.len() {
                         let (start, lo) = leaves[pinned];
-                        let buf = pg_sys::ReadBuffer(self.index, start.leaf);
+                        let buf = self.read_page(start.leaf);
                         prefetch_ends(&Page::of(buf));
                         ahead.push_back(Ahead { leaf: start.leaf, buf, lo, bounds: start.bounds });
                         pinned += 1;
@@ -415,8 +463,10 @@ impl Reader {
                 // The parent's bounds hint where `lo` is on the leaf it placed the range on.
                 let mut bounds = if page.buf == buf { start.bounds } else { None };
                 loop {
-                    let blkno = pg_sys::BufferGetBlockNumber(page.buf);
-                    guarded(|| PredicateLockPage(self.index, blkno, self.snapshot));
+                    if serializable {
+                        let blkno = pg_sys::BufferGetBlockNumber(page.buf);
+                        guarded(|| PredicateLockPage(self.index, blkno, self.snapshot));
+                    }
                     found.clear();
                     let done = read_leaf(&page, lo, hi, bounds.take(), &mut keep, &mut found, &mut read);
                     let next = page.opaque().next;
@@ -429,7 +479,8 @@ impl Reader {
                         pg_sys::ReleaseBuffer(page.buf);
                         break;
                     }
-                    let buf = pg_sys::ReleaseAndReadBuffer(page.buf, self.index, next);
+                    pg_sys::ReleaseBuffer(page.buf);
+                    let buf = self.read_page(next);
                     pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
                     page = self.move_right(Page::of(buf), lo);
                 }
@@ -491,7 +542,7 @@ impl Reader {
     unsafe fn descend(&self, lo: i64, level: u32) -> Page {
         // SAFETY: as in `scan`.
         unsafe {
-            let buf = pg_sys::ReadBuffer(self.index, self.root);
+            let buf = self.read_page(self.root);
             pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
             let mut page = self.move_right(Page::of(buf), lo);
             if page.opaque().level != self.level {
@@ -500,7 +551,8 @@ impl Reader {
             while page.opaque().level > level {
                 let child = child(&page, lo).unwrap_or_else(|| self.corrupt("an internal page has no items"));
                 pg_sys::LockBuffer(page.buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
-                let buf = pg_sys::ReleaseAndReadBuffer(page.buf, self.index, child.leaf);
+                pg_sys::ReleaseBuffer(page.buf);
+                let buf = self.read_page(child.leaf);
                 pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
                 page = self.move_right(Page::of(buf), lo);
             }
@@ -529,11 +581,21 @@ impl Reader {
                 }
                 let next = page.opaque().next;
                 pg_sys::LockBuffer(page.buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
-                let buf = pg_sys::ReleaseAndReadBuffer(page.buf, self.index, next);
+                pg_sys::ReleaseBuffer(page.buf);
+                let buf = self.read_page(next);
                 pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
                 page = Page::of(buf);
             }
         }
+    }
+
+    /// [`read_page`] of the reader's index.
+    ///
+    /// # Safety
+    /// The reader's index is open.
+    unsafe fn read_page(&self, blkno: pg_sys::BlockNumber) -> pg_sys::Buffer {
+        // SAFETY: as above.
+        unsafe { read_page(self.index, blkno) }
     }
 
     fn corrupt(&self, what: &str) -> ! {
@@ -616,7 +678,11 @@ fn prefetch_ends(page: &Page) {
 
 /// The items of the locked leaf `page` around where `lo` likely is, guessed from its item count
 /// and `bounds` (the first ones without bounds).
+#[allow(clippy::reversed_empty_ranges)] // an empty range on purpose
 fn likely_items(page: &Page, lo: i64, bounds: Option<(i64, i64)>) -> std::ops::RangeInclusive<u16> {
+    if !page.usable() {
+        return 1..=0; // not a B-tree page (the read will say so): nothing to prefetch
+    }
     let (first, max) = (page.first_data(), page.max_offset());
     let guess = bounds.map_or(first, |(x, y)| interpolate(first, max.max(first), x, y, lo));
     let (before, after) = PREFETCH_ITEMS;
@@ -647,7 +713,8 @@ fn prefetch_tuples(page: &Page, lo: i64, bounds: Option<(i64, i64)>) {
 
 /// The offset in `a..=b` at the fraction of the way that `lo` is from `x` to `y`.
 fn interpolate(a: u16, b: u16, x: i64, y: i64, lo: i64) -> u16 {
-    let frac = ((lo as i128 - x as i128) as f64 / (y as i128 - x as i128).max(1) as f64).clamp(0.0, 1.0);
+    // In floating point: a guess needs no more precision, and no key difference overflows.
+    let frac = ((lo as f64 - x as f64) / (y as f64 - x as f64)).clamp(0.0, 1.0);
     a + ((b - a) as f64 * frac) as u16
 }
 

@@ -65,14 +65,16 @@ pub(crate) unsafe fn search(
             }
             let index = pg_sys::index_open(oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
             let offset = layout.offset(i);
+            // An entry's row is fetched only if within k and first found from this block (each
+            // row once), checked from the fingerprint in the index alone.
+            let wanted = |fp: u64| layout.first_block(q, fp, k as u32, &t) == Some(i);
             let reader = match indexes.kind {
                 Kind::Key if crate::gucs::page_reader() => Reader::new(index, snapshot),
                 _ => None,
             };
             if let Some(reader) = reader {
-                // The keys are the whole (rotated) fingerprints: the first-block check runs on the
-                // locked leaf, the heap only for the entries it keeps.
-                let keep = |key: i64| layout.first_block(q, unkey(key, offset), k as u32, &t) == Some(i);
+                // The keys are the whole (rotated) fingerprints: the check runs on the locked leaf.
+                let keep = |key: i64| wanted(unkey(key, offset));
                 let mut fetched = 0;
                 reader.scan(&ranges, keep, |key, tid| {
                     fetch_heap(fetch, tid, snapshot, slot, || {
@@ -94,8 +96,7 @@ pub(crate) unsafe fn search(
                             Kind::Key => unkey(index_int8(itup, 1, desc), offset),
                             Kind::Block => index_int8(itup, 2, desc) as u64,
                         };
-                        // Too far, or found from an earlier block: not fetched.
-                        (layout.first_block(q, fp, k as u32, &t) == Some(i)).then_some(fp)
+                        wanted(fp).then_some(fp)
                     },
                     &mut found,
                 );
