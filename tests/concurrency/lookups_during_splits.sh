@@ -9,8 +9,9 @@
 #     clusters of near-duplicates around 40 query fingerprints, so that the leaves the lookups
 #     read are the ones that fill;
 #   * 3 writers insert more of them, 50 rows a transaction, splitting those leaves (each run
-#     reports how many leaf pages the indexes grew by); 1 deleter deletes old rows and runs
-#     VACUUM, which empties and deletes pages;
+#     reports how many pages the indexes grew by); 1 deleter deletes old rows and runs
+#     VACUUM, which removes their entries from the leaves being read (and deletes a page it
+#     empties; the test does not count those);
 #   * at the same time 3 readers run lookups `hamming(fp, q) <= k` (k 0, 3, 6, 10, 16, 24,
 #     their thresholds from every probe shape: exact keys, merged runs, a whole index) in
 #     REPEATABLE READ transactions, each answered twice in one snapshot: through the planner's
