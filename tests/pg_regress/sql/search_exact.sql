@@ -253,3 +253,22 @@ FROM (SELECT x.q, x.k, x AS s FROM pg_temp.copies_answers('on', 'scan') x) s
 JOIN (SELECT x.q, x.k, x AS p FROM pg_temp.copies_answers('on', 'index') x) p USING (q, k)
 JOIN (SELECT x.q, x.k, x AS a FROM pg_temp.copies_answers('off', 'index') x) a USING (q, k);
 DROP TABLE copies;
+
+-- A temporary table: its indexes live in the backend's local buffers, which the page reader
+-- reads (and finds again through ReadRecentBuffer) as it reads shared ones.
+CREATE TEMP TABLE tt (id serial PRIMARY KEY, fp bigint);
+INSERT INTO tt (fp) SELECT hashint8extended(g % 5000, 1) # (1::bigint << (g % 64)) FROM generate_series(1, 50000) g;
+SELECT simdup_enable('tt', NULL, 'fp');
+ANALYZE tt;
+CREATE TEMP TABLE tt_answers AS
+SELECT q, k, (SELECT count(*) || ':' || coalesce(sum(id), 0) FROM tt WHERE hamming(fp, hashint8extended(q, 1)) <= k) AS via_index
+FROM generate_series(1, 40) q, unnest(ARRAY[0, 3, 10, 16]) k;
+SELECT bool_or(l LIKE '%Tid Scan on tt%') AS served FROM pg_temp.explain_lines(
+  'SELECT q, (SELECT count(*) FROM tt WHERE hamming(fp, hashint8extended(q, 1)) <= 3) FROM generate_series(1, 2) q') l;
+SET simdup.index_search = off;
+SELECT count(*) FILTER (WHERE via_index IS DISTINCT FROM
+         (SELECT count(*) || ':' || coalesce(sum(id), 0) FROM tt WHERE hamming(fp, hashint8extended(q, 1)) <= k)) AS mismatches,
+       sum(split_part(via_index, ':', 1)::bigint) AS rows_found
+FROM tt_answers;
+RESET simdup.index_search;
+DROP TABLE tt, tt_answers;
