@@ -159,6 +159,12 @@ impl Page {
         self.opaque().flags & (BTP_DELETED | BTP_HALF_DEAD) != 0
     }
 
+    /// Keys from `lo` on may start here: the page is live and its high key (if any) is not
+    /// below `lo` (else they lie to its right).
+    fn covers(&self, lo: i64) -> bool {
+        !self.ignore() && self.high_key().is_none_or(|hk| hk >= Key::Value(lo))
+    }
+
     fn rightmost(&self) -> bool {
         self.opaque().next == P_NONE
     }
@@ -475,14 +481,11 @@ impl Reader {
                         visit(*key, tid);
                     }
                     pgrx::check_for_interrupts!();
+                    pg_sys::ReleaseBuffer(page.buf);
                     if done {
-                        pg_sys::ReleaseBuffer(page.buf);
                         break;
                     }
-                    pg_sys::ReleaseBuffer(page.buf);
-                    let buf = self.read_page(next);
-                    pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
-                    page = self.move_right(Page::of(buf), lo);
+                    page = self.move_right(self.lock_page(next), lo);
                 }
             }
             for buf in current.map(|(_, buf)| buf).into_iter().chain(ahead.iter().map(|a| a.buf)) {
@@ -515,7 +518,7 @@ impl Reader {
                 if parent != pg_sys::InvalidBuffer as pg_sys::Buffer {
                     pg_sys::LockBuffer(parent, pg_sys::BUFFER_LOCK_SHARE as i32);
                     let p = Page::of(parent);
-                    if !p.ignore() && p.high_key().is_none_or(|hk| hk >= Key::Value(lo)) {
+                    if p.covers(lo) {
                         page = Some(p);
                     } else {
                         pg_sys::LockBuffer(parent, pg_sys::BUFFER_LOCK_UNLOCK as i32);
@@ -542,19 +545,14 @@ impl Reader {
     unsafe fn descend(&self, lo: i64, level: u32) -> Page {
         // SAFETY: as in `scan`.
         unsafe {
-            let buf = self.read_page(self.root);
-            pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
-            let mut page = self.move_right(Page::of(buf), lo);
+            let mut page = self.move_right(self.lock_page(self.root), lo);
             if page.opaque().level != self.level {
                 self.corrupt("its root has a level other than the metapage's");
             }
             while page.opaque().level > level {
                 let child = child(&page, lo).unwrap_or_else(|| self.corrupt("an internal page has no items"));
-                pg_sys::LockBuffer(page.buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
-                pg_sys::ReleaseBuffer(page.buf);
-                let buf = self.read_page(child.leaf);
-                pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
-                page = self.move_right(Page::of(buf), lo);
+                pg_sys::UnlockReleaseBuffer(page.buf);
+                page = self.move_right(self.lock_page(child.leaf), lo);
             }
             page
         }
@@ -572,20 +570,29 @@ impl Reader {
                 if !page.usable() {
                     self.corrupt("a page is not a B-tree page");
                 }
-                let ignore = page.ignore();
-                match page.high_key() {
-                    None if ignore => self.corrupt("its rightmost page is deleted"),
-                    None => return page,
-                    Some(hk) if !ignore && hk >= Key::Value(lo) => return page,
-                    Some(_) => {}
+                if page.covers(lo) {
+                    return page;
+                }
+                if page.rightmost() {
+                    self.corrupt("its rightmost page is deleted");
                 }
                 let next = page.opaque().next;
-                pg_sys::LockBuffer(page.buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
-                pg_sys::ReleaseBuffer(page.buf);
-                let buf = self.read_page(next);
-                pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
-                page = Page::of(buf);
+                pg_sys::UnlockReleaseBuffer(page.buf);
+                page = self.lock_page(next);
             }
+        }
+    }
+
+    /// Block `blkno` of the reader's index, pinned ([`read_page`]) and share-locked.
+    ///
+    /// # Safety
+    /// The reader's index is open.
+    unsafe fn lock_page(&self, blkno: pg_sys::BlockNumber) -> Page {
+        // SAFETY: a pinned buffer of the index, locked before it is read.
+        unsafe {
+            let buf = self.read_page(blkno);
+            pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
+            Page::of(buf)
         }
     }
 
