@@ -26,6 +26,11 @@
 # medians of the documents/s and the ratio trigger / plain, and the table and block-index sizes
 # at each E.
 #
+# SIMDUP_BENCH_SIMILAR=1 adds dedup by verified similarity side by side: a second table sdocs
+# with the same rows and simdup_enable_similar('sdocs', 'body', SIMDUP_BENCH_THRESHOLD (0.5),
+# on_duplicate => SIMDUP_BENCH_MODE), variants "similar" (its trigger enabled) and
+# "similar-plain" (disabled: the GIN index still maintained), in the same interleaved runs.
+#
 # skip rather than reject: pgbench stops a client at its first error, and the real corpus has
 # reposts; a rejected insert does the same work as a skipped one. synchronous_commit = off, so
 # that the figures show the CPU cost of the trigger rather than the disk's flush latency.
@@ -44,6 +49,10 @@ DOCS="${SIMDUP_BENCH_DOCS:-3000}"
 REPS="${SIMDUP_BENCH_REPS:-3}"
 MODE="${SIMDUP_BENCH_MODE:-skip}"
 BLOCKS="${SIMDUP_BENCH_BLOCKS:-4}"
+SIMILAR="${SIMDUP_BENCH_SIMILAR:-0}"
+THRESHOLD="${SIMDUP_BENCH_THRESHOLD:-0.5}"
+variants="plain trigger"
+[ "$SIMILAR" = 1 ] && variants="plain trigger similar-plain similar"
 cluster="${SIMDUP_CLUSTER:-regress}-dedupbench"
 port="${SIMDUP_BENCH_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
 [ -f "$DATA/zh_news.jsonl" ] || { echo "no $DATA/zh_news.jsonl: run bench/fetch_data.sh (or set SIMDUP_BENCH_DATA)" >&2; exit 1; }
@@ -80,6 +89,8 @@ ALTER TABLE sentences ADD PRIMARY KEY (i);
 CREATE SEQUENCE ctr MINVALUE 0 START 0;
 CREATE TABLE docs (id bigserial PRIMARY KEY, body text);
 SELECT simdup_enable('docs', 'body', on_duplicate => '$MODE', blocks => $BLOCKS);
+CREATE TABLE sdocs (id bigserial PRIMARY KEY, body text);
+SELECT index, bands, rows FROM simdup_enable_similar('sdocs', 'body', $THRESHOLD, on_duplicate => '$MODE') WHERE $SIMILAR = 1;
 SELECT 'simdup ' || extversion FROM pg_extension WHERE extname = 'simdup';
 SELECT format('%s documents, %s characters on average; %s sentences for the synthetic rows',
               count(*), round(avg(length(body))), (SELECT count(*) FROM sentences)) FROM src;
@@ -89,7 +100,7 @@ ndocs=$(psql -At -c "SELECT count(*) FROM src")
 
 cat >"$work/insert.sql" <<'SQL'
 SELECT nextval('ctr') AS n \gset
-INSERT INTO docs (body) SELECT body FROM src WHERE n = :n;
+INSERT INTO :tbl (body) SELECT body FROM src WHERE n = :n;
 SQL
 
 results="$work/results"; : >"$results"
@@ -109,6 +120,15 @@ JOIN sentences t USING (i) GROUP BY p.g;
 ALTER TABLE docs ENABLE TRIGGER simdup_dedup;
 VACUUM ANALYZE docs;
 SQL
+    if [ "$SIMILAR" = 1 ]; then
+      psql <<SQL
+ALTER TABLE sdocs DISABLE TRIGGER simdup_dedup_similar;
+INSERT INTO sdocs (id, body) SELECT id, body FROM docs WHERE id > (SELECT coalesce(max(id), 0) FROM sdocs);
+SELECT setval('sdocs_id_seq', (SELECT max(id) FROM sdocs));
+ALTER TABLE sdocs ENABLE TRIGGER simdup_dedup_similar;
+VACUUM ANALYZE sdocs;
+SQL
+    fi
     have=$e
   fi
   psql -At -c "SELECT format('existing=%s: table %s, block indexes %s (%s x the table)', $e, pg_size_pretty(pg_table_size('docs')),
@@ -118,16 +138,22 @@ SQL
   for c in $CLIENTS; do
     per=$((DOCS / c))
     for rep in $(seq 1 "$REPS"); do
-      for variant in plain trigger; do
+      for variant in $variants; do
+        case "$variant" in
+          plain) tbl=docs trigger=simdup_dedup on=DISABLE ;;
+          trigger) tbl=docs trigger=simdup_dedup on=ENABLE ;;
+          similar-plain) tbl=sdocs trigger=simdup_dedup_similar on=DISABLE ;;
+          similar) tbl=sdocs trigger=simdup_dedup_similar on=ENABLE ;;
+        esac
         psql <<SQL
-VACUUM ANALYZE docs;
+VACUUM ANALYZE $tbl;
 ALTER SEQUENCE ctr RESTART;
-ALTER TABLE docs $([ "$variant" = trigger ] && echo ENABLE || echo DISABLE) TRIGGER simdup_dedup;
+ALTER TABLE $tbl $on TRIGGER $trigger;
 SQL
-        tps=$("$PG_BIN/pgbench" -n -h "$sock" -p "$port" -U postgres -c "$c" -j "$c" -t "$per" -f "$work/insert.sql" bench 2>&1 \
+        tps=$("$PG_BIN/pgbench" -n -h "$sock" -p "$port" -U postgres -c "$c" -j "$c" -t "$per" -D tbl="$tbl" -f "$work/insert.sql" bench 2>&1 \
               | sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p')
-        stored=$(psql -At -c "SELECT count(*) FROM docs WHERE id > $base")
-        psql -c "DELETE FROM docs WHERE id > $base"
+        stored=$(psql -At -c "SELECT count(*) FROM $tbl WHERE id > $base")
+        psql -c "DELETE FROM $tbl WHERE id > $base"
         echo "existing=$e clients=$c rep=$rep $variant: $tps docs/s ($stored of $((per * c)) stored)"
         echo "$e $c $variant $tps" >>"$results"
       done
@@ -145,6 +171,10 @@ SELECT existing, clients,
        round(percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'plain')) AS "plain docs/s",
        round(percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'trigger')) AS "trigger docs/s",
        round((percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'trigger')
-            / percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'plain'))::numeric, 2) AS "trigger / plain"
+            / percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'plain'))::numeric, 2) AS "trigger / plain",
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'similar-plain')) AS "similar-plain docs/s",
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'similar')) AS "similar docs/s",
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'similar')
+            / percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'trigger'))::numeric, 2) AS "similar / trigger"
 FROM r GROUP BY existing, clients ORDER BY existing, clients;
 SQL

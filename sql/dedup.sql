@@ -18,6 +18,31 @@ COMMENT ON FUNCTION simdup_dedup_trigger() IS
 -- ---------------------------------------------------------------------------------------------
 -- Private functions
 -- ---------------------------------------------------------------------------------------------
+-- Installs a dedup trigger on tbl: for 'mark', the column dup_of of the primary key's type
+-- (key_type) first; then CREATE TRIGGER <trigger_name> BEFORE INSERT OR UPDATE ... EXECUTE
+-- FUNCTION <function>(<trigger_args>) — on a Citus distributed table on every shard
+-- (_simdup_trigger_ddl) — and the trigger's own check of the columns it reads and writes
+-- (_simdup_check_dedup: now rather than at the first insert). The one installer of
+-- simdup_enable's and simdup_enable_similar's triggers.
+CREATE FUNCTION _simdup_install_dedup_trigger(tbl regclass, trigger_name name, function_name name,
+                                              trigger_args text, mark boolean, key_type text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF mark THEN
+        EXECUTE format('ALTER TABLE %s ADD COLUMN dup_of %s', tbl, key_type);
+    END IF;
+    PERFORM @extschema@._simdup_trigger_ddl(format(
+        'CREATE TRIGGER %I BEFORE INSERT OR UPDATE ON %s FOR EACH ROW EXECUTE FUNCTION @extschema@.%I(%s)',
+        trigger_name, tbl, function_name, trigger_args));
+    PERFORM @extschema@._simdup_check_dedup(tbl);
+END
+$$;
+COMMENT ON FUNCTION _simdup_install_dedup_trigger(regclass, name, name, text, boolean, text) IS
+  'simdup (internal): installs a dedup trigger (simdup_dedup or simdup_dedup_similar) with its arguments, adding dup_of of the key''s type first in mark mode, and checks the columns it reads and writes';
+
 -- The checked write of simdup_insert and simdup_insert_select: the rows of `source` (a query
 -- returning one jsonb object per row, run with $1 = arg under the caller's search_path) are
 -- collected first, then inserted into tbl in their order, so that every row is checked against

@@ -267,17 +267,11 @@ BEGIN
     PERFORM @extschema@._simdup_create_block_indexes(tbl, fingerprint_column, blocks);
 
     IF on_duplicate IS NOT NULL THEN
-        IF on_duplicate = 'mark' THEN
-            EXECUTE format('ALTER TABLE %s ADD COLUMN dup_of %s', tbl, pk.key_type);
-        END IF;
         -- On a Citus distributed table the trigger goes to every shard, where it lets through
-        -- only the writes simdup_insert checked across shards (src/dedup/citus.rs).
-        PERFORM @extschema@._simdup_trigger_ddl(format(
-            'CREATE TRIGGER simdup_dedup BEFORE INSERT OR UPDATE ON %s FOR EACH ROW '
-            'EXECUTE FUNCTION @extschema@.simdup_dedup_trigger(%s)', tbl, trigger_args));
-        -- The trigger's own check of the columns it reads and writes (src/dedup/tuple.rs), now
-        -- rather than at the first insert: e.g. an adopted generated fingerprint column.
-        PERFORM @extschema@._simdup_check_dedup(tbl);
+        -- only the writes simdup_insert checked across shards (src/dedup/citus.rs). The check
+        -- of its columns (src/dedup/tuple.rs) refuses e.g. an adopted generated fingerprint.
+        PERFORM @extschema@._simdup_install_dedup_trigger(tbl, 'simdup_dedup', 'simdup_dedup_trigger', trigger_args,
+                                                          on_duplicate = 'mark', pk.key_type);
     END IF;
 
     INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance)

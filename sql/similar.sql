@@ -38,40 +38,129 @@ AS 'MODULE_PATHNAME', '_simdup_similar_indexes_wrapper';
 COMMENT ON FUNCTION _simdup_similar_indexes(regclass) IS
   'simdup (internal): the valid GIN indexes of a table on _simdup_similar_bands(expr, k, bands, rows), oldest first, with expr (SQL text), k, bands and rows read from their expressions in the catalog';
 
--- Equips a table for simdup_similar: one GIN index on the LSH bands of text_column.
+-- The dedup trigger by verified similarity (src/dedup/similar.rs), installed by
+-- simdup_enable_similar(..., on_duplicate => ...) as
+--   CREATE TRIGGER simdup_dedup_similar BEFORE INSERT OR UPDATE ON docs FOR EACH ROW
+--       EXECUTE FUNCTION simdup_similar_dedup_trigger('reject', '0.5', '5', '35', '3', 'body', 'id');
+CREATE FUNCTION simdup_similar_dedup_trigger() RETURNS trigger
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'simdup_similar_dedup_trigger';
+COMMENT ON FUNCTION simdup_similar_dedup_trigger() IS
+  'simdup: BEFORE INSERT OR UPDATE row trigger of simdup_enable_similar(..., on_duplicate => ...), arguments (mode, threshold, k, bands, rows, text_column, key_column): a row whose text has exact Jaccard similarity (character k-shingles) >= threshold with a stored row sharing one of its LSH bands (the similarity index''s candidates) raises 23505 (reject), is not stored (skip), or is stored with dup_of = the smallest such key (mark); safe under concurrency (lock stripes of the band values)';
+
+-- Equips a table for simdup_similar: one GIN index on the LSH bands of text_column; with
+-- on_duplicate ('reject', 'skip' or 'mark'), also the dedup trigger simdup_dedup_similar above
+-- (the table needs a single-column primary key; mark adds dup_of).
 CREATE FUNCTION simdup_enable_similar(tbl regclass, text_column name, threshold double precision DEFAULT 0.5,
-                                      k integer DEFAULT 5, recall double precision DEFAULT 0.99)
+                                      k integer DEFAULT 5, recall double precision DEFAULT 0.99,
+                                      on_duplicate text DEFAULT NULL)
 RETURNS TABLE (index regclass, bands integer, rows integer, p_at_threshold double precision)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     rel record;
+    col record;
+    pk record;
     b integer;
     r integer;
     idx text;
+    trigger_args text;
 BEGIN
     IF tbl IS NULL OR text_column IS NULL OR threshold IS NULL OR k IS NULL OR recall IS NULL THEN
         RAISE EXCEPTION 'table, text column, threshold, k and recall must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
     SELECT * INTO rel FROM @extschema@._simdup_owned_table(tbl, 'rpm');
-    PERFORM @extschema@._simdup_column(tbl, text_column);             -- 42703
+    SELECT t.typcategory, c.typ INTO col
+    FROM @extschema@._simdup_column(tbl, text_column) c JOIN pg_type t ON t.oid = c.typ;  -- 42703
+    IF col.typcategory <> 'S' THEN
+        RAISE EXCEPTION 'column "%" of relation % is of type %, not a string type', text_column, tbl, col.typ
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
     PERFORM @extschema@._simdup_check_similarity(threshold, recall);  -- 22023 (src/args.rs)
     PERFORM @extschema@._simdup_check_shingle_size(k);                 -- 22023 (src/args.rs)
     SELECT c.bands, c.rows INTO b, r FROM @extschema@.minhash_choose_bands(128, threshold, recall) c;
+
+    -- Dedup arguments, checked before anything is changed.
+    IF on_duplicate IS NOT NULL THEN
+        SELECT p.key_column, p.key_type INTO pk FROM @extschema@._simdup_primary_key(tbl) p;
+        -- 22023 for an unknown mode (src/dedup/similar.rs).
+        trigger_args := @extschema@._simdup_similar_dedup_trigger_args(on_duplicate, threshold, k, b, r,
+                                                                       text_column, coalesce(pk.key_column, ''));
+        IF rel.relkind <> 'r' THEN
+            RAISE EXCEPTION 'on_duplicate is not supported on partitioned or materialized table %', tbl
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'A row trigger on a partitioned table runs per partition; enable dedup on a plain table.';
+        END IF;
+        IF pk.key_column IS NULL THEN
+            RAISE EXCEPTION 'table % has no single-column primary key', tbl
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = 'The dedup trigger reports and marks near-duplicates by their primary key.';
+        END IF;
+        IF EXISTS (SELECT FROM pg_trigger t WHERE t.tgrelid = tbl AND t.tgname IN ('simdup_dedup', 'simdup_dedup_similar')) THEN
+            RAISE EXCEPTION 'table % already has a simdup dedup trigger', tbl
+                USING ERRCODE = 'duplicate_object',
+                      HINT = 'A table is deduplicated by one trigger: simdup_disable(table) or simdup_disable_similar(table) removes it.';
+        END IF;
+        IF @extschema@._simdup_citus_distributed(tbl) THEN
+            RAISE EXCEPTION 'dedup by similarity is not supported on distributed table %', tbl
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'The trigger would run on each shard and see only that shard''s rows.',
+                      HINT = 'Dedup a distributed table by SimHash distance: simdup_enable(table, text_column, on_duplicate => ...).';
+        END IF;
+    END IF;
+
     -- <table>_<column>_similar_idx (_simdup_index_name: clipped, numbered if taken: a second
     -- similarity index of the column, e.g. for another threshold, gets its own name).
     idx := @extschema@._simdup_index_name(tbl, rel.relname || '_' || text_column, '_similar_idx');
     EXECUTE format('CREATE INDEX %I ON %s USING gin (@extschema@._simdup_similar_bands(%I, %s, %s, %s))',
                    idx, tbl, text_column, k, b, r);
+
+    IF on_duplicate IS NOT NULL THEN
+        PERFORM @extschema@._simdup_install_dedup_trigger(tbl, 'simdup_dedup_similar', 'simdup_similar_dedup_trigger',
+                                                          trigger_args, on_duplicate = 'mark', pk.key_type);
+    END IF;
+
     RETURN QUERY
     SELECT format('%I.%I', n.nspname, idx)::regclass, b, r, @extschema@.minhash_s_curve(threshold, b, r)
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl;
 END
 $$;
-COMMENT ON FUNCTION simdup_enable_similar(regclass, name, double precision, integer, double precision) IS
-  'simdup: equips a table for simdup_similar: a GIN index <table>_<column>_similar_idx on the LSH bands of text_column (_simdup_similar_bands(text_column, k, bands, rows), no column added), with bands x rows (<= 128) chosen so that a pair of character-k-shingle Jaccard similarity threshold (default 0.5, k default 5) becomes a candidate with probability >= recall (default 0.99): minhash_choose_bands(128, threshold, recall). Returns the index, bands, rows and that probability. Requires owning the table; DROP INDEX undoes it';
+COMMENT ON FUNCTION simdup_enable_similar(regclass, name, double precision, integer, double precision, text) IS
+  'simdup: equips a table for simdup_similar and jaccard(text_column, q) >= t queries: a GIN index <table>_<column>_similar_idx on the LSH bands of text_column (_simdup_similar_bands(text_column, k, bands, rows), no column added), with bands x rows (<= 128) chosen so that a pair of character-k-shingle Jaccard similarity threshold (default 0.5, k default 5) becomes a candidate with probability >= recall (default 0.99): minhash_choose_bands(128, threshold, recall). on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup_similar (BEFORE INSERT OR UPDATE): a row with Jaccard similarity >= threshold to a stored row among the index''s candidates raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest such key; safe under concurrency; needs a single-column primary key and a text or varchar column; not on Citus distributed tables. Returns the index, bands, rows and that probability. Requires owning the table';
+
+-- Removes what simdup_enable_similar added: the dedup trigger (and dup_of, if it marked) and
+-- the table's similarity indexes.
+CREATE FUNCTION simdup_disable_similar(tbl regclass) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    mode text;
+    idx regclass;
+BEGIN
+    IF tbl IS NULL THEN
+        RAISE EXCEPTION 'table must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    PERFORM @extschema@._simdup_owned_table(tbl, 'rpm');  -- 42501 unless the caller owns it
+    -- The trigger's first argument is its mode (encode(..., 'escape') shows the NUL separators
+    -- as \000).
+    SELECT split_part(encode(t.tgargs, 'escape'), '\000', 1) INTO mode
+    FROM pg_trigger t WHERE t.tgrelid = tbl AND t.tgname = 'simdup_dedup_similar';
+    IF FOUND THEN
+        PERFORM @extschema@._simdup_trigger_ddl(format('DROP TRIGGER simdup_dedup_similar ON %s', tbl));
+        IF mode = 'mark' THEN
+            EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dup_of', tbl);
+        END IF;
+    END IF;
+    FOR idx IN SELECT s.index FROM @extschema@._simdup_similar_indexes(tbl) s LOOP
+        EXECUTE format('DROP INDEX %s', idx);
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION simdup_disable_similar(regclass) IS
+  'simdup: removes what simdup_enable_similar added to a table: the dedup trigger simdup_dedup_similar and its dup_of column (if any), and every similarity index of the table. Requires owning the table';
 
 -- The rows of tbl whose jaccard(text, query, k) >= threshold, most similar first (ties by ctid).
 -- Join on ctid for the rows themselves:

@@ -158,7 +158,8 @@ impl ConstraintError {
                     errdetail(PERCENT_S.as_ptr(), self.detail);
                 }
                 errtableconstraint(self.rel, self.constraint);
-                errfinish(file, caller.line() as std::ffi::c_int, c"simdup_dedup_trigger".as_ptr());
+                // The function named is the trigger (the constraint has its name).
+                errfinish(file, caller.line() as std::ffi::c_int, self.constraint);
             }
         }
         unreachable!("ERROR does not return")

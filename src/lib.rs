@@ -70,6 +70,7 @@ extension_sql_file!(
         "enable",
         similar::_simdup_check_similarity,
         similar::minhash_choose_bands_for_recall,
+        "comment__simdup_similar_dedup_trigger_args",
         "comment_minhash_bands",
         "comment_minhash",
         "comment_shingles",

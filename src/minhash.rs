@@ -51,7 +51,9 @@ fn to_bigints(v: Vec<u64>) -> Vec<i64> {
 // Shingles and exact Jaccard
 // ---------------------------------------------------------------------------------------------
 
-fn char_set(body: &str, k: usize) -> Vec<u64> {
+/// The set of character `k`-shingle hashes of a text (sorted, as `shingles()` gives them;
+/// empty for text without shingles): what `jaccard()` compares and `minhash()` signs.
+pub(crate) fn char_set(body: &str, k: usize) -> Vec<u64> {
     match mh::shingles(body, k, &mut interrupt) {
         Ok(s) => s,
         Err(e) => invalid_parameter(e.to_string(), "k must be between 1 and 256."),
@@ -188,6 +190,41 @@ fn signature(set: &[u64], n: usize) -> Option<Vec<i64>> {
     match mh::minhash_with(set, n, &mut interrupt) {
         Ok(sig) => Some(to_bigints(sig)),
         Err(e) => invalid_parameter(e.to_string(), "n must be between 1 and 4096."),
+    }
+}
+
+/// The LSH band values of a text, as [`set_bands`] of its shingle set `set` (non-empty), with
+/// the signature remembered as `minhash(body, k, bands * rows)`'s: the similarity index entry
+/// of the row the dedup trigger just checked then reuses it instead of signing the text again.
+pub(crate) fn text_bands(body: &str, k: usize, set: &[u64], bands: usize, rows: usize) -> Vec<i64> {
+    let n = bands * rows;
+    let sig = match mh::minhash_with(set, n, &mut interrupt) {
+        Ok(sig) => sig,
+        Err(e) => invalid_parameter(e.to_string(), BANDS_HINT),
+    };
+    let out = match mh::bands(&sig, bands, rows) {
+        Ok(v) => v,
+        Err(e) => invalid_parameter(e.to_string(), BANDS_HINT),
+    };
+    if body.len() <= MEMO_MAX_BYTES {
+        let memo = Memo { body: body.to_owned(), k: k as i32, n: n as i32, sig: Some(to_bigints(sig)) };
+        LAST.with_borrow_mut(|last| *last = Some(memo));
+    }
+    out
+}
+
+/// The LSH band values of a non-empty shingle set, as the similarity index expression
+/// `_simdup_similar_bands(body, k, bands, rows)` = `minhash_bands(minhash(body, k, bands *
+/// rows), bands, rows)` computes them from the text's set: the dedup trigger's candidates and
+/// lock stripes.
+pub(crate) fn set_bands(set: &[u64], bands: usize, rows: usize) -> Vec<i64> {
+    let sig = match mh::minhash_with(set, bands * rows, &mut interrupt) {
+        Ok(sig) => sig,
+        Err(e) => invalid_parameter(e.to_string(), BANDS_HINT),
+    };
+    match mh::bands(&sig, bands, rows) {
+        Ok(v) => v,
+        Err(e) => invalid_parameter(e.to_string(), BANDS_HINT),
     }
 }
 

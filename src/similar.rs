@@ -54,28 +54,28 @@ extension_sql!(
     requires = [_simdup_check_similarity]
 );
 
-/// `_simdup_similar_indexes(tbl regclass)`: the valid similarity indexes of a table, oldest
-/// first, each with its text expression (SQL, as the caller's search_path prints it), k, bands
-/// and rows, read from the index expressions in the catalog
-/// ([`crate::search::similarity::bands_expression`]). Declared in sql/similar.sql (its
-/// argument is a regclass).
-#[pg_extern(sql = false)]
-#[allow(clippy::type_complexity)]
-fn _simdup_similar_indexes(
-    tbl: pg_sys::Oid,
-) -> TableIterator<
-    'static,
-    (name!(index, pg_sys::Oid), name!(text_expr, String), name!(k, i32), name!(bands, i32), name!(rows, i32)),
-> {
+/// A similarity index of a table: a valid GIN index on `_simdup_similar_bands(body, k, bands,
+/// rows)`, with its text expression as the catalog holds it.
+pub(crate) struct SimilarityIndex {
+    pub oid: pg_sys::Oid,
+    /// The indexed text expression (a copy of the relcache's, in the current memory context).
+    pub body: *mut pg_sys::Node,
+    pub k: i32,
+    pub bands: usize,
+    pub rows: usize,
+}
+
+/// The similarity indexes of an open table, oldest first, read from their expressions in the
+/// catalog ([`crate::search::similarity::bands_expression`]): the one reader for
+/// `_simdup_similar_indexes` and the dedup trigger.
+///
+/// # Safety
+/// `heap` is an open relation, in a transaction.
+pub(crate) unsafe fn similarity_indexes(heap: pg_sys::Relation) -> Vec<SimilarityIndex> {
     let mut out = Vec::new();
-    // SAFETY: in a transaction; relations are opened and closed here under AccessShareLock;
-    // the lists and expressions read are the relcache's copies in this memory context.
+    // SAFETY: the caller guarantees the relation; its indexes are opened and closed here under
+    // AccessShareLock; RelationGetIndexExpressions returns a copy in this memory context.
     unsafe {
-        let heap = pg_sys::try_relation_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        if heap.is_null() {
-            return TableIterator::new(out);
-        }
-        let context = pg_sys::deparse_context_for((*(*heap).rd_rel).relname.data.as_ptr(), tbl);
         for cell in crate::catalog::cells(pg_sys::RelationGetIndexList(heap)) {
             let index = pg_sys::index_open(cell.oid_value, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
             let form = &*(*index).rd_index;
@@ -90,11 +90,37 @@ fn _simdup_similar_indexes(
                 let first = crate::catalog::cells(exprs).first().map(|c| c.ptr_value as *mut pg_sys::Node);
                 if let Some((body, k, bands, rows)) = first.and_then(|e| crate::search::similarity::bands_expression(e))
                 {
-                    let text = std::ffi::CStr::from_ptr(pg_sys::deparse_expression(body, context, false, false));
-                    out.push((cell.oid_value, text.to_string_lossy().into_owned(), k, bands as i32, rows as i32));
+                    out.push(SimilarityIndex { oid: cell.oid_value, body, k, bands, rows });
                 }
             }
             pg_sys::index_close(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        }
+    }
+    out
+}
+
+/// `_simdup_similar_indexes(tbl regclass)`: the valid similarity indexes of a table, oldest
+/// first, each with its text expression (SQL, as the caller's search_path prints it), k, bands
+/// and rows ([`similarity_indexes`]). Declared in sql/similar.sql (its argument is a regclass).
+#[pg_extern(sql = false)]
+#[allow(clippy::type_complexity)]
+fn _simdup_similar_indexes(
+    tbl: pg_sys::Oid,
+) -> TableIterator<
+    'static,
+    (name!(index, pg_sys::Oid), name!(text_expr, String), name!(k, i32), name!(bands, i32), name!(rows, i32)),
+> {
+    let mut out = Vec::new();
+    // SAFETY: in a transaction; the table is opened and closed here under AccessShareLock.
+    unsafe {
+        let heap = pg_sys::try_relation_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        if heap.is_null() {
+            return TableIterator::new(out);
+        }
+        let context = pg_sys::deparse_context_for((*(*heap).rd_rel).relname.data.as_ptr(), tbl);
+        for ix in similarity_indexes(heap) {
+            let text = std::ffi::CStr::from_ptr(pg_sys::deparse_expression(ix.body, context, false, false));
+            out.push((ix.oid, text.to_string_lossy().into_owned(), ix.k, ix.bands as i32, ix.rows as i32));
         }
         pg_sys::relation_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }

@@ -30,11 +30,11 @@ use crate::search::{indexes::block_indexes, scan::search};
 use super::config::Config;
 
 /// The near-duplicate with the smallest key: its key (copied into the current memory context),
-/// the key as text, and its distance.
-pub(super) struct Found {
+/// the key as text, and how near it is (`M`: the Hamming distance, or the Jaccard similarity).
+pub(super) struct Found<M> {
     pub key: pg_sys::Datum,
     pub key_text: String,
-    pub distance: u32,
+    pub measure: M,
 }
 
 fn same_tid(a: &pg_sys::ItemPointerData, b: &pg_sys::ItemPointerData) -> bool {
@@ -118,9 +118,8 @@ pub(super) unsafe fn smallest_key_match(
     fp_attnum: i32,
     key_attnum: i32,
     exclude: Option<pg_sys::ItemPointerData>,
-) -> Option<Found> {
-    // SAFETY: the caller guarantees `rel`; the dirty snapshot lives on this frame for the
-    // whole search; catalog lookups of an existing column.
+) -> Option<Found<u32>> {
+    // SAFETY: the caller guarantees `rel`.
     unsafe {
         let relid = (*rel).rd_id;
         lock_row(relid, fp, cfg.k);
@@ -130,7 +129,39 @@ pub(super) unsafe fn smallest_key_match(
                 "The dedup trigger finds near-duplicates through them: call simdup_reindex(table) to build them again.",
             );
         };
+        let rows = estimated_rows(rel);
+        smallest_key(rel, key_attnum, exclude, |snapshot, visit| {
+            search(rel, &indexes, fp as u64, cfg.k as i32, snapshot, rows, |slot, other| {
+                visit(slot, &mut || Some(simdup_core::hamming(fp as u64, other)))
+            })
+        })
+    }
+}
 
+/// The dedup decision shared by the SimHash and the similarity trigger, once the caller holds
+/// the row's lock stripes: among the candidates that `search(snapshot, visit)` reports
+/// (`visit(slot, verify)`, the row in `slot`), the near-duplicate with the smallest key (column
+/// `key_attnum`), other than the row at `exclude` (the row being updated). `verify()` says
+/// whether the candidate is a near-duplicate, and how near (None: it is not); it is called only
+/// for a candidate that could change the answer — its key is smaller than the best so far, or
+/// another transaction is writing it — so that a costly verification (the similarity trigger's
+/// Jaccard) runs for few candidates. `search` runs with a dirty snapshot; a near-duplicate that
+/// another transaction is inserting or deleting (or updating) is not decided on: the check
+/// waits for that transaction to end and searches again (steps 2–3 of the module's note).
+///
+/// # Safety
+/// `rel` is the open relation the trigger fired on; `key_attnum` one of its columns; `search`
+/// reports rows of `rel` in slots valid during the call.
+pub(super) unsafe fn smallest_key<M: Copy>(
+    rel: pg_sys::Relation,
+    key_attnum: i32,
+    exclude: Option<pg_sys::ItemPointerData>,
+    mut search: impl FnMut(pg_sys::Snapshot, &mut dyn FnMut(*mut pg_sys::TupleTableSlot, &mut dyn FnMut() -> Option<M>)),
+) -> Option<Found<M>> {
+    // SAFETY: the caller guarantees `rel`; the dirty snapshot lives on this frame for the
+    // whole search; catalog lookups of an existing column.
+    unsafe {
+        let relid = (*rel).rd_id;
         let (mut typid, mut typmod, mut collation) = (pg_sys::InvalidOid, 0, pg_sys::InvalidOid);
         pg_sys::get_atttypetypmodcoll(relid, key_attnum as pg_sys::AttrNumber, &mut typid, &mut typmod, &mut collation);
         let (mut len, mut byval) = (0i16, false);
@@ -144,14 +175,13 @@ pub(super) unsafe fn smallest_key_match(
             .hint("The dedup trigger reports the near-duplicate with the smallest key; use a key type with a B-tree operator class.")
             .raise();
         }
-        let rows = estimated_rows(rel);
         loop {
             let mut dirty =
                 pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
             let snapshot: pg_sys::Snapshot = &mut dirty;
-            let mut best: Option<(pg_sys::Datum, u32)> = None;
+            let mut best: Option<(pg_sys::Datum, M)> = None;
             let mut wait: Option<Wait> = None;
-            search(rel, &indexes, fp as u64, cfg.k as i32, snapshot, rows, |slot, other| {
+            search(snapshot, &mut |slot, verify| {
                 if wait.is_some() || exclude.is_some_and(|t| same_tid(&t, &(*slot).tts_tid)) {
                     return;
                 }
@@ -159,8 +189,11 @@ pub(super) unsafe fn smallest_key_match(
                 // version it just returned, when that transaction is still in progress.
                 let (xmin, xmax) = ((*snapshot).xmin, (*snapshot).xmax);
                 if xmin != pg_sys::InvalidTransactionId || xmax != pg_sys::InvalidTransactionId {
-                    let xid = if xmin != pg_sys::InvalidTransactionId { xmin } else { xmax };
-                    wait = Some(Wait { xid, speculative_token: (*snapshot).speculativeToken, tid: (*slot).tts_tid });
+                    if verify().is_some() {
+                        let xid = if xmin != pg_sys::InvalidTransactionId { xmin } else { xmax };
+                        wait =
+                            Some(Wait { xid, speculative_token: (*snapshot).speculativeToken, tid: (*slot).tts_tid });
+                    }
                     return;
                 }
                 pg_sys::slot_getsomeattrs_int(slot, key_attnum);
@@ -175,7 +208,9 @@ pub(super) unsafe fn smallest_key_match(
                     }
                 };
                 if smaller {
-                    best = Some((copy_datum(key, byval, len), simdup_core::hamming(fp as u64, other)));
+                    if let Some(measure) = verify() {
+                        best = Some((copy_datum(key, byval, len), measure));
+                    }
                 }
             });
             if let Some(mut w) = wait {
@@ -187,12 +222,12 @@ pub(super) unsafe fn smallest_key_match(
                 }
                 continue;
             }
-            return best.map(|(key, distance)| {
+            return best.map(|(key, measure)| {
                 let mut out = pg_sys::InvalidOid;
                 let mut varlena = false;
                 pg_sys::getTypeOutputInfo(typid, &mut out, &mut varlena);
                 let text = pg_sys::OidOutputFunctionCall(out, key);
-                Found { key, key_text: CStr::from_ptr(text).to_string_lossy().into_owned(), distance }
+                Found { key, key_text: CStr::from_ptr(text).to_string_lossy().into_owned(), measure }
             });
         }
     }

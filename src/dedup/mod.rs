@@ -14,7 +14,10 @@
 //!   without a search once it has many;
 //! * [`trigger`]: the trigger function, its protocol checks and the reject error;
 //! * [`citus`]: on a shard of a Citus distributed table, only `simdup_insert`'s checked writes;
-//! * [`checked`]: that checked write of one row, on the coordinator, as the table's owner.
+//! * [`checked`]: that checked write of one row, on the coordinator, as the table's owner;
+//! * [`similar`]: the other dedup trigger, `simdup_similar_dedup_trigger` of
+//!   `simdup_enable_similar(..., on_duplicate => ...)`: near-duplicates by verified Jaccard
+//!   similarity, candidates from the similarity index, the same lookup and outcomes.
 //!
 //! Why two concurrent near-duplicates can never both land — the lock stripes, the fresh
 //! snapshot, deadlocks and the bound on locks — is argued in docs/dedup.md ("Under
@@ -25,5 +28,6 @@ mod checked;
 mod citus;
 pub(crate) mod config;
 mod lookup;
+mod similar;
 mod trigger;
 mod tuple;

@@ -25,11 +25,12 @@ use super::tuple::{bigint_value, columns, text_value, with_dup_of};
 use super::{bulk, citus};
 use crate::catalog::relation_name;
 
-fn protocol_error(message: &str) -> ! {
-    Error::new(Code::ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED, message)
-        .hint("simdup_dedup_trigger is installed by simdup_enable(tbl, text_column, on_duplicate => ...).")
-        .raise()
+/// 39P01 (trigger protocol violated), saying which function installs the trigger.
+pub(super) fn protocol_error(message: &str, installed_by: &str) -> ! {
+    Error::new(Code::ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED, message).hint(format!("{installed_by}.")).raise()
 }
+
+const INSTALLED_BY: &str = "simdup_dedup_trigger is installed by simdup_enable(tbl, text_column, on_duplicate => ...)";
 
 /// The arguments of a trigger.
 ///
@@ -53,15 +54,32 @@ fn _simdup_check_dedup(tbl: pg_sys::Oid) {
     // descriptor is valid while it is open.
     unsafe {
         let rel = crate::catalog::open_relation(tbl);
-        if let Some(cfg) = dedup_config(rel) {
+        let simhash = dedup_config(rel);
+        let similar = super::similar::similar_config(rel);
+        if simhash.is_some() && similar.is_some() {
+            Error::new(
+                Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("table \"{}\" cannot have both dedup triggers", relation_name(rel)),
+            )
+            .detail(format!(
+                "Its rows would be checked twice, by SimHash distance ({TRIGGER}) and by Jaccard similarity ({}), and both would write dup_of.",
+                super::similar::TRIGGER_SIMILAR
+            ))
+            .hint("Dedup a table by one of them: simdup_disable(table) or simdup_disable_similar(table) removes the other.")
+            .raise();
+        }
+        if let Some(cfg) = simhash {
             columns(rel, &cfg);
+        }
+        if let Some(cfg) = similar {
+            super::similar::check_columns(rel, &cfg);
         }
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
 }
 
 extension_sql!(
-    "COMMENT ON FUNCTION _simdup_check_dedup(oid) IS 'simdup (internal): checks the columns the simdup_dedup trigger of a table reads and writes (exist, types, not a generated adopted fingerprint), as the trigger does on every row; simdup_enable calls it after installing the trigger';",
+    "COMMENT ON FUNCTION _simdup_check_dedup(oid) IS 'simdup (internal): checks the columns the dedup trigger of a table (simdup_dedup or simdup_dedup_similar) reads and writes (exist, types, not a generated adopted fingerprint), as the trigger does on every row, and that the table has not both; simdup_enable and simdup_enable_similar call it after installing the trigger';",
     name = "comment__simdup_check_dedup",
     requires = [_simdup_check_dedup]
 );
@@ -71,6 +89,15 @@ extension_sql!(
 /// # Safety
 /// `rel` is an open relation.
 pub(super) unsafe fn dedup_config(rel: pg_sys::Relation) -> Option<Config> {
+    // SAFETY: the caller guarantees an open relation.
+    unsafe { trigger_args_named(rel, TRIGGER).map(|args| Config::parse(&args)) }
+}
+
+/// The arguments of `rel`'s trigger named `name`, if it has one.
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(super) unsafe fn trigger_args_named(rel: pg_sys::Relation, name: &str) -> Option<Vec<String>> {
     // SAFETY: the trigger descriptor of an open relation is valid while it is open.
     unsafe {
         let desc = (*rel).trigdesc;
@@ -79,8 +106,8 @@ pub(super) unsafe fn dedup_config(rel: pg_sys::Relation) -> Option<Config> {
         }
         std::slice::from_raw_parts((*desc).triggers, (*desc).numtriggers as usize)
             .iter()
-            .find(|t| CStr::from_ptr(t.tgname).to_bytes() == TRIGGER.as_bytes())
-            .map(|t| Config::parse(&trigger_args(t)))
+            .find(|t| CStr::from_ptr(t.tgname).to_bytes() == name.as_bytes())
+            .map(|t| trigger_args(t))
     }
 }
 
@@ -105,8 +132,14 @@ pub(super) fn duplicate_error(
     } else {
         format!("An existing row is at Hamming distance {} (max_distance {}).", distance, cfg.k)
     };
-    let message = format!("near-duplicate row violates {TRIGGER} on relation \"{name}\"");
-    Error::new(Code::ERRCODE_UNIQUE_VIOLATION, message).detail(detail).for_constraint(rel, TRIGGER)
+    violation(rel, TRIGGER, name, detail)
+}
+
+/// The near-duplicate error of a dedup trigger: 23505 with the schema, table and constraint
+/// name (`constraint`, the trigger's) that drivers read.
+pub(super) fn violation(rel: pg_sys::Relation, constraint: &str, name: &str, detail: String) -> ConstraintError {
+    let message = format!("near-duplicate row violates {constraint} on relation \"{name}\"");
+    Error::new(Code::ERRCODE_UNIQUE_VIOLATION, message).detail(detail).for_constraint(rel, constraint)
 }
 
 /// What a new row is fingerprinted from: its text, or the fingerprint column it was given.
@@ -116,22 +149,37 @@ enum Source {
 }
 
 /// What the trigger decided: the row to return, or the near-duplicate error to raise.
-enum Outcome {
+pub(super) enum Outcome {
     Row(pg_sys::Datum),
     Duplicate(ConstraintError),
 }
 
-/// The trigger's work, inside pgrx's guard (errors and panics become PostgreSQL errors).
+/// A dedup trigger's call: the table, the new row, the old one (UPDATE), and the trigger's
+/// arguments.
+pub(super) struct RowEvent {
+    pub rel: pg_sys::Relation,
+    pub new: pg_sys::HeapTuple,
+    /// The row being updated; null for an INSERT.
+    pub old: pg_sys::HeapTuple,
+    pub is_update: bool,
+    pub args: Vec<String>,
+}
+
+/// The call of a dedup trigger: 39P01 unless the trigger manager called `function` BEFORE
+/// INSERT OR UPDATE FOR EACH ROW.
 ///
 /// # Safety
-/// Called by [`simdup_dedup_trigger`] with the function manager's `fcinfo`.
-#[pg_guard]
-unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut Option<Outcome>) {
+/// `fcinfo` is the function manager's call info of a dedup trigger function.
+pub(super) unsafe fn before_row_event(
+    fcinfo: pg_sys::FunctionCallInfo,
+    function: &str,
+    installed_by: &str,
+) -> RowEvent {
     // SAFETY: the trigger manager passes TriggerData as the context (checked first); its
-    // relation is open and its tuples valid for the call.
+    // relation, tuples and trigger are valid for the call.
     unsafe {
         if !pgrx::trigger_support::called_as_trigger(fcinfo) {
-            protocol_error("simdup_dedup_trigger: not called by the trigger manager");
+            protocol_error(&format!("{function}: not called by the trigger manager"), installed_by);
         }
         let td = &*((*fcinfo).context as *const pg_sys::TriggerData);
         let event = td.tg_event;
@@ -140,14 +188,49 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             || event & pg_sys::TRIGGER_EVENT_TIMINGMASK != pg_sys::TRIGGER_EVENT_BEFORE
             || !(op == pg_sys::TRIGGER_EVENT_INSERT || op == pg_sys::TRIGGER_EVENT_UPDATE)
         {
-            protocol_error("simdup_dedup_trigger must be fired BEFORE INSERT OR UPDATE FOR EACH ROW");
+            protocol_error(&format!("{function} must be fired BEFORE INSERT OR UPDATE FOR EACH ROW"), installed_by);
         }
-        let cfg = Config::parse(&trigger_args(&*td.tg_trigger));
-        let rel = td.tg_relation;
-        let tupdesc = (*rel).rd_att;
         let is_update = op == pg_sys::TRIGGER_EVENT_UPDATE;
         let (new, old) =
             if is_update { (td.tg_newtuple, td.tg_trigtuple) } else { (td.tg_trigtuple, std::ptr::null_mut()) };
+        RowEvent { rel: td.tg_relation, new, old, is_update, args: trigger_args(&*td.tg_trigger) }
+    }
+}
+
+/// Runs a dedup trigger's guarded work `fire` and returns its row, or raises its near-duplicate
+/// error from here, the outermost Rust frame.
+///
+/// # Safety
+/// Called by a trigger function with the function manager's `fcinfo`; `fire` is `#[pg_guard]`ed.
+pub(super) unsafe fn run(
+    fcinfo: pg_sys::FunctionCallInfo,
+    fire: unsafe extern "C-unwind" fn(pg_sys::FunctionCallInfo, *mut Option<Outcome>),
+) -> pg_sys::Datum {
+    let mut outcome = None;
+    // SAFETY: `fire` is guarded: its errors and panics become PostgreSQL errors there.
+    unsafe { fire(fcinfo, &mut outcome) };
+    match outcome {
+        Some(Outcome::Row(datum)) => datum,
+        // SAFETY: this is the outermost Rust frame, nothing in it needs dropping (`outcome` is
+        // moved out; a ConstraintError holds only palloc'd pointers), and the relation is open.
+        Some(Outcome::Duplicate(error)) => unsafe { error.raise() },
+        None => pg_sys::Datum::from(0),
+    }
+}
+
+/// The trigger's work, inside pgrx's guard (errors and panics become PostgreSQL errors).
+///
+/// # Safety
+/// Called by [`simdup_dedup_trigger`] with the function manager's `fcinfo`.
+#[pg_guard]
+unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut Option<Outcome>) {
+    // SAFETY: before_row_event checks the call; the trigger's relation is open and its tuples
+    // valid for the call.
+    unsafe {
+        let RowEvent { rel, new, old, is_update, args } =
+            before_row_event(fcinfo, "simdup_dedup_trigger", INSTALLED_BY);
+        let cfg = Config::parse(&args);
+        let tupdesc = (*rel).rd_att;
         let unchanged = pg_sys::Datum::from(new);
         let cols = columns(rel, &cfg);
 
@@ -228,7 +311,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                     crate::access::read((*rel).rd_id, key_attnum as pg_sys::AttrNumber) == crate::access::Read::Allowed;
                 // On a placement of a Citus reference table: the table's name, not the shard's.
                 let name = shard.map_or_else(|| relation_name(rel), |s| s.name);
-                Outcome::Duplicate(duplicate_error(rel, &cfg, &name, &f.key_text, f.distance, may_read))
+                Outcome::Duplicate(duplicate_error(rel, &cfg, &name, &f.key_text, f.measure, may_read))
             }
         });
     }
@@ -248,14 +331,6 @@ pub extern "C" fn pg_finfo_simdup_dedup_trigger() -> &'static pg_sys::Pg_finfo_r
 #[unsafe(no_mangle)]
 #[doc(hidden)]
 pub unsafe extern "C-unwind" fn simdup_dedup_trigger(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    let mut outcome = None;
-    // SAFETY: `fire` is guarded: its errors and panics become PostgreSQL errors there.
-    unsafe { fire(fcinfo, &mut outcome) };
-    match outcome {
-        Some(Outcome::Row(datum)) => datum,
-        // SAFETY: this is the outermost Rust frame, nothing in it needs dropping (`outcome` is
-        // moved out; a ConstraintError holds only palloc'd pointers), and the relation is open.
-        Some(Outcome::Duplicate(error)) => unsafe { error.raise() },
-        None => pg_sys::Datum::from(0),
-    }
+    // SAFETY: called by the trigger manager; `fire` is guarded.
+    unsafe { run(fcinfo, fire) }
 }

@@ -15,6 +15,15 @@ use super::config::{Config, DUP_OF};
 /// # Safety
 /// `rel` is an open relation.
 unsafe fn column(rel: pg_sys::Relation, name: &str) -> c_int {
+    // SAFETY: as the caller's.
+    unsafe { column_hinted(rel, name, REENABLE) }
+}
+
+/// [`column`] with the hint of another trigger.
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(super) unsafe fn column_hinted(rel: pg_sys::Relation, name: &str, hint: &str) -> c_int {
     let cname = CString::new(name).unwrap_or_default();
     // SAFETY: SPI_fnumber only reads the tuple descriptor of the open relation.
     let attnum = unsafe { pg_sys::SPI_fnumber((*rel).rd_att, cname.as_ptr()) };
@@ -24,7 +33,7 @@ unsafe fn column(rel: pg_sys::Relation, name: &str) -> c_int {
             // SAFETY: `rel` is open.
             format!("column \"{name}\" of relation \"{}\" does not exist", unsafe { relation_name(rel) }),
         )
-        .hint(REENABLE)
+        .hint(hint)
         .raise();
     }
     attnum
@@ -125,7 +134,18 @@ pub(super) unsafe fn text_value(tuple: pg_sys::HeapTuple, tupdesc: pg_sys::Tuple
         if isnull {
             return None;
         }
-        let typid = pg_sys::getBaseType(pg_sys::SPI_gettypeid(tupdesc, attnum));
+        text_of(datum, pg_sys::SPI_gettypeid(tupdesc, attnum))
+    }
+}
+
+/// A datum of string type `typid` as text, as [`text_value`] reads a column.
+///
+/// # Safety
+/// `datum` is a valid, non-NULL datum of type `typid`.
+pub(super) unsafe fn text_of(datum: pg_sys::Datum, typid: pg_sys::Oid) -> Option<String> {
+    // SAFETY: the caller guarantees the datum; it is read as its type says.
+    unsafe {
+        let typid = pg_sys::getBaseType(typid);
         if typid == pg_sys::TEXTOID || typid == pg_sys::VARCHAROID {
             <&str>::from_datum(datum, false).map(str::to_owned)
         } else if typid == pg_sys::BPCHAROID {

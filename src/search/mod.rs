@@ -8,6 +8,8 @@
 //!   n` over `_simdup_nearest_tids`;
 //! * [`similarity`]: the planner step that serves `jaccard(body, q) >= t` with a similarity
 //!   index (a Bitmap Heap Scan over its GIN index);
+//! * [`gin`]: reading a similarity index directly: the rows sharing an LSH band value with a
+//!   text, for the similarity dedup trigger;
 //! * [`cost`]: the cost model of a search, for the thresholds and for the planner;
 //! * [`functions`]: the SQL functions: `_simdup_key` (the index key), `_simdup_tids`,
 //!   `_simdup_nearest_tids` (the nearest search) and `_simdup_block_indexes`, and the access check of a direct
@@ -16,6 +18,7 @@
 pub(crate) mod btree;
 pub(crate) mod cost;
 pub(crate) mod functions;
+pub(crate) mod gin;
 pub(crate) mod indexes;
 pub(crate) mod planner;
 pub(crate) mod scan;

@@ -115,7 +115,7 @@ pub(crate) unsafe fn search(
 ///
 /// # Safety
 /// `fetch` is an index fetch of the table `slot` belongs to, `snapshot` valid.
-unsafe fn fetch_heap(
+pub(crate) unsafe fn fetch_heap(
     fetch: *mut pg_sys::IndexFetchTableData,
     tid: &pg_sys::ItemPointerData,
     snapshot: pg_sys::Snapshot,
@@ -227,7 +227,7 @@ unsafe fn begin_index_scan(
 
 /// # Safety
 /// `key` is a scan key to initialise; `proc` a comparison function of the integer family.
-unsafe fn init_key(key: &mut pg_sys::ScanKeyData, strategy: u32, proc: u32, arg: pg_sys::Datum) {
+pub(crate) unsafe fn init_key(key: &mut pg_sys::ScanKeyData, strategy: u32, proc: u32, arg: pg_sys::Datum) {
     // SAFETY: ScanKeyInit only fills the struct (and looks up `proc`, a built-in function).
     unsafe { pg_sys::ScanKeyInit(key, 1, strategy as pg_sys::StrategyNumber, pg_sys::Oid::from(proc), arg) }
 }

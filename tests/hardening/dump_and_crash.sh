@@ -4,7 +4,9 @@
 #
 # 1. pg_dump / pg_restore of a simdup-enabled table with the dedup trigger (reject, k = 10)
 #    keeps the rows, the fingerprints, the four block indexes, the trigger and the
-#    simdup_tables row, and the restored trigger still rejects a near-duplicate (23505).
+#    simdup_tables row, and the restored trigger still rejects a near-duplicate (23505); and of
+#    a table deduplicated by similarity (mark): rows, dup_of, the similarity index and the
+#    trigger come back, and the restored trigger marks a near-duplicate.
 # 2. kill -9 of a backend, and then of the postmaster, during a bulk load through the dedup
 #    trigger (skip mode): after restart (crash recovery) the block indexes pass amcheck's
 #    bt_index_check(heapallindexed) and no two stored rows are within k.
@@ -61,6 +63,28 @@ out=$(q dumpdst -v VERBOSITY=sqlstate -c "\\set VERBOSITY sqlstate" -c "INSERT I
 set -e
 echo "$out" | grep -q 23505 || fail "restored trigger did not reject a near-duplicate: $out"
 echo "    rows, fingerprints, 4 block indexes, trigger and simdup_tables restored; near-duplicate rejected (23505)" >&2
+
+step "1b. pg_dump / pg_restore of dedup by similarity (mark)"
+q postgres -c "CREATE DATABASE simsrc" -c "CREATE DATABASE simdst"
+q simsrc <<'SQL'
+CREATE EXTENSION simdup;
+CREATE TABLE notes (id bigserial PRIMARY KEY, body text NOT NULL);
+SELECT index FROM simdup_enable_similar('notes', 'body', 0.6, on_duplicate => 'mark');
+SQL
+for f in core/tests/fixtures/zh/??.txt core/tests/fixtures/zh/??.edited.txt core/tests/fixtures/en/??.txt; do
+  q simsrc -c "INSERT INTO notes (body) VALUES (\$f\$$(cat "$f")\$f\$)"
+done
+before=$(q simsrc -c "SELECT count(*), count(dup_of), string_agg(id || ':' || coalesce(dup_of::text, '-'), ',' ORDER BY id) FROM notes")
+as_pg "$PG_BIN/pg_dump" -h "$sock" -p "$port" -U postgres -Fc -d simsrc -f "$dir/simdump.pgc"
+as_pg "$PG_BIN/pg_restore" -h "$sock" -p "$port" -U postgres -d simdst "$dir/simdump.pgc"
+after=$(q simdst -c "SELECT count(*), count(dup_of), string_agg(id || ':' || coalesce(dup_of::text, '-'), ',' ORDER BY id) FROM notes")
+[ "$before" = "$after" ] || fail "similarity dedup rows/dup_of differ after restore: $before vs $after"
+[ "$(q simdst -c "SELECT count(*) FROM _simdup_similar_indexes('notes')")" = 1 ] || fail "similarity index missing"
+[ "$(q simdst -c "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'notes'::regclass AND tgname = 'simdup_dedup_similar'")" = 1 ] \
+  || fail "similarity dedup trigger missing"
+marked=$(q simdst -c "INSERT INTO notes (body) VALUES (\$f\$$edited\$f\$) RETURNING dup_of IS NOT NULL")
+[ "$marked" = t ] || fail "restored similarity trigger did not mark a near-duplicate"
+echo "    rows and dup_of ($(cut -d'|' -f1,2 <<<"$after" | tr '|' ' ') marked) restored, index and trigger restored; a near-duplicate marked" >&2
 
 # ---------------------------------------------------------------------------------------------
 step "2. kill -9 during a bulk load through the dedup trigger"

@@ -672,8 +672,14 @@ fn methods() -> Vec<Method> {
     ]
 }
 
-/// Similarity methods (higher = more similar, 0..1).
-const SIM_METHODS: [&str; 3] = ["simdup_jaccard5", "simdup_jaccard3", "simdup_minhash128"];
+/// Similarity methods (higher = more similar, 0..1). `simdup_dedup_similar` is what the
+/// similarity dedup trigger of `simdup_enable_similar(..., 0.5, on_duplicate => ...)` sees: the
+/// exact Jaccard of character 5-shingles for a pair that shares one of the index's 35 LSH bands
+/// of 3 rows, 0 for a pair that shares none (never a candidate).
+const SIM_METHODS: [&str; 4] = ["simdup_jaccard5", "simdup_jaccard3", "simdup_minhash128", "simdup_dedup_similar"];
+
+/// The bands × rows `simdup_enable_similar` chooses at its default threshold 0.5 (recall 0.99).
+const DEDUP_BANDS: (usize, usize) = (35, 3);
 
 fn read_jsonl<T: for<'de> Deserialize<'de>>(path: &str) -> Vec<T> {
     let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -737,6 +743,18 @@ fn score(dir: &str) {
     let sh5: Vec<Vec<u64>> = texts.iter().map(|t| char5(&t.body)).collect();
     let sh3: Vec<Vec<u64>> = texts.iter().map(|t| minhash::shingles(&t.body, 3, &mut no_interrupt).unwrap()).collect();
     let sigs: Vec<Vec<u64>> = sh5.iter().map(|s| minhash::minhash(s, 128).unwrap()).collect();
+    let (b, r) = DEDUP_BANDS;
+    assert_eq!(minhash::choose_bands_for_recall(128, 0.5, 0.99).unwrap(), DEDUP_BANDS);
+    let bands: Vec<Vec<i64>> = sh5
+        .iter()
+        .map(|s| {
+            if s.is_empty() {
+                Vec::new()
+            } else {
+                minhash::bands(&minhash::minhash(s, b * r).unwrap(), b, r).unwrap()
+            }
+        })
+        .collect();
     eprintln!("shingles and MinHash done ({})", ftime(t1));
 
     // Format-2 candidates (bench/rust/src/format2.rs).
@@ -767,7 +785,8 @@ fn score(dir: &str) {
         let j5 = minhash::jaccard(&sh5[a], &sh5[b]);
         let j3 = minhash::jaccard(&sh3[a], &sh3[b]);
         let mj = minhash::minhash_jaccard(&sigs[a], &sigs[b]).unwrap_or(0.0);
-        writeln!(out, "\t{j5:.4}\t{j3:.4}\t{mj:.4}").unwrap();
+        let dedup = if bands[a].iter().any(|v| bands[b].contains(v)) { j5 } else { 0.0 };
+        writeln!(out, "\t{j5:.4}\t{j3:.4}\t{mj:.4}\t{dedup:.4}").unwrap();
     }
     out.flush().unwrap();
     let empty: Vec<String> =

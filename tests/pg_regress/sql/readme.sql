@@ -103,6 +103,14 @@ SELECT simdup_enable('archive', 'body', on_duplicate => 'mark');
 INSERT INTO archive (body) SELECT body FROM docs ORDER BY id;
 SELECT id, dup_of, left(body, 20) AS body FROM archive ORDER BY id;
 
+CREATE TABLE posts (id bigserial PRIMARY KEY, body text NOT NULL);
+SELECT index FROM simdup_enable_similar('posts', 'body', 0.6, on_duplicate => 'reject');
+INSERT INTO posts (body) VALUES ('The Harbor Point ferry service resumed on Monday after an eleven-month suspension, the county said.');
+SELECT hamming(simhash(a), simhash(b)), round(jaccard(a, b)::numeric, 3)
+FROM (VALUES ('The Harbor Point ferry service resumed on Monday after an eleven-month suspension, the county said.',
+              'The Harbour Point ferry servise resumed on Monday after an eleven month suspention, the county said.')) v(a, b);
+INSERT INTO posts (body) VALUES ('The Harbour Point ferry servise resumed on Monday after an eleven month suspention, the county said.');
+
 SELECT tbl, text_column, fingerprint_column, on_duplicate, max_distance FROM simdup_tables ORDER BY tbl::text;
 
 -- A table without a single-column primary key: search works, dedup does not.

@@ -1,0 +1,396 @@
+//! Dedup by verified similarity: the row trigger `simdup_similar_dedup_trigger` that
+//! `simdup_enable_similar(..., on_duplicate => 'reject' | 'skip' | 'mark')` installs as
+//!
+//! ```sql
+//! CREATE TRIGGER simdup_dedup_similar BEFORE INSERT OR UPDATE ON tbl FOR EACH ROW
+//!     EXECUTE FUNCTION simdup_similar_dedup_trigger(mode, threshold, k, bands, rows, text_column, key_column);
+//! ```
+//!
+//! For each new row (or each UPDATE that changes the text):
+//!
+//! 1. the character k-shingle set of the text (`shingles(text, k)`; none: never a duplicate)
+//!    and its LSH band values, computed as the similarity index's expression
+//!    `_simdup_similar_bands(text, k, bands, rows)` computes them (the signature is remembered,
+//!    so that the row's index entry does not compute it again);
+//! 2. the lock stripes of those band values ([`simdup_core::locks::band_stripes`]), exclusive
+//!    and transaction-scoped, ascending, under the SimHash trigger's lock tag;
+//! 3. the candidates: the rows sharing a band value, read from the similarity index with a
+//!    dirty snapshot ([`crate::search::gin::band_candidates`]);
+//! 4. each candidate verified exactly: `jaccard(text, candidate, k) >= threshold`, the same
+//!    value the SQL function `jaccard()` computes;
+//! 5. among the verified ones, the one with the smallest key ([`super::lookup::smallest_key`],
+//!    which verifies only candidates whose key would be the smallest so far, and waits for a
+//!    verified candidate another transaction is writing), and the outcome: reject (23505,
+//!    constraint `simdup_dedup_similar`), skip, or mark (`dup_of`).
+//!
+//! Why this is safe under concurrency (docs/dedup.md, "Dedup by similarity"): two rows the
+//! trigger could judge duplicates share a band value (step 3 finds only such rows), so they
+//! share a stripe, so one transaction waits for the other and then sees its row with the dirty
+//! snapshot. The argument is the SimHash trigger's, with "a shared band" for "a shared piece".
+//!
+//! What the trigger promises is therefore: no two stored rows that share a band value and have
+//! Jaccard similarity ≥ the threshold. A pair at the threshold shares a band with the
+//! probability the index's S-curve gives (≥ the recall it was made for, 0.99 by default, more
+//! above the threshold); MinHash is deterministic, so the same rows are found every time.
+
+use std::ffi::c_int;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use pgrx::spi::quote_literal;
+
+use simdup_core::locks::band_stripes;
+use simdup_core::minhash as mh;
+
+use crate::args::{self, Mode};
+use crate::catalog::relation_name;
+use crate::errors::{not_in_prerequisite_state, Code, Error};
+use crate::minhash::{char_set, set_bands, text_bands};
+
+use super::citus;
+use super::config::DUP_OF;
+use super::lookup::{lock_stripe, smallest_key};
+use super::trigger::{before_row_event, protocol_error, run, trigger_args_named, violation, Outcome, RowEvent};
+use super::tuple::{column_hinted, text_of, text_value, with_dup_of};
+
+/// The name of the trigger, and of the constraint a near-duplicate violates.
+pub(crate) const TRIGGER_SIMILAR: &str = "simdup_dedup_similar";
+
+const INSTALLED_BY: &str =
+    "simdup_similar_dedup_trigger is installed by simdup_enable_similar(tbl, text_column, threshold, on_duplicate => ...)";
+
+const REENABLE: &str = "Columns used by the simdup_dedup_similar trigger were renamed, dropped or changed: call \
+                        simdup_disable_similar and simdup_enable_similar again.";
+
+/// The similarity dedup trigger's arguments: written by `simdup_enable_similar` (through
+/// `_simdup_similar_dedup_trigger_args`) and parsed by the trigger, by this one struct.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct SimilarConfig {
+    pub mode: Mode,
+    pub threshold: f64,
+    /// Character shingle size, bands and rows of the similarity index the trigger reads.
+    pub k: usize,
+    pub bands: usize,
+    pub rows: usize,
+    pub text_column: String,
+    pub key_column: String,
+}
+
+impl SimilarConfig {
+    /// The `CREATE TRIGGER` argument list, as SQL literals (the threshold in the shortest form
+    /// that reads back as the same double).
+    pub fn to_args(&self) -> String {
+        [
+            self.mode.as_str(),
+            &self.threshold.to_string(),
+            &self.k.to_string(),
+            &self.bands.to_string(),
+            &self.rows.to_string(),
+            &self.text_column,
+            &self.key_column,
+        ]
+        .map(quote_literal)
+        .join(", ")
+    }
+
+    /// The configuration from the trigger's arguments, checked as `simdup_enable_similar`
+    /// checks them: 39P01 for a wrong count, 22023 for a bad value.
+    pub fn parse(args: &[String]) -> SimilarConfig {
+        let [mode, threshold, k, bands, rows, text, key] = args else {
+            protocol_error(
+                &format!(
+                    "simdup_similar_dedup_trigger needs 7 arguments (mode, threshold, k, bands, rows, text_column, key_column), got {}",
+                    args.len()
+                ),
+                INSTALLED_BY,
+            )
+        };
+        let int = |s: &str| s.parse::<i32>().unwrap_or(-1);
+        let threshold = args::similarity_target(threshold.parse::<f64>().unwrap_or(f64::NAN), 0.5).0;
+        let k = args::shingle_size(int(k));
+        let (bands, rows) = args::banding(int(bands), int(rows), mh::MAX_PERMUTATIONS);
+        SimilarConfig {
+            mode: Mode::parse(mode),
+            threshold,
+            k,
+            bands,
+            rows,
+            text_column: text.clone(),
+            key_column: key.clone(),
+        }
+    }
+}
+
+/// Checks `simdup_enable_similar`'s dedup arguments and returns the trigger's argument list:
+/// 22023 for an unknown mode or a bad threshold, k, bands or rows.
+#[pg_extern(immutable, parallel_safe)]
+#[allow(clippy::too_many_arguments)]
+fn _simdup_similar_dedup_trigger_args(
+    on_duplicate: &str,
+    threshold: f64,
+    k: i32,
+    bands: i32,
+    rows: i32,
+    text_column: &str,
+    key_column: &str,
+) -> String {
+    let args = [
+        on_duplicate.to_owned(),
+        threshold.to_string(),
+        k.to_string(),
+        bands.to_string(),
+        rows.to_string(),
+        text_column.to_owned(),
+        key_column.to_owned(),
+    ];
+    SimilarConfig::parse(&args).to_args()
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_similar_dedup_trigger_args(text, double precision, integer, integer, integer, text, text) IS \
+     'simdup (internal): checks simdup_enable_similar''s on_duplicate, threshold, k, bands and rows and returns the similarity dedup trigger''s argument list';",
+    name = "comment__simdup_similar_dedup_trigger_args",
+    requires = [_simdup_similar_dedup_trigger_args]
+);
+
+/// The configuration of `rel`'s simdup_dedup_similar trigger, if it has one.
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(super) unsafe fn similar_config(rel: pg_sys::Relation) -> Option<SimilarConfig> {
+    // SAFETY: the caller guarantees an open relation.
+    unsafe { trigger_args_named(rel, TRIGGER_SIMILAR).map(|args| SimilarConfig::parse(&args)) }
+}
+
+/// The columns the trigger reads and writes.
+pub(super) struct Columns {
+    pub text: c_int,
+    pub key: c_int,
+    /// `dup_of`, in mark mode: of the key's type.
+    pub dup_of: Option<c_int>,
+}
+
+/// The one check of the columns named in the trigger's configuration, on every row and by
+/// `simdup_enable_similar`: 42703 for a missing column, 42804 for a text column that is not
+/// text or varchar (the similarity index's expression reads it as text) or a `dup_of` not of
+/// the key's type.
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(super) unsafe fn check_columns(rel: pg_sys::Relation, cfg: &SimilarConfig) -> Columns {
+    // SAFETY: the caller guarantees an open relation; catalog lookups of its columns.
+    unsafe {
+        let relid = (*rel).rd_id;
+        let type_of = |attnum: c_int| pg_sys::get_atttype(relid, attnum as pg_sys::AttrNumber);
+        let type_name =
+            |typ: pg_sys::Oid| std::ffi::CStr::from_ptr(pg_sys::format_type_be(typ)).to_string_lossy().into_owned();
+        let mismatch = |name: &str, attnum: c_int, wanted: &str| -> ! {
+            Error::new(
+                Code::ERRCODE_DATATYPE_MISMATCH,
+                format!(
+                    "column \"{name}\" of relation \"{}\" is of type {}, not {wanted}",
+                    relation_name(rel),
+                    type_name(type_of(attnum))
+                ),
+            )
+            .hint(REENABLE)
+            .raise()
+        };
+        let text = column_hinted(rel, &cfg.text_column, REENABLE);
+        let base = pg_sys::getBaseType(type_of(text));
+        if base != pg_sys::TEXTOID && base != pg_sys::VARCHAROID {
+            mismatch(&cfg.text_column, text, "text or varchar");
+        }
+        let key = column_hinted(rel, &cfg.key_column, REENABLE);
+        let dup_of = (cfg.mode == Mode::Mark).then(|| {
+            let attnum = column_hinted(rel, DUP_OF, REENABLE);
+            if type_of(attnum) != type_of(key) {
+                let wanted = format!("{} (the type of key column \"{}\")", type_name(type_of(key)), cfg.key_column);
+                mismatch(DUP_OF, attnum, &wanted);
+            }
+            attnum
+        });
+        Columns { text, key, dup_of }
+    }
+}
+
+/// The similarity index the trigger reads: the oldest valid GIN index of `rel` on
+/// `_simdup_similar_bands(text_column, k, bands, rows)` with the trigger's k, bands and rows;
+/// 55000 when there is none (dropped since `simdup_enable_similar`).
+///
+/// # Safety
+/// `rel` is an open relation, `text` one of its columns.
+unsafe fn similarity_index(rel: pg_sys::Relation, cfg: &SimilarConfig, text: c_int) -> pg_sys::Oid {
+    // SAFETY: the caller guarantees the relation; the expressions are the catalog's copies.
+    unsafe {
+        let on_text = |mut node: *mut pg_sys::Node| {
+            while !node.is_null() && (*node).type_ == pg_sys::NodeTag::T_RelabelType {
+                node = (*(node as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
+            }
+            !node.is_null()
+                && (*node).type_ == pg_sys::NodeTag::T_Var
+                && c_int::from((*(node as *mut pg_sys::Var)).varattno) == text
+        };
+        crate::similar::similarity_indexes(rel)
+            .into_iter()
+            .find(|ix| ix.k as usize == cfg.k && ix.bands == cfg.bands && ix.rows == cfg.rows && on_text(ix.body))
+            .map(|ix| ix.oid)
+            .unwrap_or_else(|| {
+                not_in_prerequisite_state(
+                    format!(
+                        "table \"{}\" has no similarity index on column \"{}\" with k = {}, {} bands of {} rows",
+                        relation_name(rel),
+                        cfg.text_column,
+                        cfg.k,
+                        cfg.bands,
+                        cfg.rows
+                    ),
+                    "The similarity dedup trigger finds its candidates through it: call simdup_disable_similar(table) and simdup_enable_similar again.",
+                )
+            })
+    }
+}
+
+/// The trigger's work, inside pgrx's guard (errors and panics become PostgreSQL errors).
+///
+/// # Safety
+/// Called by [`simdup_similar_dedup_trigger`] with the function manager's `fcinfo`.
+#[pg_guard]
+unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut Option<Outcome>) {
+    // SAFETY: before_row_event checks the call; the trigger's relation is open and its tuples
+    // valid for the call; the candidates' slots are valid inside the visit.
+    unsafe {
+        let RowEvent { rel, new, old, is_update, args } =
+            before_row_event(fcinfo, "simdup_similar_dedup_trigger", INSTALLED_BY);
+        let cfg = SimilarConfig::parse(&args);
+        let tupdesc = (*rel).rd_att;
+        let unchanged = pg_sys::Datum::from(new);
+        let cols = check_columns(rel, &cfg);
+
+        let text = text_value(new, tupdesc, cols.text);
+        if is_update && text == text_value(old, tupdesc, cols.text) {
+            *outcome = Some(Outcome::Row(unchanged));
+            return;
+        }
+        // A shard of a Citus distributed table sees only part of the rows: nothing written there
+        // can be checked (Citus filling a shard it created in this transaction copies rows that
+        // were checked when first written).
+        let shard = citus::shard_of(rel);
+        if let Some(shard) = shard.as_ref().filter(|s| s.is_partial()) {
+            if (*rel).rd_createSubid == 0 {
+                Error::new(
+                    Code::ERRCODE_FEATURE_NOT_SUPPORTED,
+                    format!("dedup by similarity is not supported on distributed table {}", shard.table),
+                )
+                .detail(format!("Its {TRIGGER_SIMILAR} trigger runs on each shard and sees only that shard's rows."))
+                .hint("Dedup a distributed table by SimHash distance (simdup_enable with on_duplicate), or keep this table on one node.")
+                .raise();
+            }
+            *outcome = Some(Outcome::Row(unchanged));
+            return;
+        }
+        let text = text.unwrap_or_default();
+        let set = char_set(&text, cfg.k);
+        if set.is_empty() {
+            // Text without shingles: similar to nothing.
+            let row = match cols.dup_of {
+                Some(dup_of) => pg_sys::Datum::from(with_dup_of(rel, new, dup_of, None)),
+                None => unchanged,
+            };
+            *outcome = Some(Outcome::Row(row));
+            return;
+        }
+        let bands = text_bands(&text, cfg.k, &set, cfg.bands, cfg.rows);
+        for stripe in band_stripes(&bands) {
+            lock_stripe((*rel).rd_id, stripe);
+        }
+        let index = similarity_index(rel, &cfg, cols.text);
+        let text_type = pg_sys::get_atttype((*rel).rd_id, cols.text as pg_sys::AttrNumber);
+        let exclude = is_update.then(|| (*old).t_self);
+        let found = smallest_key(rel, cols.key, exclude, |snapshot, visit| {
+            crate::search::gin::band_candidates(rel, index, &bands, snapshot, |slot, recheck| {
+                visit(slot, &mut || {
+                    let mut isnull = false;
+                    let datum = pg_sys::slot_getattr(slot, cols.text, &mut isnull);
+                    let other = (!isnull).then(|| text_of(datum, text_type)).flatten()?;
+                    let other_set = char_set(&other, cfg.k);
+                    // A row from a lossy bitmap page may share no band value: the decision is
+                    // the same whatever the bitmap's memory.
+                    if other_set.is_empty()
+                        || recheck && !set_bands(&other_set, cfg.bands, cfg.rows).iter().any(|b| bands.contains(b))
+                    {
+                        return None;
+                    }
+                    let similarity = mh::jaccard(&set, &other_set);
+                    (similarity >= cfg.threshold).then_some(similarity)
+                })
+            })
+        });
+        *outcome = Some(match (cols.dup_of, cfg.mode, found) {
+            (Some(dup_of), _, found) => {
+                Outcome::Row(pg_sys::Datum::from(with_dup_of(rel, new, dup_of, found.map(|f| f.key))))
+            }
+            (None, _, None) => Outcome::Row(unchanged),
+            (None, Mode::Skip, Some(_)) => Outcome::Row(pg_sys::Datum::from(0)),
+            (None, _, Some(f)) => {
+                let may_read =
+                    crate::access::read((*rel).rd_id, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
+                let detail = if may_read {
+                    format!(
+                        "Key ({})=({}) has Jaccard similarity {:.3} with it (threshold {}).",
+                        pgrx::spi::quote_identifier(&cfg.key_column),
+                        f.key_text,
+                        f.measure,
+                        cfg.threshold
+                    )
+                } else {
+                    format!(
+                        "An existing row has Jaccard similarity {:.3} with it (threshold {}).",
+                        f.measure, cfg.threshold
+                    )
+                };
+                let name = shard.map_or_else(|| relation_name(rel), |s| s.name);
+                Outcome::Duplicate(violation(rel, TRIGGER_SIMILAR, &name, detail))
+            }
+        });
+    }
+}
+
+/// `RETURNS trigger` function, declared in sql/similar.sql.
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_simdup_similar_dedup_trigger() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// # Safety
+/// Called by the trigger manager.
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub unsafe extern "C-unwind" fn simdup_similar_dedup_trigger(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    // SAFETY: called by the trigger manager; `fire` is guarded.
+    unsafe { run(fcinfo, fire) }
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pg_schema]
+mod tests {
+    use super::*;
+
+    #[pg_test]
+    fn similar_config_round_trips() {
+        let c = SimilarConfig {
+            mode: Mode::Skip,
+            threshold: 0.6,
+            k: 5,
+            bands: 18,
+            rows: 6,
+            text_column: "bo'dy".into(),
+            key_column: "id".into(),
+        };
+        assert_eq!(c.to_args(), "'skip', '0.6', '5', '18', '6', 'bo''dy', 'id'");
+        let args = ["skip", "0.6", "5", "18", "6", "bo'dy", "id"].map(String::from);
+        assert_eq!(SimilarConfig::parse(&args), c);
+    }
+}

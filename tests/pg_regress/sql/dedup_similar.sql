@@ -1,0 +1,222 @@
+-- PL/pgSQL line numbers in error CONTEXT lines would tie this output to function bodies.
+\set SHOW_CONTEXT never
+-- Dedup by verified similarity: simdup_enable_similar(tbl, text_column, threshold,
+-- on_duplicate => 'reject' | 'skip' | 'mark') installs a BEFORE INSERT OR UPDATE trigger that
+-- treats a row whose text has exact Jaccard similarity (character 5-shingles) >= threshold with
+-- a stored row as a unique constraint treats an equal key. Candidates come from the similarity
+-- index (rows sharing an LSH band); each is verified with the exact Jaccard similarity.
+
+-- ---------------------------------------------------------------------------------------------
+-- The basics, by hand
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE notes (id int PRIMARY KEY, body text);
+SELECT index, bands, rows, round(p_at_threshold::numeric, 4) AS p FROM simdup_enable_similar('notes', 'body', 0.6, on_duplicate => 'reject');
+\d notes
+INSERT INTO notes VALUES (1, '南京市长江大桥于1968年建成通车，是长江上第一座由中国自行设计建造的双层铁路公路两用桥。');
+-- Three characters changed (similarity 0.73): rejected, naming the stored row and the similarity.
+\set VERBOSITY default
+INSERT INTO notes VALUES (2, '南京市长江大桥于1968年建成通车，是长江上第一座由我国自行设计建造的双层铁路公路两用桥梁。');
+\set VERBOSITY terse
+-- Similar, but below the threshold (0.53): stored.
+INSERT INTO notes VALUES (3, '南京长江大桥于1968年建成通车，是长江上第一座由中国自行设计和建造的双层铁路、公路两用桥梁。');
+SELECT round(jaccard(a.body, b.body)::numeric, 3) AS j FROM notes a, notes b WHERE a.id = 1 AND b.id = 3;
+-- Featureless and NULL text is similar to nothing: stored.
+INSERT INTO notes VALUES (4, NULL), (5, '   '), (6, '   ');
+-- Within one statement, the second row sees the first.
+INSERT INTO notes VALUES (7, 'The Harbor Point ferry service resumed on Monday after an eleven-month suspension.'),
+                         (8, 'The Harbor Point ferry service resumed on Monday after an eleven month suspension!');
+-- The error carries the fields drivers map unique violations by; the constraint is the trigger.
+DO $$
+DECLARE
+    state text; sch text; tab text; con text; det text;
+BEGIN
+    INSERT INTO notes VALUES (9, 'The Harbor Point ferry service resumed on Monday after an 11-month suspension.');
+EXCEPTION WHEN unique_violation THEN
+    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, sch = SCHEMA_NAME, tab = TABLE_NAME,
+                            con = CONSTRAINT_NAME, det = PG_EXCEPTION_DETAIL;
+    RAISE NOTICE 'sqlstate %, schema %, table %, constraint %: %', state, sch, tab, con, det;
+END
+$$;
+-- UPDATE: a changed text is checked against every other row; the row itself does not count.
+UPDATE notes SET body = body || '据新华社报道。' WHERE id = 1;
+UPDATE notes SET body = (SELECT body FROM notes WHERE id = 1) WHERE id = 3;
+UPDATE notes SET id = 10 WHERE id = 3;  -- text unchanged: not checked
+SELECT id, left(body, 12) AS body FROM notes ORDER BY id;
+-- ON CONFLICT DO NOTHING does not cover it (a trigger is not an arbiter index), as for SimHash.
+INSERT INTO notes VALUES (11, '南京市长江大桥于1968年建成通车，是长江上第一座由中国自行设计建造的双层铁路公路两用桥。据新华社报道。')
+ON CONFLICT DO NOTHING;
+
+-- The index is the trigger's: dropping it stops writes with a clear error, not silently.
+DROP INDEX notes_body_similar_idx;
+\set VERBOSITY default
+INSERT INTO notes VALUES (12, 'anything at all, long enough to have shingles');
+\set VERBOSITY terse
+SELECT simdup_disable_similar('notes');
+\d notes
+INSERT INTO notes VALUES (12, 'The Harbor Point ferry service resumed on Monday after an 11-month suspension.');
+
+-- ---------------------------------------------------------------------------------------------
+-- Arguments and prerequisites
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE nopk (body text);
+SELECT * FROM simdup_enable_similar('nopk', 'body', on_duplicate => 'reject');
+SELECT * FROM simdup_enable_similar('notes', 'body', on_duplicate => 'drop');
+SELECT * FROM simdup_enable_similar('notes', 'body', 1.5, on_duplicate => 'skip');
+CREATE TABLE parted (id int PRIMARY KEY, body text) PARTITION BY RANGE (id);
+SELECT * FROM simdup_enable_similar('parted', 'body', on_duplicate => 'skip');
+CREATE TABLE numbers (id int PRIMARY KEY, n int);
+SELECT * FROM simdup_enable_similar('numbers', 'n', on_duplicate => 'skip');
+-- One dedup trigger a table, whichever was first.
+CREATE TABLE both_ways (id int PRIMARY KEY, body text);
+SELECT simdup_enable('both_ways', 'body', on_duplicate => 'reject');
+SELECT * FROM simdup_enable_similar('both_ways', 'body', on_duplicate => 'reject');
+SELECT simdup_disable('both_ways');
+SELECT index FROM simdup_enable_similar('both_ways', 'body', on_duplicate => 'mark');
+SELECT simdup_enable('both_ways', 'body', on_duplicate => 'reject');
+\d both_ways
+-- Without on_duplicate: the index only, as before.
+SELECT index FROM simdup_enable_similar('nopk', 'body');
+\d nopk
+DROP TABLE nopk, parted, numbers, both_ways;
+
+-- ---------------------------------------------------------------------------------------------
+-- Hostile names: quotes and dollar signs in table, column and key names
+-- ---------------------------------------------------------------------------------------------
+CREATE SCHEMA "we'ird $simdup$";
+CREATE TABLE "we'ird $simdup$"."t$simdup$'x" ("k""ey" text PRIMARY KEY, "bo'dy $$" varchar);
+SELECT index FROM simdup_enable_similar('"we''ird $simdup$"."t$simdup$''x"', 'bo''dy $$', on_duplicate => 'mark');
+INSERT INTO "we'ird $simdup$"."t$simdup$'x" VALUES ('b', 'The Harbor Point ferry service resumed on Monday after an eleven-month suspension.'),
+  ('a', 'The Harbor Point ferry service resumed on Monday after an eleven-month suspension!'),
+  ('c', 'The Harbor Point ferry service resumed on Monday after an 11-month suspension.');
+SELECT * FROM "we'ird $simdup$"."t$simdup$'x" ORDER BY 1;
+SELECT simdup_disable_similar('"we''ird $simdup$"."t$simdup$''x"');
+DROP SCHEMA "we'ird $simdup$" CASCADE;
+
+-- ---------------------------------------------------------------------------------------------
+-- Against brute force, on real text: the fixture paragraphs of core/tests/fixtures (10 Chinese,
+-- 5 English news paragraphs, and an edited copy of each) and variants made here: typos every
+-- n-th character, sentences dropped, truncated, source tags and footers added.
+-- ---------------------------------------------------------------------------------------------
+\set fixtures `python3 -c 'import glob, json; print(json.dumps({f.split("fixtures/")[1]: open(f, encoding="utf-8").read() for f in sorted(glob.glob("core/tests/fixtures/[ez][nh]/*.txt"))}, ensure_ascii=False))'`
+CREATE TABLE fixture AS SELECT key AS name, value AS body FROM json_each_text(:'fixtures');
+SELECT count(*) AS fixture_files, sum(length(body)) AS characters FROM fixture;
+SELECT body AS zh01 FROM fixture WHERE name = 'zh/01.txt' \gset
+CREATE FUNCTION pg_temp.sentences(t text) RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
+  SELECT array_agg(m[1] ORDER BY n) FROM regexp_matches(t, '[^。！？.!?]+[。！？.!?]*\s*', 'g') WITH ORDINALITY AS x(m, n)
+$$;
+CREATE FUNCTION pg_temp.typos(t text, step int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT string_agg(CASE WHEN i % step = 0 THEN CASE WHEN t ~ '[一-龥]' THEN '的' ELSE 'x' END ELSE substr(t, i, 1) END, '' ORDER BY i)
+  FROM generate_series(1, length(t)) i
+$$;
+CREATE TABLE pool AS
+WITH o AS (SELECT name, body, pg_temp.sentences(body) AS s FROM fixture WHERE name NOT LIKE '%edited%'),
+v AS (
+  SELECT name AS family, 'fixture' AS kind, body FROM o
+  UNION ALL SELECT replace(name, '.edited', ''), 'edited', body FROM fixture WHERE name LIKE '%edited%'
+  UNION ALL SELECT name, 'typos every ' || st, pg_temp.typos(body, st) FROM o, unnest(ARRAY[4, 6, 10, 20, 40]) st
+  UNION ALL SELECT name, 'drop sentence ' || i, array_to_string(s[:i - 1] || s[i + 1:], '') FROM o, generate_series(1, 3) i
+  UNION ALL SELECT name, 'first half', array_to_string(s[:cardinality(s) / 2], '') FROM o
+  UNION ALL SELECT name, 'truncated ' || p, left(body, length(body) * p / 100) FROM o, unnest(ARRAY[60, 85]) p
+  UNION ALL SELECT name, 'tag', '【本报讯】' || body FROM o
+  UNION ALL SELECT name, 'footer', body || ' (Editing by John Smith)' FROM o)
+SELECT row_number() OVER (ORDER BY md5(family || kind))::int AS ord,  -- insertion order
+       (1000 + row_number() OVER (ORDER BY md5(kind || family)))::int AS id,  -- keys in another order
+       family, kind, body
+FROM v;
+SELECT count(*) AS documents, count(DISTINCT family) AS families FROM pool;
+-- Every pair with its exact similarity and whether it shares a band of the index made below.
+CREATE TABLE pairs AS
+SELECT a.id AS a, b.id AS b, jaccard(a.body, b.body) AS j,
+       _simdup_similar_bands(a.body, 5, 35, 3) && _simdup_similar_bands(b.body, 5, 35, 3) AS candidate
+FROM pool a JOIN pool b ON a.id <> b.id;
+CREATE INDEX ON pairs (b, a);
+SELECT count(*) FILTER (WHERE j >= 0.5) / 2 AS pairs_at_or_above_0_5,
+       count(*) FILTER (WHERE j >= 0.5 AND candidate) / 2 AS found_by_the_bands,
+       count(*) FILTER (WHERE j >= 0.45 AND j < 0.5) / 2 AS pairs_just_below,
+       count(*) FILTER (WHERE j < 0.5 AND candidate) / 2 AS candidates_below
+FROM pairs;
+
+-- Serially, in the pool's order, the brute-force answer of each mode at the default threshold
+-- (0.5): skip keeps a row unless a kept row has similarity >= 0.5; mark names the smallest key
+-- among the earlier rows with similarity >= 0.5; reject rejects the rows skip drops, naming
+-- the smallest such key among the rows kept.
+CREATE TABLE brute_skip (id int);
+DO $$
+DECLARE p record;
+BEGIN
+    FOR p IN SELECT * FROM pool ORDER BY ord LOOP
+        IF NOT EXISTS (SELECT FROM brute_skip s JOIN pairs x ON x.a = s.id AND x.b = p.id WHERE x.j >= 0.5) THEN
+            INSERT INTO brute_skip VALUES (p.id);
+        END IF;
+    END LOOP;
+END
+$$;
+CREATE TABLE brute_mark AS
+SELECT p.id, (SELECT min(q.id) FROM pool q JOIN pairs x ON x.a = q.id AND x.b = p.id
+              WHERE q.ord < p.ord AND x.j >= 0.5) AS dup_of
+FROM pool p;
+
+CREATE TABLE dd_skip (id int PRIMARY KEY, body text);
+SELECT bands, rows FROM simdup_enable_similar('dd_skip', 'body', on_duplicate => 'skip');
+INSERT INTO dd_skip SELECT id, body FROM pool ORDER BY ord;
+CREATE TABLE dd_mark (id int PRIMARY KEY, body text);
+SELECT bands, rows FROM simdup_enable_similar('dd_mark', 'body', on_duplicate => 'mark');
+-- COPY goes through the trigger as INSERT does.
+COPY (SELECT id, body FROM pool ORDER BY ord) TO '/tmp/simdup_dedup_similar_pool.csv' CSV;
+COPY dd_mark (id, body) FROM '/tmp/simdup_dedup_similar_pool.csv' CSV;
+CREATE TABLE dd_reject (id int PRIMARY KEY, body text);
+SELECT bands, rows FROM simdup_enable_similar('dd_reject', 'body', on_duplicate => 'reject');
+CREATE TABLE rejected (id int, detail text);
+DO $$
+DECLARE p record; det text;
+BEGIN
+    FOR p IN SELECT * FROM pool ORDER BY ord LOOP
+        BEGIN
+            INSERT INTO dd_reject VALUES (p.id, p.body);
+        EXCEPTION WHEN unique_violation THEN
+            GET STACKED DIAGNOSTICS det = PG_EXCEPTION_DETAIL;
+            INSERT INTO rejected VALUES (p.id, det);
+        END;
+    END LOOP;
+END
+$$;
+SELECT (SELECT count(*) FROM dd_skip) AS skip_stored, (SELECT count(*) FROM brute_skip) AS brute_stored,
+       (SELECT count(*) FROM dd_skip FULL JOIN brute_skip USING (id) WHERE dd_skip.body IS NULL OR brute_skip.id IS NULL) AS skip_differences,
+       (SELECT count(*) FROM dd_mark WHERE dup_of IS NOT NULL) AS marked,
+       (SELECT count(*) FROM dd_mark m JOIN brute_mark b USING (id) WHERE m.dup_of IS DISTINCT FROM b.dup_of) AS mark_differences,
+       (SELECT count(*) FROM rejected) AS rejected,
+       (SELECT count(*) FROM dd_reject FULL JOIN brute_skip USING (id) WHERE dd_reject.body IS NULL OR brute_skip.id IS NULL) AS reject_differences;
+-- Each rejection names the smallest key among the rows kept before it with similarity >= 0.5,
+-- and its similarity.
+SELECT count(*) AS rejections_checked,
+       count(*) FILTER (WHERE r.detail = format('Key (id)=(%s) has Jaccard similarity %s with it (threshold 0.5).',
+                                                 b.key, to_char(b.j, 'FM0.000'))) AS detail_as_brute_force
+FROM rejected r JOIN pool p USING (id)
+CROSS JOIN LATERAL (SELECT x.a AS key, x.j FROM brute_skip s JOIN pool q USING (id) JOIN pairs x ON x.a = s.id AND x.b = r.id
+                    WHERE x.j >= 0.5 AND q.ord < p.ord ORDER BY x.a LIMIT 1) b;
+-- What was dropped, by kind of edit: every edited copy of a stored paragraph.
+SELECT kind, count(*) AS documents, count(*) FILTER (WHERE s.id IS NULL) AS skipped
+FROM pool p LEFT JOIN dd_skip s USING (id) GROUP BY kind ORDER BY kind;
+-- Precision is exact: every marked row's dup_of has similarity >= 0.5 with it.
+SELECT count(*) AS marked_below_threshold FROM dd_mark m JOIN dd_mark o ON o.id = m.dup_of WHERE jaccard(m.body, o.body) < 0.5;
+
+-- ---------------------------------------------------------------------------------------------
+-- Privileges and row-level security: the trigger sees every row, names a key only to a
+-- role that may read it.
+-- ---------------------------------------------------------------------------------------------
+CREATE ROLE simdup_sim_writer;
+GRANT USAGE ON SCHEMA public TO simdup_sim_writer;
+GRANT INSERT ON dd_reject TO simdup_sim_writer;
+ALTER TABLE dd_reject ENABLE ROW LEVEL SECURITY;
+CREATE POLICY only_new ON dd_reject TO simdup_sim_writer USING (id > 100000) WITH CHECK (true);
+SET ROLE simdup_sim_writer;
+\set VERBOSITY default
+INSERT INTO dd_reject VALUES (200000, '【本报讯】' || :'zh01');
+\set VERBOSITY terse
+RESET ROLE;
+DROP POLICY only_new ON dd_reject;
+REVOKE ALL ON dd_reject FROM simdup_sim_writer;
+REVOKE ALL ON SCHEMA public FROM simdup_sim_writer;
+DROP ROLE simdup_sim_writer;
+
+DROP TABLE notes, fixture, pool, pairs, brute_skip, brute_mark, dd_skip, dd_mark, dd_reject, rejected;
