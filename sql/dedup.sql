@@ -67,7 +67,7 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    cfg @extschema@.simdup_tables;
+    mode text;
     distributed boolean;
     coordinator boolean;
     marker text;
@@ -100,8 +100,15 @@ BEGIN
                       DETAIL = 'Its lock stripes live on the coordinator; a worker''s locks would not serialize writers on other nodes.';
         END IF;
     END IF;
-    SELECT s.* INTO cfg FROM @extschema@.simdup_tables s WHERE s.tbl OPERATOR(pg_catalog.=) _simdup_insert.tbl;
-    IF NOT FOUND OR cfg.on_duplicate IS NULL THEN
+    -- The mode of the table's dedup trigger: simdup_enable's (recorded in simdup_tables) or
+    -- simdup_enable_similar's (the first argument of simdup_dedup_similar).
+    SELECT s.on_duplicate INTO mode FROM @extschema@.simdup_tables s WHERE s.tbl OPERATOR(pg_catalog.=) _simdup_insert.tbl;
+    IF mode IS NULL THEN
+        SELECT pg_catalog.split_part(pg_catalog.encode(t.tgargs, 'escape'), '\000', 1) INTO mode
+        FROM pg_catalog.pg_trigger t
+        WHERE t.tgrelid OPERATOR(pg_catalog.=) tbl AND t.tgname OPERATOR(pg_catalog.=) 'simdup_dedup_similar';
+    END IF;
+    IF mode IS NULL THEN
         RAISE EXCEPTION 'table % is not enabled for dedup', tbl::pg_catalog.text
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Call simdup_enable(table, text_column, on_duplicate => ''reject'' | ''skip'' | ''mark'') first.';
@@ -153,7 +160,7 @@ BEGIN
                 WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
                   AND a.attgenerated OPERATOR(pg_catalog.=) '' AND a.attidentity OPERATOR(pg_catalog.=) ''
                   AND NOT (a.attname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (keys))
-                  AND NOT (cfg.on_duplicate OPERATOR(pg_catalog.=) 'mark' AND a.attname OPERATOR(pg_catalog.=) 'dup_of');
+                  AND NOT (mode OPERATOR(pg_catalog.=) 'mark' AND a.attname OPERATOR(pg_catalog.=) 'dup_of');
             ELSE
                 SELECT pg_catalog.string_agg(pg_catalog.format('%I', a.attname), ', ' ORDER BY a.attnum),
                        pg_catalog.string_agg(pg_catalog.format('r.%I', a.attname), ', ' ORDER BY a.attnum)

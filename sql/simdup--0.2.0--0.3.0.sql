@@ -82,7 +82,7 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    cfg @extschema@.simdup_tables;
+    mode text;
     distributed boolean;
     coordinator boolean;
     marker text;
@@ -115,8 +115,15 @@ BEGIN
                       DETAIL = 'Its lock stripes live on the coordinator; a worker''s locks would not serialize writers on other nodes.';
         END IF;
     END IF;
-    SELECT s.* INTO cfg FROM @extschema@.simdup_tables s WHERE s.tbl OPERATOR(pg_catalog.=) _simdup_insert.tbl;
-    IF NOT FOUND OR cfg.on_duplicate IS NULL THEN
+    -- The mode of the table's dedup trigger: simdup_enable's (recorded in simdup_tables) or
+    -- simdup_enable_similar's (the first argument of simdup_dedup_similar).
+    SELECT s.on_duplicate INTO mode FROM @extschema@.simdup_tables s WHERE s.tbl OPERATOR(pg_catalog.=) _simdup_insert.tbl;
+    IF mode IS NULL THEN
+        SELECT pg_catalog.split_part(pg_catalog.encode(t.tgargs, 'escape'), '\000', 1) INTO mode
+        FROM pg_catalog.pg_trigger t
+        WHERE t.tgrelid OPERATOR(pg_catalog.=) tbl AND t.tgname OPERATOR(pg_catalog.=) 'simdup_dedup_similar';
+    END IF;
+    IF mode IS NULL THEN
         RAISE EXCEPTION 'table % is not enabled for dedup', tbl::pg_catalog.text
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Call simdup_enable(table, text_column, on_duplicate => ''reject'' | ''skip'' | ''mark'') first.';
@@ -168,7 +175,7 @@ BEGIN
                 WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
                   AND a.attgenerated OPERATOR(pg_catalog.=) '' AND a.attidentity OPERATOR(pg_catalog.=) ''
                   AND NOT (a.attname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (keys))
-                  AND NOT (cfg.on_duplicate OPERATOR(pg_catalog.=) 'mark' AND a.attname OPERATOR(pg_catalog.=) 'dup_of');
+                  AND NOT (mode OPERATOR(pg_catalog.=) 'mark' AND a.attname OPERATOR(pg_catalog.=) 'dup_of');
             ELSE
                 SELECT pg_catalog.string_agg(pg_catalog.format('%I', a.attname), ', ' ORDER BY a.attnum),
                        pg_catalog.string_agg(pg_catalog.format('r.%I', a.attname), ', ' ORDER BY a.attnum)
@@ -530,12 +537,6 @@ BEGIN
                 USING ERRCODE = 'duplicate_object',
                       HINT = 'A table is deduplicated by one trigger: simdup_disable(table) or simdup_disable_similar(table) removes it.';
         END IF;
-        IF @extschema@._simdup_citus_distributed(tbl) THEN
-            RAISE EXCEPTION 'dedup by similarity is not supported on distributed table %', tbl
-                USING ERRCODE = 'feature_not_supported',
-                      DETAIL = 'The trigger would run on each shard and see only that shard''s rows.',
-                      HINT = 'Dedup a distributed table by SimHash distance: simdup_enable(table, text_column, on_duplicate => ...).';
-        END IF;
     END IF;
 
     -- <table>_<column>_similar_idx (_simdup_index_name: clipped, numbered if taken: a second
@@ -555,7 +556,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION simdup_enable_similar(regclass, name, double precision, integer, double precision, text) IS
-  'simdup: equips a table for simdup_similar and jaccard(text_column, q) >= t queries: a GIN index <table>_<column>_similar_idx on the LSH bands of text_column (_simdup_similar_bands(text_column, k, bands, rows), no column added), with bands x rows (<= 128) chosen so that a pair of character-k-shingle Jaccard similarity threshold (default 0.5, k default 5) becomes a candidate with probability >= recall (default 0.99): minhash_choose_bands(128, threshold, recall). on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup_similar (BEFORE INSERT OR UPDATE): a row with Jaccard similarity >= threshold to a stored row among the index''s candidates raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest such key; safe under concurrency; needs a single-column primary key and a text or varchar column; not on Citus distributed tables. Returns the index, bands, rows and that probability. Requires owning the table';
+  'simdup: equips a table for simdup_similar and jaccard(text_column, q) >= t queries: a GIN index <table>_<column>_similar_idx on the LSH bands of text_column (_simdup_similar_bands(text_column, k, bands, rows), no column added), with bands x rows (<= 128) chosen so that a pair of character-k-shingle Jaccard similarity threshold (default 0.5, k default 5) becomes a candidate with probability >= recall (default 0.99): minhash_choose_bands(128, threshold, recall). on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup_similar (BEFORE INSERT OR UPDATE): a row with Jaccard similarity >= threshold to a stored row among the index''s candidates raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest such key; safe under concurrency; needs a single-column primary key and a text or varchar column; on a Citus distributed table the trigger on each shard refuses every write but simdup_insert''s, which checks rows across shards on the coordinator. Returns the index, bands, rows and that probability. Requires owning the table';
 
 -- Removes what simdup_enable_similar added: the dedup trigger (and dup_of, if it marked) and
 -- the table's similarity indexes.

@@ -103,12 +103,6 @@ BEGIN
                 USING ERRCODE = 'duplicate_object',
                       HINT = 'A table is deduplicated by one trigger: simdup_disable(table) or simdup_disable_similar(table) removes it.';
         END IF;
-        IF @extschema@._simdup_citus_distributed(tbl) THEN
-            RAISE EXCEPTION 'dedup by similarity is not supported on distributed table %', tbl
-                USING ERRCODE = 'feature_not_supported',
-                      DETAIL = 'The trigger would run on each shard and see only that shard''s rows.',
-                      HINT = 'Dedup a distributed table by SimHash distance: simdup_enable(table, text_column, on_duplicate => ...).';
-        END IF;
     END IF;
 
     -- <table>_<column>_similar_idx (_simdup_index_name: clipped, numbered if taken: a second
@@ -128,7 +122,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION simdup_enable_similar(regclass, name, double precision, integer, double precision, text) IS
-  'simdup: equips a table for simdup_similar and jaccard(text_column, q) >= t queries: a GIN index <table>_<column>_similar_idx on the LSH bands of text_column (_simdup_similar_bands(text_column, k, bands, rows), no column added), with bands x rows (<= 128) chosen so that a pair of character-k-shingle Jaccard similarity threshold (default 0.5, k default 5) becomes a candidate with probability >= recall (default 0.99): minhash_choose_bands(128, threshold, recall). on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup_similar (BEFORE INSERT OR UPDATE): a row with Jaccard similarity >= threshold to a stored row among the index''s candidates raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest such key; safe under concurrency; needs a single-column primary key and a text or varchar column; not on Citus distributed tables. Returns the index, bands, rows and that probability. Requires owning the table';
+  'simdup: equips a table for simdup_similar and jaccard(text_column, q) >= t queries: a GIN index <table>_<column>_similar_idx on the LSH bands of text_column (_simdup_similar_bands(text_column, k, bands, rows), no column added), with bands x rows (<= 128) chosen so that a pair of character-k-shingle Jaccard similarity threshold (default 0.5, k default 5) becomes a candidate with probability >= recall (default 0.99): minhash_choose_bands(128, threshold, recall). on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup_similar (BEFORE INSERT OR UPDATE): a row with Jaccard similarity >= threshold to a stored row among the index''s candidates raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest such key; safe under concurrency; needs a single-column primary key and a text or varchar column; on a Citus distributed table the trigger on each shard refuses every write but simdup_insert''s, which checks rows across shards on the coordinator. Returns the index, bands, rows and that probability. Requires owning the table';
 
 -- Removes what simdup_enable_similar added: the dedup trigger (and dup_of, if it marked) and
 -- the table's similarity indexes.

@@ -38,10 +38,33 @@ use crate::args::Mode;
 use crate::catalog::relation_name;
 use crate::errors::{Code, ConstraintError, Error, OrRaise};
 
-use super::config::DUP_OF;
-use super::lookup::lock_row;
+use simdup_core::locks::band_stripes;
+
+use crate::minhash::{char_set, set_bands};
+
+use super::config::{Config, DUP_OF};
+use super::lookup::{lock_row, lock_stripe};
+use super::similar::{check_columns, similar_config, similar_error, SimilarConfig};
 use super::trigger::{dedup_config, duplicate_error};
 use super::tuple::columns;
+
+/// The check a table's dedup trigger makes: by SimHash distance or by verified similarity.
+enum Check {
+    SimHash(Config),
+    Similar(SimilarConfig),
+}
+
+/// The columns the check reads and writes.
+struct Cols {
+    /// The column the check reads: the text, or an adopted fingerprint.
+    source: i32,
+    /// Whether `source` is a text (not an adopted fingerprint).
+    text: bool,
+    /// The fingerprint column (SimHash).
+    fp: Option<i32>,
+    key: i32,
+    dup_of: Option<i32>,
+}
 
 enum Outcome {
     Stored(i64),
@@ -116,20 +139,42 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                 "The row is written as the table's owner, which row security does not restrict.",
             );
         }
-        let Some(cfg) = dedup_config(rel) else {
-            crate::errors::not_in_prerequisite_state(
+        // The table's dedup trigger: by SimHash distance, or by verified similarity.
+        let check = match (dedup_config(rel), similar_config(rel)) {
+            (Some(cfg), _) => Check::SimHash(cfg),
+            (None, Some(cfg)) => Check::Similar(cfg),
+            (None, None) => crate::errors::not_in_prerequisite_state(
                 format!("table {table} is not enabled for dedup"),
                 "Call simdup_enable(table, text_column, on_duplicate => 'reject' | 'skip' | 'mark') first.",
-            );
+            ),
         };
-        let cols = columns(rel, &cfg);
+        let cols = match &check {
+            Check::SimHash(cfg) => {
+                let c = columns(rel, cfg);
+                Cols {
+                    source: c.text.unwrap_or(c.fp),
+                    text: c.text.is_some(),
+                    fp: Some(c.fp),
+                    key: c.key,
+                    dup_of: c.dup_of,
+                }
+            }
+            Check::Similar(cfg) => {
+                let c = check_columns(rel, cfg);
+                Cols { source: c.text, text: true, fp: None, key: c.key, dup_of: c.dup_of }
+            }
+        };
+        let mode = match &check {
+            Check::SimHash(cfg) => cfg.mode,
+            Check::Similar(cfg) => cfg.mode,
+        };
         let row_arg = || DatumWithOid::new(row, pg_sys::JSONBOID);
 
         // The columns written: the row's keys (42703 for one that is no column; generated
         // columns, and dup_of in mark mode, are computed, not taken), and always the column the
         // fingerprint comes from, so that a default never fills it unchecked (the caller fills
         // defaults first, as itself).
-        let source_attnum = cols.text.unwrap_or(cols.fp);
+        let source_attnum = cols.source;
         let mut attnums: Vec<i32> = vec![source_attnum];
         for key in query("SELECT k FROM pg_catalog.jsonb_object_keys($1) k", &[row_arg()], "reading the row's keys")
             .into_iter()
@@ -166,20 +211,16 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         };
         let source = column(source_attnum);
         let key_column = column(cols.key);
-        let fp_column = column(cols.fp);
 
-        // 1. The fingerprint of what the row stores.
-        let fp_sql = match cols.text {
-            Some(_) => format!(
-                "SELECT {ext_schema}.simhash(r.{source}::pg_catalog.text)::pg_catalog.text FROM pg_catalog.jsonb_populate_record(NULL::{table}, $1) r"
-            ),
-            None => format!("SELECT r.{source}::pg_catalog.text FROM pg_catalog.jsonb_populate_record(NULL::{table}, $1) r"),
-        };
-        let fp = query(&fp_sql, &[row_arg()], "fingerprinting the row")
-            .into_iter()
-            .next()
-            .flatten()
-            .map(|s| s.parse::<i64>().or_raise("reading the row's fingerprint"));
+        // 1. What the row stores: its text (or adopted fingerprint), as text.
+        let value = query(
+            &format!("SELECT r.{source}::pg_catalog.text FROM pg_catalog.jsonb_populate_record(NULL::{table}, $1) r"),
+            &[row_arg()],
+            "reading the row",
+        )
+        .into_iter()
+        .next()
+        .flatten();
 
         // 2.-4. Lock, search every shard, decide (as the owner: the caller needs no SELECT).
         let owner = (*(*rel).rd_rel).relowner;
@@ -192,30 +233,60 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             saved_context | (pg_sys::SECURITY_LOCAL_USERID_CHANGE | pg_sys::SECURITY_RESTRICTED_OPERATION) as i32,
         );
 
-        let mut found: Option<(String, u32)> = None;
-        if let Some(fp) = fp {
-            lock_row(relid, fp, cfg.k);
-            // (Ordered aggregates, not ORDER BY key LIMIT 1: pushed to the shards, that would
-            // let a shard's planner walk its primary key index.)
-            let find = format!(
+        // (Ordered aggregates, not ORDER BY key LIMIT 1: pushed to the shards, that would let a
+        // shard's planner walk its primary key index.)
+        let smallest = |measure: &str, condition: &str| {
+            format!(
                 "SELECT (pg_catalog.array_agg(t.{key_column} ORDER BY t.{key_column}))[1]::pg_catalog.text
-                      || ' ' || (pg_catalog.array_agg({ext_schema}.hamming(t.{fp_column}, $1) ORDER BY t.{key_column}))[1]
-                 FROM {table} t WHERE {ext_schema}.hamming(t.{fp_column}, $1) OPERATOR(pg_catalog.<=) {}",
-                cfg.k
-            );
-            found = query(&find, &[fp.into()], "searching every shard for a near-duplicate")
-                .into_iter()
-                .next()
-                .flatten()
-                .and_then(|s| {
-                    let (key, distance) = s.rsplit_once(' ')?;
-                    Some((key.to_owned(), distance.parse().ok()?))
-                });
-        }
-        let result = match (&found, cfg.mode) {
-            (Some((key, distance)), Mode::Reject) => {
-                Outcome::Duplicate(duplicate_error(rel, &cfg, &name, key, *distance, may_read_key))
+                      || ' ' || (pg_catalog.array_agg({measure} ORDER BY t.{key_column}))[1]
+                 FROM {table} t WHERE {condition}"
+            )
+        };
+        let search = |sql: String, args: &[DatumWithOid]| {
+            query(&sql, args, "searching every shard for a near-duplicate").into_iter().next().flatten().and_then(|s| {
+                let (key, measure) = s.rsplit_once(' ')?;
+                Some((key.to_owned(), measure.parse::<f64>().ok()?))
+            })
+        };
+        let found: Option<(String, f64)> = match &check {
+            Check::SimHash(cfg) => {
+                let fp = match (value, cols.text) {
+                    (Some(text), true) => crate::fingerprint::simhash(&text),
+                    (Some(fp), false) => Some(fp.parse::<i64>().or_raise("reading the row's fingerprint")),
+                    (None, _) => None,
+                };
+                fp.and_then(|fp| {
+                    lock_row(relid, fp, cfg.k);
+                    let fp_column = column(cols.fp.unwrap_or(cols.source));
+                    let distance = format!("{ext_schema}.hamming(t.{fp_column}, $1)");
+                    search(smallest(&distance, &format!("{distance} OPERATOR(pg_catalog.<=) {}", cfg.k)), &[fp.into()])
+                })
             }
+            Check::Similar(cfg) => {
+                let text = value.unwrap_or_default();
+                let set = char_set(&text, cfg.k);
+                (!set.is_empty())
+                    .then(|| {
+                        let bands = set_bands(&set, cfg.bands, cfg.rows);
+                        for stripe in band_stripes(&bands) {
+                            lock_stripe(relid, stripe);
+                        }
+                        let (k, b, r) = (cfg.k, cfg.bands, cfg.rows);
+                        let similarity = format!("{ext_schema}.jaccard(t.{source}::pg_catalog.text, $2, {k})");
+                        let condition = format!(
+                            "{ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) $1 \
+                         AND {similarity} OPERATOR(pg_catalog.>=) $3"
+                        );
+                        search(smallest(&similarity, &condition), &[bands.into(), text.into(), cfg.threshold.into()])
+                    })
+                    .flatten()
+            }
+        };
+        let result = match (&found, mode) {
+            (Some((key, measure)), Mode::Reject) => Outcome::Duplicate(match &check {
+                Check::SimHash(cfg) => duplicate_error(rel, cfg, &name, key, *measure as u32, may_read_key),
+                Check::Similar(cfg) => similar_error(rel, cfg, &name, key, *measure, may_read_key),
+            }),
             (Some(_), Mode::Skip) => Outcome::Stored(0),
             _ => {
                 // The shards' triggers let this write through: this transaction, as the owner.

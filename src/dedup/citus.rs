@@ -207,7 +207,7 @@ pub(super) unsafe fn refuse_unchecked(rel: pg_sys::Relation, shard: &Shard) {
         format!("rows of distributed table {} must be written with simdup_insert", shard.table),
     )
     .detail(
-        "Its simdup_dedup trigger runs on each shard and sees only that shard's rows; simdup_insert checks a new row against every shard, on the coordinator.",
+        "Its dedup trigger runs on each shard and sees only that shard's rows; simdup_insert checks a new row against every shard, on the coordinator.",
     )
     .hint(format!(
         "On the coordinator: SELECT simdup_insert('{0}', '<json rows>') or simdup_insert_select('{0}', $$SELECT ...$$) (COPY into a staging table first). To change a row's text, delete it and insert it again.",

@@ -28,6 +28,10 @@
 //! share a stripe, so one transaction waits for the other and then sees its row with the dirty
 //! snapshot. The argument is the SimHash trigger's, with "a shared band" for "a shared piece".
 //!
+//! On a shard of a Citus distributed table the trigger lets through only `simdup_insert`'s
+//! checked writes (src/dedup/checked.rs runs the same check across shards), as the SimHash
+//! trigger does.
+//!
 //! What the trigger promises is therefore: no two stored rows that share a band value and have
 //! Jaccard similarity ≥ the threshold. A pair at the threshold shares a band with the
 //! probability the index's S-curve gives (≥ the recall it was made for, 0.99 by default, more
@@ -44,7 +48,7 @@ use simdup_core::minhash as mh;
 
 use crate::args::{self, Mode};
 use crate::catalog::relation_name;
-use crate::errors::{not_in_prerequisite_state, Code, Error};
+use crate::errors::{not_in_prerequisite_state, Code, ConstraintError, Error};
 use crate::minhash::{char_set, set_bands, text_bands};
 
 use super::citus;
@@ -214,6 +218,30 @@ pub(super) unsafe fn check_columns(rel: pg_sys::Relation, cfg: &SimilarConfig) -
     }
 }
 
+/// The near-duplicate error of the similarity trigger (23505, constraint simdup_dedup_similar
+/// of table `name`): the key it names only to a role that may read it (`may_read_key`).
+pub(super) fn similar_error(
+    rel: pg_sys::Relation,
+    cfg: &SimilarConfig,
+    name: &str,
+    key_text: &str,
+    similarity: f64,
+    may_read_key: bool,
+) -> ConstraintError {
+    let detail = if may_read_key {
+        format!(
+            "Key ({})=({}) has Jaccard similarity {:.3} with it (threshold {}).",
+            pgrx::spi::quote_identifier(&cfg.key_column),
+            key_text,
+            similarity,
+            cfg.threshold
+        )
+    } else {
+        format!("An existing row has Jaccard similarity {similarity:.3} with it (threshold {}).", cfg.threshold)
+    };
+    violation(rel, TRIGGER_SIMILAR, name, detail)
+}
+
 /// The similarity index the trigger reads: the oldest valid GIN index of `rel` on
 /// `_simdup_similar_bands(text_column, k, bands, rows)` with the trigger's k, bands and rows;
 /// 55000 when there is none (dropped since `simdup_enable_similar`).
@@ -272,20 +300,11 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             *outcome = Some(Outcome::Row(unchanged));
             return;
         }
-        // A shard of a Citus distributed table sees only part of the rows: nothing written there
-        // can be checked (Citus filling a shard it created in this transaction copies rows that
-        // were checked when first written).
+        // A shard of a Citus distributed table sees only part of the rows: only simdup_insert,
+        // which checked the row against every shard, may write it (src/dedup/citus.rs).
         let shard = citus::shard_of(rel);
         if let Some(shard) = shard.as_ref().filter(|s| s.is_partial()) {
-            if (*rel).rd_createSubid == 0 {
-                Error::new(
-                    Code::ERRCODE_FEATURE_NOT_SUPPORTED,
-                    format!("dedup by similarity is not supported on distributed table {}", shard.table),
-                )
-                .detail(format!("Its {TRIGGER_SIMILAR} trigger runs on each shard and sees only that shard's rows."))
-                .hint("Dedup a distributed table by SimHash distance (simdup_enable with on_duplicate), or keep this table on one node.")
-                .raise();
-            }
+            citus::refuse_unchecked(rel, shard);
             *outcome = Some(Outcome::Row(unchanged));
             return;
         }
@@ -335,22 +354,8 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             (None, _, Some(f)) => {
                 let may_read =
                     crate::access::read((*rel).rd_id, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
-                let detail = if may_read {
-                    format!(
-                        "Key ({})=({}) has Jaccard similarity {:.3} with it (threshold {}).",
-                        pgrx::spi::quote_identifier(&cfg.key_column),
-                        f.key_text,
-                        f.measure,
-                        cfg.threshold
-                    )
-                } else {
-                    format!(
-                        "An existing row has Jaccard similarity {:.3} with it (threshold {}).",
-                        f.measure, cfg.threshold
-                    )
-                };
                 let name = shard.map_or_else(|| relation_name(rel), |s| s.name);
-                Outcome::Duplicate(violation(rel, TRIGGER_SIMILAR, &name, detail))
+                Outcome::Duplicate(similar_error(rel, &cfg, &name, &f.key_text, f.measure, may_read))
             }
         });
     }

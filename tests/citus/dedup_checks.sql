@@ -108,6 +108,44 @@ INSERT INTO "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxx
 SELECT check_that('hostile names: after simdup_disable plain INSERTs are stored',
   (SELECT count(*) FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" > 1000000) = 3);
 
+-- Dedup by verified similarity (simdup_enable_similar, on_duplicate) on a distributed table:
+-- simdup_insert checks every shard through its similarity index and the exact jaccard, with the
+-- answers of the similarity trigger on a local table fed the same rows in the same order.
+CREATE FUNCTION make_similar_pair(name text, mode text, t float8) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('CREATE TABLE %I (id bigint PRIMARY KEY, body text NOT NULL)', name);
+  PERFORM create_distributed_table(name, 'id');
+  PERFORM simdup_enable_similar(name::regclass, 'body', t, on_duplicate => mode);
+  EXECUTE format('CREATE TABLE %I (id bigint PRIMARY KEY, body text NOT NULL)', name || '_local');
+  PERFORM simdup_enable_similar((name || '_local')::regclass, 'body', t, on_duplicate => mode);
+END $$;
+SELECT make_similar_pair('cs_skip', 'skip', 0.5);
+SELECT simdup_insert_select('cs_skip', 'SELECT id, body FROM pool ORDER BY id') AS sim_skip_stored \gset
+INSERT INTO cs_skip_local (id, body) SELECT id, body FROM pool ORDER BY id;
+SELECT check_that('similar skip, t = 0.5, simdup_insert_select of all rows: the rows the local similarity trigger stores, and the count returned',
+  array(SELECT id FROM cs_skip ORDER BY id) = array(SELECT id FROM cs_skip_local ORDER BY id)
+  AND (SELECT count(*) FROM cs_skip) < (SELECT count(*) FROM pool) AND (SELECT count(*) FROM cs_skip) = :sim_skip_stored,
+  format('%s vs %s rows, returned %s', (SELECT count(*) FROM cs_skip), (SELECT count(*) FROM cs_skip_local), :sim_skip_stored));
+SELECT make_similar_pair('cs_mark', 'mark', 0.7);
+SELECT format('SELECT simdup_insert(''cs_mark'', %L)', jsonb_build_object('id', id, 'body', body)) FROM pool ORDER BY id \gexec
+INSERT INTO cs_mark_local (id, body) SELECT id, body FROM pool ORDER BY id;
+SELECT check_that('similar mark, t = 0.7, simdup_insert a transaction per row: dup_of = the local similarity trigger''s, some across shards',
+  (SELECT count(*) FROM cs_mark d FULL JOIN cs_mark_local l USING (id) WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d.id IS NULL OR l.id IS NULL) = 0
+  AND (SELECT count(*) FROM cs_mark WHERE dup_of IS NOT NULL
+       AND get_shard_id_for_distribution_column('cs_mark', id) <> get_shard_id_for_distribution_column('cs_mark', dup_of)) > 0,
+  format('%s marked', (SELECT count(dup_of) FROM cs_mark)));
+SELECT make_similar_pair('cs_reject', 'reject', 0.6);
+SELECT a.id AS s_a, b.id AS s_b FROM pool a JOIN pool b ON a.id < b.id AND jaccard(a.body, b.body) BETWEEN 0.7 AND 0.95
+ AND get_shard_id_for_distribution_column('cs_reject', a.id) <> get_shard_id_for_distribution_column('cs_reject', b.id)
+ORDER BY 1, 2 LIMIT 1 \gset
+SELECT simdup_insert('cs_reject', jsonb_build_object('id', id, 'body', body)) FROM pool WHERE id = :s_a;
+SELECT check_that('similar reject: a near-duplicate on another shard raises 23505 naming the key and the similarity',
+  e = format('23505: near-duplicate row violates simdup_dedup_similar on relation "cs_reject"'), e)
+FROM error_of(format('SELECT simdup_insert(''cs_reject'', %L)', (SELECT jsonb_build_object('id', id, 'body', body) FROM pool WHERE id = :s_b))) e;
+SELECT check_that('similar: a plain INSERT is refused (0A000)',
+  e = '0A000: rows of distributed table public.cs_reject must be written with simdup_insert', e)
+FROM error_of($$INSERT INTO cs_reject (id, body) VALUES (999999, 'a new text, long enough')$$) e;
+
 -- For the concurrency steps of run.sh.
 CREATE TABLE conc (id bigint PRIMARY KEY, body text NOT NULL);
 SELECT create_distributed_table('conc', 'id');
