@@ -542,8 +542,11 @@ BEGIN
     -- <table>_<column>_similar_idx (_simdup_index_name: clipped, numbered if taken: a second
     -- similarity index of the column, e.g. for another threshold, gets its own name).
     idx := @extschema@._simdup_index_name(tbl, rel.relname || '_' || text_column, '_similar_idx');
-    EXECUTE format('CREATE INDEX %I ON %s USING gin (@extschema@._simdup_similar_bands(%I, %s, %s, %s))',
-                   idx, tbl, text_column, k, b, r);
+    -- For dedup without GIN's pending list: every insert searches the index, and a search reads
+    -- the whole pending list (6 ms a row at 2,000 rows, against 0.55 ms with fastupdate off).
+    EXECUTE format('CREATE INDEX %I ON %s USING gin (@extschema@._simdup_similar_bands(%I, %s, %s, %s))%s',
+                   idx, tbl, text_column, k, b, r,
+                   CASE WHEN on_duplicate IS NOT NULL THEN ' WITH (fastupdate = off)' ELSE '' END);
 
     IF on_duplicate IS NOT NULL THEN
         PERFORM @extschema@._simdup_install_dedup_trigger(tbl, 'simdup_dedup_similar', 'simdup_similar_dedup_trigger',
