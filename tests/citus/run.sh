@@ -240,6 +240,40 @@ set -- $res
 [ "$1" -gt 0 ] && [ $(( $1 + rejected )) = "$7" ] || fail "8 clients stored $1 rows and got $rejected rejections for $7 attempts"
 printf '  ok: 8 clients, %s single-row simdup_insert calls (each even-numbered pool text twice): %s stored, %s rejected with 23505 and no other error; no two stored rows within 3 bits across shards; every attempt has a stored row within 3; each of the %s texts without a near-duplicate stored exactly once; %s rejected for a near-duplicate on another shard only\n' "$7" "$1" "$rejected" "$4" "$6" >&2
 
+step "8 concurrent clients, similarity reject: no two stored rows similar (a shared band, jaccard >= 0.5) on any shards, no document lost, only 23505"
+# The same clients and rows as above, into a table deduplicated by verified similarity.
+psql_on 0 -o /dev/null -c "CREATE TABLE sconc8 (id bigint PRIMARY KEY, body text NOT NULL)" \
+  -c "SELECT create_distributed_table('sconc8', 'id')" \
+  -c "SELECT simdup_enable_similar('sconc8', 'body', 0.5, on_duplicate => 'reject')"
+pids=()
+for c in 0 1 2 3 4 5 6 7; do
+  dir=ASC; [ "$c" -ge 4 ] && dir=DESC
+  "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=0 -v VERBOSITY=verbose -h "$SOCK" -p "$BASE" -U postgres -d "$DB" -o /dev/null \
+    >"/tmp/simdup-citus-$BASE/sconc8.$c.log" 2>&1 <<SQL &
+SELECT format('SELECT simdup_insert(''sconc8'', %L)', jsonb_build_object('id', $c * 100000 + id, 'body', body))
+FROM pool WHERE id % 8 = $((2 * (c % 4))) ORDER BY id $dir \gexec
+SQL
+  pids+=($!)
+done
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || { cat "/tmp/simdup-citus-$BASE/sconc8.$i.log" >&2; fail "concurrent client $i failed"; }
+done
+errors=$(cat /tmp/simdup-citus-$BASE/sconc8.*.log | grep -c 'ERROR:' || true)
+rejected=$(cat /tmp/simdup-citus-$BASE/sconc8.*.log | grep -c 'ERROR:  23505: near-duplicate row violates simdup_dedup_similar on relation "sconc8"' || true)
+[ "$errors" = "$rejected" ] || { grep -h 'ERROR:' /tmp/simdup-citus-$BASE/sconc8.*.log | grep -v 23505 | head >&2; fail "8 clients (similarity): $((errors - rejected)) errors other than 23505"; }
+near="_simdup_similar_bands(a.body, 5, 35, 3) && _simdup_similar_bands(b.body, 5, 35, 3) AND jaccard(a.body, b.body) >= 0.5"
+res="$(psql_on 0 -tA -F ' ' -c "CREATE TEMP TABLE s AS SELECT id, body FROM sconc8;
+  CREATE TEMP TABLE att AS SELECT c * 100000 + p.id AS id, p.body FROM pool p, generate_series(0, 7) c WHERE p.id % 8 = 2 * (c % 4);
+  SELECT (SELECT count(*) FROM s),
+         (SELECT count(*) FROM s a JOIN s b ON a.id < b.id AND $near),
+         (SELECT count(*) FROM att b WHERE NOT EXISTS (SELECT FROM s a WHERE $near)),
+         (SELECT count(*) FROM att)")"
+set -- $res
+[ "$2" = 0 ] || fail "8 clients (similarity): $2 pairs of similar stored rows"
+[ "$3" = 0 ] || fail "8 clients (similarity): $3 attempted rows have no similar stored row (rejected without a near-duplicate?)"
+[ "$1" -gt 0 ] && [ $(( $1 + rejected )) = "$4" ] || fail "8 clients (similarity) stored $1 rows and got $rejected rejections for $4 attempts"
+printf '  ok: 8 clients, %s single-row simdup_insert calls into a similarity-dedup table: %s stored, %s rejected with 23505 and no other error; no two stored rows similar across shards; every attempt has a similar stored row\n' "$4" "$1" "$rejected" >&2
+
 step "stop the cluster"
 scripts/citus_cluster.sh stop "$BASE"
 trap - EXIT
