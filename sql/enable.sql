@@ -31,6 +31,34 @@ END;
 COMMENT ON FUNCTION _simdup_primary_key(regclass) IS
   'simdup (internal): the single-column primary key of a table (column and type), NULLs when it has none';
 
+-- The single-column primary key (column and type) of a table that gets a dedup trigger: 0A000
+-- for a partitioned table or a materialized view, 55000 without such a key. The one
+-- prerequisite check of simdup_enable's and simdup_enable_similar's dedup triggers.
+CREATE FUNCTION _simdup_dedup_key(tbl regclass, OUT key_column name, OUT key_type text)
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    kind "char";
+BEGIN
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
+    IF kind <> 'r' THEN
+        RAISE EXCEPTION 'on_duplicate is not supported on % %',
+                        CASE kind WHEN 'p' THEN 'partitioned table' ELSE 'materialized view' END, tbl
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'A row trigger on a partitioned table runs per partition; enable dedup on a plain table.';
+    END IF;
+    SELECT p.key_column, p.key_type INTO key_column, key_type FROM @extschema@._simdup_primary_key(tbl) p;
+    IF key_column IS NULL THEN
+        RAISE EXCEPTION 'table % has no single-column primary key', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'The dedup trigger reports and marks near-duplicates by their primary key.';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION _simdup_dedup_key(regclass) IS
+  'simdup (internal): the single-column primary key (column, type) of a table that gets a dedup trigger; 0A000 for a partitioned table or materialized view, 55000 without such a key';
+
 -- A table (relkind among kinds) that the caller owns: its name and kind. 42P01 when it does not
 -- exist, 42809 when it is not a table of those kinds, 42501 when the caller does not own it.
 -- The one owner check of simdup_enable, simdup_enable_similar and _simdup_registered (the
@@ -233,16 +261,7 @@ BEGIN
         -- 22023 for an unknown mode or k outside 0..64 (src/args.rs).
         trigger_args := @extschema@._simdup_dedup_trigger_args(on_duplicate, k, coalesce(text_column, ''),
                                                                fingerprint_column, coalesce(pk.key_column, ''));
-        IF rel.relkind = 'p' THEN
-            RAISE EXCEPTION 'on_duplicate is not supported on partitioned table %', tbl
-                USING ERRCODE = 'feature_not_supported',
-                      HINT = 'A row trigger on a partitioned table runs per partition; enable dedup on a plain table.';
-        END IF;
-        IF pk.key_column IS NULL THEN
-            RAISE EXCEPTION 'table % has no single-column primary key', tbl
-                USING ERRCODE = 'object_not_in_prerequisite_state',
-                      DETAIL = 'The dedup trigger reports and marks near-duplicates by their primary key.';
-        END IF;
+        PERFORM @extschema@._simdup_dedup_key(tbl);  -- 0A000 partitioned, 55000 no single-column key
     END IF;
 
     IF text_column IS NOT NULL THEN

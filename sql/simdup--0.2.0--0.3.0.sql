@@ -377,16 +377,7 @@ BEGIN
         -- 22023 for an unknown mode or k outside 0..64 (src/args.rs).
         trigger_args := @extschema@._simdup_dedup_trigger_args(on_duplicate, k, coalesce(text_column, ''),
                                                                fingerprint_column, coalesce(pk.key_column, ''));
-        IF rel.relkind = 'p' THEN
-            RAISE EXCEPTION 'on_duplicate is not supported on partitioned table %', tbl
-                USING ERRCODE = 'feature_not_supported',
-                      HINT = 'A row trigger on a partitioned table runs per partition; enable dedup on a plain table.';
-        END IF;
-        IF pk.key_column IS NULL THEN
-            RAISE EXCEPTION 'table % has no single-column primary key', tbl
-                USING ERRCODE = 'object_not_in_prerequisite_state',
-                      DETAIL = 'The dedup trigger reports and marks near-duplicates by their primary key.';
-        END IF;
+        PERFORM @extschema@._simdup_dedup_key(tbl);  -- 0A000 partitioned, 55000 no single-column key
     END IF;
 
     IF text_column IS NOT NULL THEN
@@ -426,6 +417,35 @@ $$;
 
 COMMENT ON FUNCTION simdup_enable(regclass, name, name, text, integer, integer) IS
   'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and one B-tree index per block (_simdup_key(fp, offset); blocks => 2..8, default 4), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup (BEFORE INSERT OR UPDATE): a row within max_distance (default: simdup.max_distance at enable time) of an existing row raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest key among its near-duplicates; safe under concurrency (advisory locks); needs a single-column primary key. On a Citus distributed table the trigger on each shard refuses every write but simdup_insert''s, which checks rows across shards on the coordinator. Requires owning the table';
+
+-- One prerequisite check of both dedup triggers (sql/enable.sql).
+-- The single-column primary key (column and type) of a table that gets a dedup trigger: 0A000
+-- for a partitioned table or a materialized view, 55000 without such a key. The one
+-- prerequisite check of simdup_enable's and simdup_enable_similar's dedup triggers.
+CREATE FUNCTION _simdup_dedup_key(tbl regclass, OUT key_column name, OUT key_type text)
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    kind "char";
+BEGIN
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
+    IF kind <> 'r' THEN
+        RAISE EXCEPTION 'on_duplicate is not supported on % %',
+                        CASE kind WHEN 'p' THEN 'partitioned table' ELSE 'materialized view' END, tbl
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'A row trigger on a partitioned table runs per partition; enable dedup on a plain table.';
+    END IF;
+    SELECT p.key_column, p.key_type INTO key_column, key_type FROM @extschema@._simdup_primary_key(tbl) p;
+    IF key_column IS NULL THEN
+        RAISE EXCEPTION 'table % has no single-column primary key', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'The dedup trigger reports and marks near-duplicates by their primary key.';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION _simdup_dedup_key(regclass) IS
+  'simdup (internal): the single-column primary key (column, type) of a table that gets a dedup trigger; 0A000 for a partitioned table or materialized view, 55000 without such a key';
 
 -- One installer of both dedup triggers (sql/dedup.sql).
 -- Installs a dedup trigger on tbl: for 'mark', the column dup_of of the primary key's type
@@ -518,20 +538,11 @@ BEGIN
 
     -- Dedup arguments, checked before anything is changed.
     IF on_duplicate IS NOT NULL THEN
-        SELECT p.key_column, p.key_type INTO pk FROM @extschema@._simdup_primary_key(tbl) p;
-        -- 22023 for an unknown mode (src/dedup/similar.rs).
+        -- 22023 for an unknown mode (src/dedup/similar.rs), then 0A000 / 55000.
+        PERFORM @extschema@._simdup_similar_dedup_trigger_args(on_duplicate, threshold, k, b, r, text_column, '');
+        SELECT * INTO pk FROM @extschema@._simdup_dedup_key(tbl);
         trigger_args := @extschema@._simdup_similar_dedup_trigger_args(on_duplicate, threshold, k, b, r,
-                                                                       text_column, coalesce(pk.key_column, ''));
-        IF rel.relkind <> 'r' THEN
-            RAISE EXCEPTION 'on_duplicate is not supported on partitioned or materialized table %', tbl
-                USING ERRCODE = 'feature_not_supported',
-                      HINT = 'A row trigger on a partitioned table runs per partition; enable dedup on a plain table.';
-        END IF;
-        IF pk.key_column IS NULL THEN
-            RAISE EXCEPTION 'table % has no single-column primary key', tbl
-                USING ERRCODE = 'object_not_in_prerequisite_state',
-                      DETAIL = 'The dedup trigger reports and marks near-duplicates by their primary key.';
-        END IF;
+                                                                       text_column, pk.key_column);
         IF EXISTS (SELECT FROM pg_trigger t WHERE t.tgrelid = tbl AND t.tgname IN ('simdup_dedup', 'simdup_dedup_similar')) THEN
             RAISE EXCEPTION 'table % already has a simdup dedup trigger', tbl
                 USING ERRCODE = 'duplicate_object',

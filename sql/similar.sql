@@ -84,20 +84,11 @@ BEGIN
 
     -- Dedup arguments, checked before anything is changed.
     IF on_duplicate IS NOT NULL THEN
-        SELECT p.key_column, p.key_type INTO pk FROM @extschema@._simdup_primary_key(tbl) p;
-        -- 22023 for an unknown mode (src/dedup/similar.rs).
+        -- 22023 for an unknown mode (src/dedup/similar.rs), then 0A000 / 55000.
+        PERFORM @extschema@._simdup_similar_dedup_trigger_args(on_duplicate, threshold, k, b, r, text_column, '');
+        SELECT * INTO pk FROM @extschema@._simdup_dedup_key(tbl);
         trigger_args := @extschema@._simdup_similar_dedup_trigger_args(on_duplicate, threshold, k, b, r,
-                                                                       text_column, coalesce(pk.key_column, ''));
-        IF rel.relkind <> 'r' THEN
-            RAISE EXCEPTION 'on_duplicate is not supported on partitioned or materialized table %', tbl
-                USING ERRCODE = 'feature_not_supported',
-                      HINT = 'A row trigger on a partitioned table runs per partition; enable dedup on a plain table.';
-        END IF;
-        IF pk.key_column IS NULL THEN
-            RAISE EXCEPTION 'table % has no single-column primary key', tbl
-                USING ERRCODE = 'object_not_in_prerequisite_state',
-                      DETAIL = 'The dedup trigger reports and marks near-duplicates by their primary key.';
-        END IF;
+                                                                       text_column, pk.key_column);
         IF EXISTS (SELECT FROM pg_trigger t WHERE t.tgrelid = tbl AND t.tgname IN ('simdup_dedup', 'simdup_dedup_similar')) THEN
             RAISE EXCEPTION 'table % already has a simdup dedup trigger', tbl
                 USING ERRCODE = 'duplicate_object',
