@@ -197,17 +197,10 @@ fn signature(set: &[u64], n: usize) -> Option<Vec<i64>> {
 /// the signature remembered as `minhash(body, k, bands * rows)`'s: the similarity index entry
 /// of the row the dedup trigger just checked then reuses it instead of signing the text again.
 pub(crate) fn text_bands(body: &str, k: usize, set: &[u64], bands: usize, rows: usize) -> Vec<i64> {
-    let n = bands * rows;
-    let sig = match mh::minhash_with(set, n, &mut interrupt) {
-        Ok(sig) => sig,
-        Err(e) => invalid_parameter(e.to_string(), BANDS_HINT),
-    };
-    let out = match mh::bands(&sig, bands, rows) {
-        Ok(v) => v,
-        Err(e) => invalid_parameter(e.to_string(), BANDS_HINT),
-    };
+    let (sig, out) = signature_bands(set, bands, rows);
     if body.len() <= MEMO_MAX_BYTES {
-        let memo = Memo { body: body.to_owned(), k: k as i32, n: n as i32, sig: Some(to_bigints(sig)) };
+        let n = (bands * rows) as i32;
+        let memo = Memo { body: body.to_owned(), k: k as i32, n, sig: Some(to_bigints(sig)) };
         LAST.with_borrow_mut(|last| *last = Some(memo));
     }
     out
@@ -218,12 +211,17 @@ pub(crate) fn text_bands(body: &str, k: usize, set: &[u64], bands: usize, rows: 
 /// rows), bands, rows)` computes them from the text's set: the dedup trigger's candidates and
 /// lock stripes.
 pub(crate) fn set_bands(set: &[u64], bands: usize, rows: usize) -> Vec<i64> {
+    signature_bands(set, bands, rows).1
+}
+
+/// The `bands × rows`-value signature of a non-empty shingle set and its band values.
+fn signature_bands(set: &[u64], bands: usize, rows: usize) -> (Vec<u64>, Vec<i64>) {
     let sig = match mh::minhash_with(set, bands * rows, &mut interrupt) {
         Ok(sig) => sig,
         Err(e) => invalid_parameter(e.to_string(), BANDS_HINT),
     };
     match mh::bands(&sig, bands, rows) {
-        Ok(v) => v,
+        Ok(v) => (sig, v),
         Err(e) => invalid_parameter(e.to_string(), BANDS_HINT),
     }
 }
