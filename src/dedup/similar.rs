@@ -54,8 +54,10 @@ use crate::minhash::{char_set, set_bands, text_bands};
 use super::citus;
 use super::config::DUP_OF;
 use super::lookup::{lock_stripe, smallest_key};
-use super::trigger::{before_row_event, protocol_error, run, trigger_args_named, violation, Outcome, RowEvent};
-use super::tuple::{column_hinted, text_of, text_value, with_dup_of};
+use super::trigger::{
+    before_row_event, decide, no_duplicate, protocol_error, run, trigger_args_named, violation, Outcome, RowEvent,
+};
+use super::tuple::{column_hinted, text_of, text_value};
 
 /// The name of the trigger, and of the constraint a near-duplicate violates.
 pub(crate) const TRIGGER_SIMILAR: &str = "simdup_dedup_similar";
@@ -312,11 +314,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         let set = char_set(&text, cfg.k);
         if set.is_empty() {
             // Text without shingles: similar to nothing.
-            let row = match cols.dup_of {
-                Some(dup_of) => pg_sys::Datum::from(with_dup_of(rel, new, dup_of, None)),
-                None => unchanged,
-            };
-            *outcome = Some(Outcome::Row(row));
+            *outcome = Some(no_duplicate(rel, new, cols.dup_of));
             return;
         }
         let bands = text_bands(&text, cfg.k, &set, cfg.bands, cfg.rows);
@@ -345,19 +343,9 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                 })
             })
         });
-        *outcome = Some(match (cols.dup_of, cfg.mode, found) {
-            (Some(dup_of), _, found) => {
-                Outcome::Row(pg_sys::Datum::from(with_dup_of(rel, new, dup_of, found.map(|f| f.key))))
-            }
-            (None, _, None) => Outcome::Row(unchanged),
-            (None, Mode::Skip, Some(_)) => Outcome::Row(pg_sys::Datum::from(0)),
-            (None, _, Some(f)) => {
-                let may_read =
-                    crate::access::read((*rel).rd_id, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
-                let name = shard.map_or_else(|| relation_name(rel), |s| s.name);
-                Outcome::Duplicate(similar_error(rel, &cfg, &name, &f.key_text, f.measure, may_read))
-            }
-        });
+        *outcome = Some(decide(rel, new, cfg.mode, cols.dup_of, cols.key, shard, found, |name, f, may_read| {
+            similar_error(rel, &cfg, name, &f.key_text, f.measure, may_read)
+        }));
     }
 }
 

@@ -10,7 +10,7 @@
 //! 3. reject (23505, with the schema, table and constraint name `simdup_dedup` that drivers
 //!    read), skip (return NULL) or mark (`NEW.dup_of := key`).
 
-use std::ffi::CStr;
+use std::ffi::{c_int, CStr};
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -19,8 +19,9 @@ use pgrx::spi::quote_identifier;
 use crate::args::Mode;
 use crate::errors::{Code, ConstraintError, Error};
 
+use super::citus::Shard;
 use super::config::{Config, TRIGGER};
-use super::lookup::smallest_key_match;
+use super::lookup::{smallest_key_match, Found};
 use super::tuple::{bigint_value, columns, text_value, with_dup_of};
 use super::{bulk, citus};
 use crate::catalog::relation_name;
@@ -268,11 +269,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         };
         let Some(fp) = fp else {
             // Featureless text: never a duplicate.
-            let row = match cols.dup_of {
-                Some(dup_of) => pg_sys::Datum::from(with_dup_of(rel, new, dup_of, None)),
-                None => unchanged,
-            };
-            *outcome = Some(Outcome::Row(row));
+            *outcome = Some(no_duplicate(rel, new, cols.dup_of));
             return;
         };
 
@@ -300,20 +297,58 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         if found.is_none() || cols.dup_of.is_some() {
             bulk::passed(rel, fp);
         }
-        *outcome = Some(match (cols.dup_of, cfg.mode, found) {
-            (Some(dup_of), _, found) => {
-                Outcome::Row(pg_sys::Datum::from(with_dup_of(rel, new, dup_of, found.map(|f| f.key))))
-            }
-            (None, _, None) => Outcome::Row(unchanged),
+        *outcome = Some(decide(rel, new, cfg.mode, cols.dup_of, key_attnum, shard, found, |name, f, may_read| {
+            duplicate_error(rel, &cfg, name, &f.key_text, f.measure, may_read)
+        }));
+    }
+}
+
+/// What a dedup trigger returns for a new row that is no near-duplicate: the row, with
+/// `dup_of` NULL in mark mode.
+///
+/// # Safety
+/// `rel` is the open relation the trigger fired on, `new` its new row, `dup_of` its checked
+/// `dup_of` column.
+pub(super) unsafe fn no_duplicate(rel: pg_sys::Relation, new: pg_sys::HeapTuple, dup_of: Option<c_int>) -> Outcome {
+    // SAFETY: the caller guarantees the relation, the row and the column.
+    let row = dup_of.map_or(new, |dup_of| unsafe { with_dup_of(rel, new, dup_of, None) });
+    Outcome::Row(pg_sys::Datum::from(row))
+}
+
+/// What a dedup trigger returns for the new row `new` of `rel`, given the near-duplicate with
+/// the smallest key it found (None: none, [`no_duplicate`]): in mark mode (`dup_of`
+/// set) the row with `dup_of` = that key or NULL; otherwise the row unchanged when there is
+/// none, nothing (skip), or the 23505 that `error(table name, found, may_read_key)` builds —
+/// the key named only to a role that may read it, and on a placement of a Citus reference
+/// table the table's name, not the shard's. The one place both triggers decide.
+///
+/// # Safety
+/// `rel` is the open relation the trigger fired on, `new` its new row, `key_attnum` and
+/// `dup_of` its checked key and `dup_of` columns.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn decide<M>(
+    rel: pg_sys::Relation,
+    new: pg_sys::HeapTuple,
+    mode: Mode,
+    dup_of: Option<c_int>,
+    key_attnum: c_int,
+    shard: Option<Shard>,
+    found: Option<Found<M>>,
+    error: impl FnOnce(&str, &Found<M>, bool) -> ConstraintError,
+) -> Outcome {
+    // SAFETY: the caller guarantees the relation, the row and the columns.
+    unsafe {
+        match (dup_of, mode, found) {
+            (_, _, None) => no_duplicate(rel, new, dup_of),
+            (Some(dup_of), _, Some(f)) => Outcome::Row(pg_sys::Datum::from(with_dup_of(rel, new, dup_of, Some(f.key)))),
             (None, Mode::Skip, Some(_)) => Outcome::Row(pg_sys::Datum::from(0)),
             (None, _, Some(f)) => {
                 let may_read =
                     crate::access::read((*rel).rd_id, key_attnum as pg_sys::AttrNumber) == crate::access::Read::Allowed;
-                // On a placement of a Citus reference table: the table's name, not the shard's.
                 let name = shard.map_or_else(|| relation_name(rel), |s| s.name);
-                Outcome::Duplicate(duplicate_error(rel, &cfg, &name, &f.key_text, f.measure, may_read))
+                Outcome::Duplicate(error(&name, &f, may_read))
             }
-        });
+        }
     }
 }
 
