@@ -28,6 +28,7 @@ pg_module_magic!();
 pub extern "C-unwind" fn _PG_init() {
     gucs::init();
     search::planner::init();
+    dedup::init();
     // Listed in shared_preload_libraries: load jieba's dictionary and the IDF tables once, in
     // the postmaster, so that every backend shares them copy-on-write and no first call pays
     // for them. Otherwise they load lazily on first use in each backend.

@@ -66,7 +66,7 @@ struct Cols {
     dup_of: Option<i32>,
 }
 
-enum Outcome {
+pub(super) enum Outcome {
     Stored(i64),
     Duplicate(ConstraintError),
 }
@@ -90,18 +90,39 @@ fn not_supported(message: String, detail: &str) -> ! {
 /// Called by [`simdup_checked_insert`] with the function manager's `fcinfo`.
 #[pg_guard]
 unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut Option<Outcome>) {
-    // SAFETY: two arguments (regclass, jsonb), non-NULL (the function is STRICT); the relation
-    // is opened here and stays open (and locked) until the end of the transaction; catalog
-    // lookups of its columns; the user switch is undone on every path (errors included: the
-    // transaction's abort restores the user and security context, and the GUC nest level).
+    // SAFETY: two arguments (regclass, jsonb), non-NULL (the function is STRICT).
     unsafe {
         let args = (*fcinfo).args.as_slice(2);
         let relid = pg_sys::Oid::from(args[0].value.value() as u32);
-        let row = args[1].value;
         let ext_schema = {
             let ns = pg_sys::get_func_namespace((*(*fcinfo).flinfo).fn_oid);
             quote_identifier(CStr::from_ptr(pg_sys::get_namespace_name(ns)).to_string_lossy())
         };
+        *outcome = Some(write_row(relid, Row::Json(args[1].value), &ext_schema));
+    }
+}
+
+/// A row to write, as the caller gives it.
+pub(super) enum Row {
+    /// A jsonb object (`simdup_insert`): its keys are the columns written.
+    Json(pg_sys::Datum),
+    /// A datum of the table's row type and the columns written (a plain INSERT's target list
+    /// or a COPY's columns, their defaults already evaluated as the writer).
+    Record { datum: pg_sys::Datum, written: Vec<i32> },
+}
+
+/// The checked write of one row into distributed table `relid`, on the coordinator, with
+/// simdup's functions in schema `ext_schema` (quoted). On [`Outcome::Duplicate`] the relation is
+/// left open: the error names it.
+///
+/// # Safety
+/// In a transaction, inside pgrx's guard; a `Row::Record` datum is of `relid`'s row type.
+pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -> Outcome {
+    // SAFETY: the relation is opened here and stays open (and locked) until the end of the
+    // transaction; catalog lookups of its columns; the user switch is undone on every path
+    // (errors included: the transaction's abort restores the user and security context, and
+    // the GUC nest level).
+    unsafe {
         // Settings made here are undone at its end, as a function's SET clause's.
         let nest = pg_sys::NewGUCNestLevel();
         set_local("search_path", "pg_catalog, pg_temp");
@@ -114,13 +135,7 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         let table = quote_qualified_identifier(&nspname, &name);
 
         // Only on the coordinator, only for a table whose shards see part of the rows.
-        let distributed = super::citus::is_distributed(relid)
-            && query("SELECT pg_catalog.citus_is_coordinator()::pg_catalog.text", &[], "asking Citus")
-                .first()
-                .cloned()
-                .flatten()
-                .as_deref()
-                == Some("true");
+        let distributed = super::citus::is_distributed(relid) && super::citus::is_coordinator();
         if !distributed {
             not_supported(
                 format!("_simdup_checked_insert: {table} is not a Citus distributed table, or this is not its coordinator"),
@@ -168,27 +183,43 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             Check::SimHash(cfg) => cfg.mode,
             Check::Similar(cfg) => cfg.mode,
         };
-        let row_arg = || DatumWithOid::new(row, pg_sys::JSONBOID);
+        // The row as a statement's `$1`, and the record `($1)` or `(jsonb_populate_record(…))`
+        // whose fields are its columns. (The INSERT is a single-row VALUES, which Citus routes
+        // to the row's shard.)
+        let (row_datum, row_type, record) = match &row {
+            Row::Json(d) => (*d, pg_sys::JSONBOID, format!("(pg_catalog.jsonb_populate_record(NULL::{table}, $1))")),
+            Row::Record { datum, .. } => (*datum, (*(*rel).rd_rel).reltype, "($1)".to_owned()),
+        };
+        let row_arg = || DatumWithOid::new(row_datum, row_type);
 
-        // The columns written: the row's keys (42703 for one that is no column; generated
-        // columns, and dup_of in mark mode, are computed, not taken), and always the column the
-        // fingerprint comes from, so that a default never fills it unchecked (the caller fills
-        // defaults first, as itself).
+        // The columns written: the row's keys (42703 for one that is no column) or the
+        // statement's columns (generated columns, and dup_of in mark mode, are computed, not
+        // taken), and always the column the fingerprint comes from, so that a default never
+        // fills it unchecked (the caller fills defaults first, as itself).
         let source_attnum = cols.source;
         let mut attnums: Vec<i32> = vec![source_attnum];
-        for key in query("SELECT k FROM pg_catalog.jsonb_object_keys($1) k", &[row_arg()], "reading the row's keys")
-            .into_iter()
-            .flatten()
-        {
-            let ckey = CString::new(key.as_str()).unwrap_or_default();
-            let attnum = i32::from(pg_sys::get_attnum(relid, ckey.as_ptr()));
-            if attnum <= 0 {
-                Error::new(
-                    Code::ERRCODE_UNDEFINED_COLUMN,
-                    format!("column \"{key}\" of relation \"{name}\" does not exist"),
-                )
-                .raise();
+        let given: Vec<i32> = match &row {
+            Row::Json(_) => {
+                query("SELECT k FROM pg_catalog.jsonb_object_keys($1) k", &[row_arg()], "reading the row's keys")
+                    .into_iter()
+                    .flatten()
+                    .map(|key| {
+                        let ckey = CString::new(key.as_str()).unwrap_or_default();
+                        let attnum = i32::from(pg_sys::get_attnum(relid, ckey.as_ptr()));
+                        if attnum <= 0 {
+                            Error::new(
+                                Code::ERRCODE_UNDEFINED_COLUMN,
+                                format!("column \"{key}\" of relation \"{name}\" does not exist"),
+                            )
+                            .raise();
+                        }
+                        attnum
+                    })
+                    .collect()
             }
+            Row::Record { written, .. } => written.clone(),
+        };
+        for attnum in given {
             let generated = pg_sys::get_attgenerated(relid, attnum as pg_sys::AttrNumber) != 0;
             if generated || Some(attnum) == cols.dup_of || attnums.contains(&attnum) {
                 continue;
@@ -213,14 +244,10 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         let key_column = column(cols.key);
 
         // 1. What the row stores: its text (or adopted fingerprint), as text.
-        let value = query(
-            &format!("SELECT r.{source}::pg_catalog.text FROM pg_catalog.jsonb_populate_record(NULL::{table}, $1) r"),
-            &[row_arg()],
-            "reading the row",
-        )
-        .into_iter()
-        .next()
-        .flatten();
+        let value = query(&format!("SELECT {record}.{source}::pg_catalog.text"), &[row_arg()], "reading the row")
+            .into_iter()
+            .next()
+            .flatten();
 
         // 2.-4. Lock, search every shard, decide (as the owner: the caller needs no SELECT).
         let owner = (*(*rel).rd_rel).relowner;
@@ -294,7 +321,7 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                 mark(&table);
                 let names: Vec<String> = attnums.iter().map(|&a| column(a)).collect();
                 let mut target = names.join(", ");
-                let mut values: Vec<String> = names.iter().map(|n| format!("r.{n}")).collect();
+                let mut values: Vec<String> = names.iter().map(|n| format!("{record}.{n}")).collect();
                 let mut insert_args = vec![row_arg()];
                 if let Some(dup_of) = cols.dup_of {
                     let typ = pg_sys::format_type_be(pg_sys::get_atttype(relid, dup_of as pg_sys::AttrNumber));
@@ -302,10 +329,7 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                     values.push(format!("$2::{}", CStr::from_ptr(typ).to_string_lossy()));
                     insert_args.push(found.as_ref().map(|(k, _)| k.clone()).into());
                 }
-                let insert = format!(
-                    "INSERT INTO {table} ({target}) SELECT {} FROM pg_catalog.jsonb_populate_record(NULL::{table}, $1) r RETURNING 1",
-                    values.join(", ")
-                );
+                let insert = format!("INSERT INTO {table} ({target}) VALUES ({}) RETURNING 1", values.join(", "));
                 let n = Spi::connect_mut(|client| {
                     client.update(insert.as_str(), None, &insert_args).or_raise("writing the row").len()
                 });
@@ -320,7 +344,7 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         if matches!(result, Outcome::Stored(_)) {
             pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
         }
-        *outcome = Some(result);
+        result
     }
 }
 

@@ -2,12 +2,12 @@
 //!
 //! There the trigger fires on one shard placement and sees only that shard's rows, so it cannot
 //! decide whether a row is a near-duplicate (docs/citus.md, "Dedup across shards"). Checked
-//! writes go through `simdup_insert` on the coordinator, which locks the row's stripes there,
-//! searches every shard, and writes with `simdup.checked_write` set to the table's name (a
-//! `SET LOCAL` that Citus propagates to the workers in the same transaction). On a shard of a
-//! hash-distributed table the trigger lets exactly those writes through and refuses every other
-//! write of a new or changed text: plain INSERT, INSERT ... SELECT and COPY through the
-//! coordinator, writes through a worker (MX), and text-changing UPDATEs.
+//! writes — plain INSERT and COPY on the coordinator ([`super::coordinator`]), `simdup_insert`
+//! — go through the checked write ([`super::checked`]), which locks the row's stripes there,
+//! searches every shard, and writes as the owner with `simdup.checked_write` set to the table's
+//! name (a `SET LOCAL` that Citus propagates to the workers in the same transaction). On a shard
+//! of a hash-distributed table the trigger lets exactly those writes through and refuses every
+//! other write of a new or changed text: writes through a worker (MX) and text-changing UPDATEs.
 //!
 //! Whether a relation is such a shard is read from Citus's metadata (on every node with Citus
 //! 11+), without depending on Citus: a shard's name is its table's name, `_`, and its shard id.
@@ -99,6 +99,25 @@ pub(super) fn is_distributed(relid: pg_sys::Oid) -> bool {
     distribution_method(relid).is_some_and(|m| is_partial(&m))
 }
 
+/// Whether this node is the Citus coordinator (`citus_is_coordinator()`); only asked once a
+/// table is known to be distributed, so Citus is installed.
+pub(super) fn is_coordinator() -> bool {
+    Spi::get_one::<bool>("SELECT pg_catalog.citus_is_coordinator()").or_raise("asking Citus").unwrap_or(false)
+}
+
+/// Whether the write in progress on `rel` (a distributed table `table`, or one of its shards)
+/// is `_simdup_checked_insert`'s own: `simdup.checked_write` names the table *and* the writer
+/// has the owner's rights. The setting alone is one any writer can set; the owner's identity is
+/// what a writer cannot take (and the owner could disable the trigger anyway).
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(super) unsafe fn is_checked_write(rel: pg_sys::Relation, table: &str) -> bool {
+    // SAFETY: the caller guarantees an open relation; a role membership lookup.
+    let owner = unsafe { pg_sys::has_privs_of_role(pg_sys::GetUserId(), (*(*rel).rd_rel).relowner) };
+    owner && crate::gucs::checked_write().as_deref() == Some(table)
+}
+
 extension_sql!(
     "COMMENT ON FUNCTION _simdup_citus_distributed(oid) IS 'simdup (internal): whether a table is Citus-distributed by hash, range or append (each shard holds part of the rows), read from Citus''s catalog when there is one; false for reference, local and plain tables';",
     name = "comment__simdup_citus_distributed",
@@ -187,14 +206,15 @@ fn lookup(namespace: pg_sys::Oid, name: &str) -> Option<Shard> {
 /// setting alone is one any writer can set), or Citus is filling a shard it created in this
 /// transaction (`create_distributed_table` of a table with rows, shard moves and splits copy
 /// rows that were checked when first written): 0A000, naming the table (not the shard) and
-/// saying how to write.
+/// saying how to write. On the coordinator, plain INSERT and COPY are checked writes
+/// ([`super::coordinator`]), so what reaches this refusal is a write through a worker, a
+/// text-changing UPDATE, or a statement Citus sends to the shards some other way.
 ///
 /// # Safety
 /// `rel` is the open relation of the shard.
 pub(super) unsafe fn refuse_unchecked(rel: pg_sys::Relation, shard: &Shard) {
-    // SAFETY: the caller guarantees an open relation; a role membership lookup.
-    let owner = unsafe { pg_sys::has_privs_of_role(pg_sys::GetUserId(), (*(*rel).rd_rel).relowner) };
-    if owner && crate::gucs::checked_write().as_deref() == Some(shard.table.as_str()) {
+    // SAFETY: the caller guarantees an open relation.
+    if unsafe { is_checked_write(rel, &shard.table) } {
         return;
     }
     // SAFETY: the caller guarantees an open relation.
@@ -204,14 +224,11 @@ pub(super) unsafe fn refuse_unchecked(rel: pg_sys::Relation, shard: &Shard) {
     }
     Error::new(
         Code::ERRCODE_FEATURE_NOT_SUPPORTED,
-        format!("rows of distributed table {} must be written with simdup_insert", shard.table),
+        format!("this write to distributed table {} cannot be checked for near-duplicates", shard.table),
     )
     .detail(
-        "Its dedup trigger runs on each shard and sees only that shard's rows; simdup_insert checks a new row against every shard, on the coordinator.",
+        "Its dedup trigger runs on each shard and sees only that shard's rows. INSERT, COPY and simdup_insert on the coordinator check each new row against every shard; writes through a worker and UPDATEs that change the text cannot be checked.",
     )
-    .hint(format!(
-        "On the coordinator: SELECT simdup_insert('{0}', '<json rows>') or simdup_insert_select('{0}', $$SELECT ...$$) (COPY into a staging table first). To change a row's text, delete it and insert it again.",
-        shard.table.replace('\'', "''")
-    ))
+    .hint("Write new rows with INSERT or COPY on the coordinator. To change a row's text, delete the row and insert it again.")
     .raise()
 }

@@ -15,6 +15,8 @@
 //! * [`trigger`]: the trigger function, its protocol checks and the reject error;
 //! * [`citus`]: on a shard of a Citus distributed table, only `simdup_insert`'s checked writes;
 //! * [`checked`]: that checked write of one row, on the coordinator, as the table's owner;
+//! * [`coordinator`]: plain `INSERT` and `COPY` into such a table on the coordinator (planner
+//!   and utility hooks, a custom scan), each row through the checked write;
 //! * [`similar`]: the other dedup trigger, `simdup_similar_dedup_trigger` of
 //!   `simdup_enable_similar(..., on_duplicate => ...)`: near-duplicates by verified Jaccard
 //!   similarity, candidates from the similarity index, the same lookup and outcomes.
@@ -27,7 +29,13 @@ mod bulk;
 mod checked;
 mod citus;
 pub(crate) mod config;
+mod coordinator;
 mod lookup;
 mod similar;
 mod trigger;
 mod tuple;
+
+/// Installs the hooks of [`coordinator`]. Called once from `_PG_init`.
+pub(crate) fn init() {
+    coordinator::init();
+}

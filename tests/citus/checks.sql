@@ -271,8 +271,8 @@ END $$;
 
 -- ---------------------------------------------------------------------------------------------
 -- Dedup on a distributed table: simdup_enable(..., on_duplicate) puts the trigger on every
--- shard, where it refuses every write but simdup_insert's (the cross-shard checks are in
--- coordinator_dedup_checks.sql)
+-- shard, where it refuses every write but the checked writes of the coordinator: plain INSERT,
+-- COPY and simdup_insert (the cross-shard checks are in dedup_checks.sql)
 -- ---------------------------------------------------------------------------------------------
 CREATE TABLE guarded (id bigint PRIMARY KEY, body text NOT NULL, note text);
 SELECT create_distributed_table('guarded', 'id');
@@ -286,26 +286,31 @@ SELECT check_that('simdup_enable(..., on_duplicate) on a hash-distributed table:
      $$SELECT string_agg(tgname, ',') FROM pg_trigger WHERE tgrelid = '%s'::regclass AND NOT tgisinternal$$))
   AND (SELECT on_duplicate = 'reject' AND max_distance = 3 FROM simdup_tables WHERE tbl = 'guarded'::regclass));
 SELECT simdup_insert('guarded', jsonb_build_object('id', id, 'body', body)) FROM pool WHERE id = 1;
-CREATE FUNCTION refused_with(sql text, code text, OUT ok boolean, OUT detail text) LANGUAGE plpgsql AS $$
+CREATE FUNCTION refused_with(sql text, code text, want text, OUT ok boolean, OUT detail text) LANGUAGE plpgsql AS $$
 DECLARE st text; msg text; hint text;
 BEGIN
   EXECUTE sql;
   ok := false; detail := 'accepted: ' || sql;
 EXCEPTION WHEN others THEN
   GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
-  ok := st = code AND msg = 'rows of distributed table public.guarded must be written with simdup_insert'
-        AND (code = 'XX000' OR hint LIKE 'On the coordinator: SELECT simdup_insert(''public.guarded'', ''<json rows>'') or simdup_insert_select(%');
+  ok := st = code AND msg = want;
   detail := format('%s: %s / %s', st, msg, hint);
 END $$;
-SELECT check_that('plain INSERT ... VALUES into it: 0A000 naming the table (not the shard), with a hint', ok, detail)
-FROM refused_with($$INSERT INTO guarded (id, body) VALUES (100001, 'a text nobody has written before, for the guard')$$, '0A000');
-SELECT check_that('multi-row INSERT ... VALUES: 0A000', ok, detail)
-FROM refused_with($$INSERT INTO guarded (id, body) VALUES (100002, 'one new text for the guard'), (100003, 'another new text')$$, '0A000');
--- (Citus forwards the shard's error of INSERT ... SELECT and COPY without its SQLSTATE.)
-SELECT check_that('INSERT ... SELECT: refused (Citus reports it as XX000)', ok, detail)
-FROM refused_with($$INSERT INTO guarded (id, body) SELECT id + 100000, body FROM pool WHERE id IN (2, 3)$$, 'XX000');
-SELECT check_that('UPDATE of the text: 0A000', ok, detail)
-FROM refused_with($$UPDATE guarded SET body = body || ' changed' WHERE id = 1$$, '0A000');
+-- Plain writes on the coordinator are checked writes (src/dedup/coordinator.rs): stored when
+-- new, 23505 for a near-duplicate on any shard.
+INSERT INTO guarded (id, body) VALUES (100001, 'a text nobody has written before, for the guard');
+INSERT INTO guarded (id, body) VALUES (100002, 'one new text for the guard, about harbours and ships'), (100003, 'another new text, this one about mountains and snow');
+INSERT INTO guarded (id, body) SELECT id + 300000, body FROM pool WHERE id IN (2, 3) ORDER BY id;
+SELECT check_that('plain INSERT ... VALUES (one row, many rows) and INSERT ... SELECT on the coordinator: checked and stored',
+  array(SELECT id FROM guarded ORDER BY id) = '{1,100001,100002,100003,300002,300003}',
+  (SELECT string_agg(id::text, ',' ORDER BY id) FROM guarded));
+SELECT check_that('plain INSERT of a stored row''s text under another key: 23505', ok, detail)
+FROM refused_with($$INSERT INTO guarded (id, body) SELECT 200001, body FROM pool WHERE id = 1$$, '23505',
+                  'near-duplicate row violates simdup_dedup on relation "guarded"');
+SELECT check_that('UPDATE of the text: 0A000, naming the table (not the shard)', ok, detail)
+FROM refused_with($$UPDATE guarded SET body = body || ' changed' WHERE id = 1$$, '0A000',
+                  'this write to distributed table public.guarded cannot be checked for near-duplicates');
+DELETE FROM guarded WHERE id > 1;
 UPDATE guarded SET note = 'kept' WHERE id = 1;
 SELECT check_that('UPDATE of other columns works; nothing refused was stored',
   (SELECT string_agg(id || ':' || note, ',') FROM guarded) = '1:kept');
@@ -383,24 +388,17 @@ SELECT check_that('distributing a non-empty table with the trigger: its rows are
   AND (SELECT bool_and(success AND result = format('simdup_dedup_%s|dup_of', shardid))
        FROM run_command_on_shards('marked', $$SELECT (SELECT string_agg(tgname, ',') FROM pg_trigger WHERE tgrelid = '%1$s'::regclass AND NOT tgisinternal)
            || '|' || (SELECT attname FROM pg_attribute WHERE attrelid = '%1$s'::regclass AND attname = 'dup_of')$$)));
-DO $$ BEGIN
-  INSERT INTO marked (id, body) VALUES (100000, 'a text nobody has written before');   -- (a transaction of its own)
-  RAISE EXCEPTION 'accepted';
-EXCEPTION WHEN feature_not_supported THEN
-  PERFORM check_that('... then a plain INSERT is refused (0A000)', SQLERRM = 'rows of distributed table public.marked must be written with simdup_insert', SQLERRM);
-END $$;
--- The other rows, one simdup_insert per row, ascending id: dup_of must be the smallest earlier
--- id within 3 bits ON ANY SHARD.
-SELECT format('SELECT simdup_insert(''marked'', %L)', jsonb_build_object('id', id, 'body', body))
-FROM pool WHERE id > 100 ORDER BY id \gexec
+-- The other rows by one plain INSERT ... SELECT on the coordinator, ascending id: dup_of must be
+-- the smallest earlier id within 3 bits ON ANY SHARD.
+INSERT INTO marked (id, body) SELECT id, body FROM pool WHERE id > 100 ORDER BY id;
 CREATE TABLE marked_expected AS
 WITH s AS (SELECT id, fp, get_shard_id_for_distribution_column('marked', id) AS shard FROM pool)
 SELECT r.id,
        (SELECT min(p.id) FROM s p WHERE p.shard = r.shard AND p.id < r.id AND hamming(p.fp, r.fp) <= 3) AS same_shard,
        (SELECT min(p.id) FROM s p WHERE p.id < r.id AND hamming(p.fp, r.fp) <= 3) AS anywhere
 FROM s r;
-SELECT check_that('mark, simdup_insert row by row after distribution: dup_of = the earliest near-duplicate on any shard',
-  (SELECT count(*) FROM marked m JOIN marked_expected e USING (id) WHERE m.dup_of IS DISTINCT FROM e.anywhere) = 0
+SELECT check_that('mark, a plain INSERT ... SELECT after distribution: dup_of = the earliest near-duplicate on any shard',
+  (SELECT count(*) FROM marked m JOIN marked_expected e USING (id) WHERE e.id > 100 AND m.dup_of IS DISTINCT FROM e.anywhere) = 0
   AND (SELECT count(*) FROM marked) = (SELECT count(*) FROM pool)
   AND (SELECT count(*) FROM marked_expected WHERE id > 100 AND same_shard IS DISTINCT FROM anywhere) > 0,
   (SELECT string_agg(format('%s: %s vs %s', m.id, m.dup_of, e.anywhere), '; ') FROM marked m JOIN marked_expected e USING (id)

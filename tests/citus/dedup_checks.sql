@@ -100,9 +100,17 @@ SELECT check_that('hostile names (schema, 63-byte table and columns with quotes,
    WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d."I d" IS NULL OR l.id IS NULL) = 0
   AND :hostile_stored = (SELECT count(*) FROM pool),
   format('%s rows stored', :hostile_stored));
-SELECT check_that('hostile names: a plain INSERT is refused (0A000), naming the table',
-  e = '0A000: rows of distributed table ' || format('%I.%I', 'Sch"ema $simdup$ x', 'Ta''ble $1 "q" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx') || ' must be written with simdup_insert', e)
-FROM error_of($$INSERT INTO "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" ("I d", "Bo""dy $simdup$") VALUES (999999, 'a new text')$$) e;
+-- Plain writes into the hostile table, checked on the coordinator: an INSERT of row 1's text
+-- under a new key is marked with the smallest stored key within 10 bits; a COPY likewise.
+INSERT INTO "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" ("I d", "Bo""dy $simdup$") SELECT 999999, body FROM pool WHERE id = 1;
+COPY "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" ("I d", "Bo""dy $simdup$") FROM STDIN (FORMAT csv);
+999998,"A text that no pool row has, copied into the hostile table: the weather in the valley, the price of bread, and a long walk home."
+\.
+SELECT check_that('hostile names: a plain INSERT and a COPY on the coordinator are checked writes (dup_of = the smallest stored key within 10 bits; a new text unmarked)',
+  (SELECT dup_of FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" = 999999)
+    = (SELECT min(q.id) FROM pool p JOIN pool q ON hamming(p.fp, q.fp) <= 10 WHERE p.id = 1)
+  AND (SELECT dup_of IS NULL FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" = 999998));
+DELETE FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" >= 999998;
 SELECT simdup_disable('"Sch""ema $simdup$ x"."Ta''ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"');
 INSERT INTO "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" ("I d", "Bo""dy $simdup$") SELECT id + 1000000, body FROM pool WHERE id <= 3;
 SELECT check_that('hostile names: after simdup_disable plain INSERTs are stored',
@@ -142,9 +150,77 @@ SELECT simdup_insert('cs_reject', jsonb_build_object('id', id, 'body', body)) FR
 SELECT check_that('similar reject: a near-duplicate on another shard raises 23505 naming the key and the similarity',
   e = format('23505: near-duplicate row violates simdup_dedup_similar on relation "cs_reject"'), e)
 FROM error_of(format('SELECT simdup_insert(''cs_reject'', %L)', (SELECT jsonb_build_object('id', id, 'body', body) FROM pool WHERE id = :s_b))) e;
-SELECT check_that('similar: a plain INSERT is refused (0A000)',
-  e = '0A000: rows of distributed table public.cs_reject must be written with simdup_insert', e)
-FROM error_of($$INSERT INTO cs_reject (id, body) VALUES (999999, 'a new text, long enough')$$) e;
+SELECT check_that('similar: a plain INSERT of a near-duplicate on another shard: 23505 from the coordinator',
+  e = '23505: near-duplicate row violates simdup_dedup_similar on relation "cs_reject"', e)
+FROM error_of(format('INSERT INTO cs_reject (id, body) SELECT id, body FROM pool WHERE id = %s', :s_b)) e;
+-- Plain INSERT ... SELECT into a similarity-dedup table: the local similarity trigger's answers.
+CREATE TABLE cs_plain (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT create_distributed_table('cs_plain', 'id');
+SELECT simdup_enable_similar('cs_plain', 'body', 0.5, on_duplicate => 'skip');
+INSERT INTO cs_plain (id, body) SELECT id, body FROM pool ORDER BY id;
+SELECT check_that('similar skip, t = 0.5, one plain INSERT ... SELECT of all rows: the rows the local similarity trigger stores',
+  array(SELECT id FROM cs_plain ORDER BY id) = array(SELECT id FROM cs_skip_local ORDER BY id));
+
+-- ---------------------------------------------------------------------------------------------
+-- Plain writes on the coordinator (src/dedup/coordinator.rs): INSERT ... SELECT, one INSERT a
+-- row, a multi-row VALUES, prepared statements (custom and generic plans), each with the
+-- answers of the local trigger fed the same rows in the same order.
+-- ---------------------------------------------------------------------------------------------
+CREATE FUNCTION make_dist(name text, mode text, k int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('CREATE TABLE %I (id bigint PRIMARY KEY, body text NOT NULL)', name);
+  PERFORM create_distributed_table(name, 'id');
+  PERFORM simdup_enable(name::regclass, 'body', on_duplicate => mode, max_distance => k);
+END $$;
+SELECT make_dist('pw_skip', 'skip', 10);
+INSERT INTO pw_skip (id, body) SELECT id, body FROM pool ORDER BY id;
+SELECT check_that('plain INSERT ... SELECT of all rows, skip, k = 10: the rows the local trigger stores',
+  array(SELECT id FROM pw_skip ORDER BY id) = array(SELECT id FROM cd_skip_local ORDER BY id));
+SELECT make_dist('pw_mark', 'mark', 3);
+SELECT format('INSERT INTO pw_mark (id, body) VALUES (%s, %L)', id, body) FROM pool ORDER BY id \gexec
+SELECT check_that('one plain INSERT a row, mark, k = 3: dup_of = the local trigger''s, for every row',
+  (SELECT count(*) FROM pw_mark d FULL JOIN cd_mark_local l USING (id) WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d.id IS NULL OR l.id IS NULL) = 0);
+SELECT make_dist('pw_mark10', 'mark', 10);
+SELECT 'INSERT INTO pw_mark10 (id, body) VALUES ' || string_agg(format('(%s, %L)', id, body), ', ' ORDER BY id) FROM pool \gexec
+SELECT check_that('one multi-row INSERT ... VALUES of every row, mark, k = 10: dup_of = the local trigger''s',
+  (SELECT count(*) FROM pw_mark10 d FULL JOIN cd_mark10_local l USING (id) WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d.id IS NULL OR l.id IS NULL) = 0);
+SELECT make_dist('pw_prep', 'mark', 3);
+PREPARE pw_ins(bigint, text) AS INSERT INTO pw_prep (id, body) VALUES ($1, $2);
+SET plan_cache_mode = force_generic_plan;
+SELECT format('EXECUTE pw_ins(%s, %L)', id, body) FROM pool WHERE id <= 300 ORDER BY id \gexec
+SET plan_cache_mode = force_custom_plan;
+SELECT format('EXECUTE pw_ins(%s, %L)', id, body) FROM pool WHERE id > 300 ORDER BY id \gexec
+RESET plan_cache_mode;
+SELECT check_that('a prepared INSERT (generic, then custom plans), mark, k = 3: dup_of = the local trigger''s',
+  (SELECT count(*) FROM pw_prep d FULL JOIN cd_mark_local l USING (id) WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d.id IS NULL OR l.id IS NULL) = 0);
+SELECT make_dist('pw_reject', 'reject', 3);
+INSERT INTO pw_reject (id, body) SELECT id, body FROM pool WHERE id = :x_a;
+DO $$ DECLARE st text; msg text; det text; sch text; tab text; con text; BEGIN
+  EXECUTE format('INSERT INTO pw_reject (id, body) VALUES (999999, %L), (%s, (SELECT body FROM pool WHERE id = %s))',
+                 'a new text, stored only if the statement is', current_setting('x.x_b'), current_setting('x.x_b'));
+  RAISE EXCEPTION 'accepted';
+EXCEPTION WHEN unique_violation THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL,
+                          sch = SCHEMA_NAME, tab = TABLE_NAME, con = CONSTRAINT_NAME;
+  PERFORM check_that('reject, a plain multi-row INSERT whose second row is near a row on another shard: 23505 with the key, distance and constraint fields',
+    msg = 'near-duplicate row violates simdup_dedup on relation "pw_reject"'
+    AND det LIKE format('Key (id)=(%s) is at Hamming distance _ (max_distance 3).', current_setting('x.x_a'))
+    AND (sch, tab, con) = ('public', 'pw_reject', 'simdup_dedup'), concat_ws(' / ', st, msg, det, sch, tab, con));
+END $$;
+SELECT check_that('reject: nothing of the rejected statement is stored', array(SELECT id FROM pw_reject) = ARRAY[:x_a]::bigint[]);
+SELECT check_that('INSERT ... RETURNING: 0A000 with a hint',
+  e = '0A000: INSERT … RETURNING is not supported on distributed dedup table public.pw_reject', e)
+FROM error_of($$INSERT INTO pw_reject (id, body) VALUES (5, 'x') RETURNING id$$) e;
+SELECT check_that('INSERT ... ON CONFLICT: 0A000',
+  e = '0A000: INSERT … ON CONFLICT is not supported on distributed dedup table public.pw_reject', e)
+FROM error_of($$INSERT INTO pw_reject (id, body) VALUES (5, 'x') ON CONFLICT DO NOTHING$$) e;
+SELECT check_that('EXPLAIN of a plain INSERT: the custom scan SimdupCheckedInsert over the rows'' plan',
+  (SELECT string_agg(p, E'\n') FROM explain_all('INSERT INTO pw_reject (id, body) SELECT id, body FROM pool') x(p))
+    ~ 'Custom Scan \(SimdupCheckedInsert\)\s+Dedup Check: each row against every shard of public\.pw_reject');
+CREATE TABLE pw_plain (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT create_distributed_table('pw_plain', 'id');
+SELECT check_that('a plain INSERT into a distributed table without dedup is Citus''s plan, unchanged',
+  (SELECT string_agg(p, E'\n') FROM explain_all('INSERT INTO pw_plain (id, body) VALUES (1, ''x'')') x(p)) !~ 'SimdupCheckedInsert');
 
 -- For the concurrency steps of run.sh.
 CREATE TABLE conc (id bigint PRIMARY KEY, body text NOT NULL);

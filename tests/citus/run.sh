@@ -17,19 +17,23 @@
 #                     hamming(fp, q) <= k (k = 3, 10) against a local copy of the same rows, and
 #                     EXPLAIN: a Tid Scan over _simdup_tids on every shard; simdup_nearest
 #                     (refused), simdup_pairs, simdup_groups, MinHash; simdup_enable(...,
-#                     on_duplicate) on a distributed table: the trigger on every shard refuses
-#                     plain writes; reference tables; a table enabled before distribution;
-#   dedup_checks.sql  dedup across shards (docs/citus.md, "Dedup across shards"): simdup_insert
-#                     and simdup_insert_select give the dedup trigger's answers on a local table
-#                     (skip, mark, reject; k = 3, 10; one row or many per call); hostile
-#                     schema, table and column names on every write path;
-#   here              COPY into the table refused, COPY into a staging table +
-#                     simdup_insert_select checked; writes through a worker (MX) refused; an
-#                     ordinary role's every way around the check (SET LOCAL, ALTER ROLE SET,
-#                     PGOPTIONS on a worker, data-modifying WITH, direct calls) refused; a
-#                     concurrent near-duplicate on another shard waits, then gets 23505; 8
-#                     concurrent clients in reject mode never store two rows within k on any
-#                     shards, lose no document and see no error but 23505.
+#                     on_duplicate) on a distributed table: plain INSERTs on the coordinator
+#                     checked, text-changing UPDATEs refused; reference tables; a table enabled
+#                     before distribution (then a plain INSERT ... SELECT marks across shards);
+#   dedup_checks.sql  dedup across shards (docs/citus.md, "Dedup across shards"): simdup_insert,
+#                     simdup_insert_select and plain INSERT (... SELECT, a statement a row,
+#                     multi-row VALUES, prepared with generic and custom plans) give the dedup
+#                     trigger's answers on a local table (skip, mark, reject; k = 3, 10; SimHash
+#                     and similarity); 23505 with its fields; RETURNING / ON CONFLICT refused;
+#                     EXPLAIN; hostile schema, table and column names on every write path;
+#   here              COPY into the table checked (the local trigger's answers); writes through
+#                     a worker (MX) refused; an ordinary role's every way around the check (SET
+#                     LOCAL, ALTER ROLE SET, PGOPTIONS on a worker, data-modifying WITH,
+#                     defaults, direct calls): 23505 or refused; a concurrent near-duplicate on
+#                     another shard waits, then gets 23505; 8 concurrent clients with plain
+#                     INSERTs (SimHash) and simdup_insert (similarity) in reject mode never store
+#                     two near-duplicates on any shards, lose no document and see no error but
+#                     23505.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -82,30 +86,29 @@ checks tests/citus/checks.sql
 step "dedup across shards (dedup_checks.sql)"
 checks tests/citus/dedup_checks.sql
 
-step "COPY into a distributed table with dedup is refused; COPY into a staging table + simdup_insert_select is checked"
+step "COPY into a distributed table with dedup: every row checked across shards, the local trigger's answers"
 psql_on 0 -o /dev/null -c "CREATE TABLE copied (id bigint PRIMARY KEY, body text NOT NULL)" \
   -c "SELECT create_distributed_table('copied', 'id', shard_count => 4)" \
-  -c "SELECT simdup_enable('copied', 'body', on_duplicate => 'skip', max_distance => 3)"
-out="$(psql_on 0 -c "COPY (SELECT id, body FROM pool WHERE id <= 20 ORDER BY id) TO STDOUT" \
-  | psql_on 0 -v VERBOSITY=verbose -c "COPY copied (id, body) FROM STDIN" 2>&1 || true)"
-# (Citus forwards the shard's error of a COPY without its SQLSTATE: XX000.)
-grep -q 'ERROR:  XX000: rows of distributed table public.copied must be written with simdup_insert' <<<"$out" \
-  || fail "COPY into a distributed table with dedup was not refused: $out"
-[ "$(psql_on 0 -tA -c "SELECT count(*) FROM copied")" = 0 ] || fail "the refused COPY stored a row"
-stored="$(psql_on 0 -c "COPY (SELECT id, body FROM pool ORDER BY id) TO STDOUT" | psql_on 0 -tA \
-  -c "CREATE TEMP TABLE staging (id bigint, body text)" -c "COPY staging FROM STDIN" \
-  -c "SELECT simdup_insert_select('copied', 'SELECT id, body FROM staging ORDER BY id')" | tail -1)"
-psql_on 0 -o /dev/null -c "CREATE TABLE copied_local (id bigint PRIMARY KEY, body text NOT NULL)" \
+  -c "SELECT simdup_enable('copied', 'body', on_duplicate => 'skip', max_distance => 3)" \
+  -c "CREATE TABLE copied_local (id bigint PRIMARY KEY, body text NOT NULL)" \
   -c "SELECT simdup_enable('copied_local', 'body', on_duplicate => 'skip', max_distance => 3)" \
   -c "INSERT INTO copied_local (id, body) SELECT id, body FROM pool ORDER BY id"
+# All 584 rows in one COPY (batches of 1,000 rows at most: one), then again in CSV through
+# a column list: every row a near-duplicate of a stored one now, so none stored.
+copy_in() { # copy_in SQL: a COPY ... FROM STDIN on the coordinator, its command tag printed
+  "$PG_BIN/psql" -X -v ON_ERROR_STOP=1 -h "$SOCK" -p "$BASE" -U postgres -d "$DB" -c "$1"
+}
+out="$(psql_on 0 -c "COPY (SELECT id, body FROM pool ORDER BY id) TO STDOUT" | copy_in "COPY copied (id, body) FROM STDIN")"
 want="$(psql_on 0 -tA -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM copied_local")"
 got="$(psql_on 0 -tA -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM copied")"
-[ "$got" = "$want" ] && [ "$stored" = "$(tr ',' '\n' <<<"$got" | wc -l)" ] || fail "COPY + simdup_insert_select stored $stored rows: $got, want $want"
-echo "  ok: COPY into the table: refused (XX000, the message names the table); COPY into a staging table, then simdup_insert_select: the rows the local trigger keeps ($stored of $(psql_on 0 -tA -c "SELECT count(*) FROM pool"))" >&2
+[ "$got" = "$want" ] && [ "$out" = "COPY $(tr ',' '\n' <<<"$got" | wc -l)" ] || fail "COPY stored ($out): $got, want $want"
+out2="$(psql_on 0 -c "COPY (SELECT id + 1000, body FROM pool ORDER BY id) TO STDOUT (FORMAT csv)" | copy_in "COPY copied (id, body) FROM STDIN (FORMAT csv)")"
+[ "$out2" = "COPY 0" ] || fail "a COPY of stored texts under new keys stored rows: $out2"
+echo "  ok: COPY of the pool into the table (skip, k = 3): the rows the local trigger keeps ($out of $(psql_on 0 -tA -c "SELECT count(*) FROM pool")); the same texts again under new keys, CSV: $out2" >&2
 
 step "writes through a worker (MX) are refused, simdup_insert there too"
 out="$(psql_on 1 -v VERBOSITY=verbose -c "INSERT INTO conc (id, body) VALUES (1, 'a text written through worker 1')" 2>&1 || true)"
-grep -q 'ERROR:  0A000: rows of distributed table public.conc must be written with simdup_insert' <<<"$out" || fail "INSERT through a worker: $out"
+grep -q 'ERROR:  0A000: this write to distributed table public.conc cannot be checked for near-duplicates' <<<"$out" || fail "INSERT through a worker: $out"
 out="$(psql_on 1 -v VERBOSITY=verbose -c "SELECT simdup_insert('conc', '{\"id\": 1, \"body\": \"a text\"}')" 2>&1 || true)"
 grep -q 'ERROR:  0A000: simdup_insert into distributed table public.conc must run on the coordinator' <<<"$out" || fail "simdup_insert on a worker: $out"
 [ "$(psql_on 0 -tA -c "SELECT count(*) FROM conc")" = 0 ] || fail "a write through the worker was stored"
@@ -113,8 +116,9 @@ echo "  ok: INSERT through worker 1 (MX): 0A000; simdup_insert on worker 1: 0A00
 
 step "no bypass: an ordinary role with SELECT and INSERT tries every way around the check"
 # guard_t: reject, k = 3; the text and a who column have defaults. The role writer is not the
-# owner. Each attempt must store nothing unchecked: plain writes are refused (0A000) whatever
-# simdup.checked_write says, and what simdup_insert writes is checked (23505 for a copy).
+# owner. Each attempt must store nothing unchecked: on the coordinator every write is checked
+# whatever simdup.checked_write says (23505 for a copy of a stored row), through a worker it is
+# refused (0A000).
 psql_on 0 -o /dev/null <<'SQL'
 CREATE ROLE writer LOGIN;
 CREATE ROLE outsider LOGIN;
@@ -130,7 +134,10 @@ as_role() { # as_role ROLE PORT_OFFSET [psql args]: a session of ROLE on a node
 }
 count() { psql_on 0 -tA -c "SELECT count(*) FROM guard_t"; }
 refused() { # refused WHAT OUTPUT: the output holds the shard trigger's refusal
-  grep -q "rows of distributed table public.guard_t must be written with simdup_insert" <<<"$2" || fail "$1 was not refused: $2"
+  grep -q "ERROR:  0A000: this write to distributed table public.guard_t cannot be checked for near-duplicates" <<<"$2" || fail "$1 was not refused: $2"
+}
+rejected() { # rejected WHAT OUTPUT: the output holds the check's 23505
+  grep -q 'ERROR:  23505: near-duplicate row violates simdup_dedup on relation "guard_t"' <<<"$2" || fail "$1 was not rejected with 23505: $2"
 }
 # simdup_insert works for the role, as the role: the defaults are its own, the text checked.
 as_role writer 0 -o /dev/null -c "SELECT simdup_insert_select('guard_t', 'SELECT id, body FROM pool p WHERE NOT EXISTS (SELECT FROM pool q WHERE q.id < p.id AND hamming(q.fp, p.fp) <= 3) ORDER BY id LIMIT 5')"
@@ -148,17 +155,24 @@ INSERT INTO guard_t (id, body) SELECT 5000000 + id, body FROM guard_t ORDER BY i
 COMMIT;
 SQL
 )"
-refused "INSERT ... SELECT of stored rows with SET LOCAL simdup.checked_write" "$out"
+rejected "INSERT ... SELECT of stored rows with SET LOCAL simdup.checked_write" "$out"
 # The same, session-wide and persistent: ALTER ROLE ... SET (Citus propagates it), then PGOPTIONS on a worker.
 as_role writer 0 -o /dev/null -c "ALTER ROLE writer SET simdup.checked_write = 'public.guard_t'"
 out="$(as_role writer 0 -c "INSERT INTO guard_t (id, body) SELECT 6000000 + id, body FROM guard_t ORDER BY id LIMIT 5" 2>&1 || true)"
-refused "INSERT ... SELECT under ALTER ROLE writer SET simdup.checked_write" "$out"
+rejected "INSERT ... SELECT under ALTER ROLE writer SET simdup.checked_write" "$out"
+out="$(as_role writer 0 -c "SELECT id + 6100000, body, who FROM guard_t ORDER BY id LIMIT 5" -A -t -F $'\t' | as_role writer 0 -c "COPY guard_t (id, body, who) FROM STDIN" 2>&1 || true)"
+rejected "COPY of stored rows under ALTER ROLE writer SET simdup.checked_write" "$out"
 as_role writer 0 -o /dev/null -c "ALTER ROLE writer RESET simdup.checked_write"
 out="$(PGOPTIONS="-c simdup.checked_write=public.guard_t" as_role writer 1 -c "INSERT INTO guard_t (id, body) SELECT 7000000 + id, body FROM guard_t ORDER BY id LIMIT 5" 2>&1 || true)"
 refused "INSERT through a worker with PGOPTIONS='-c simdup.checked_write=...'" "$out"
 # A data-modifying WITH in simdup_insert_select's query.
 out="$(as_role writer 0 -c "SELECT simdup_insert_select('guard_t', 'WITH w AS (INSERT INTO guard_t (id, body) SELECT 8000000 + id, body FROM guard_t RETURNING id) SELECT id FROM w')" 2>&1 || true)"
 grep -q "ERROR:" <<<"$out" || fail "a data-modifying WITH in simdup_insert_select's query ran: $out"
+out="$(as_role writer 0 -c "WITH w AS (INSERT INTO guard_t (id, body) SELECT 8100000 + id, body FROM guard_t RETURNING id) SELECT count(*) FROM w" 2>&1 || true)"
+grep -q "ERROR:" <<<"$out" || fail "a data-modifying WITH into the table ran: $out"
+# Plain INSERTs that leave the text to its default: the default is checked like any text.
+out="$(as_role writer 0 -c "INSERT INTO guard_t (id) VALUES (102)" 2>&1 || true)"
+rejected "a plain INSERT leaving the text to a default equal to a stored text" "$out"
 # _simdup_checked_insert called directly: the same check.
 copy="$(psql_on 0 -tA -c "SELECT (to_jsonb(g) - 'simhash') || '{\"id\": 9000000}' FROM guard_t g WHERE id = 1")"
 out="$(as_role writer 0 -v row="$copy" 2>&1 <<<"SELECT _simdup_checked_insert('guard_t', :'row');" || true)"
@@ -169,7 +183,7 @@ psql_on 0 -o /dev/null -c "GRANT SELECT ON guard_t TO outsider"
 out="$(as_role outsider 0 -c "SELECT simdup_insert('guard_t', '{\"id\": 200, \"body\": \"a text nobody stored before, about rivers\"}')" 2>&1 || true)"
 grep -q "ERROR:  42501: permission denied for table guard_t" <<<"$out" || fail "simdup_insert without INSERT: $out"
 [ "$(count)" = "$before" ] || fail "a role without INSERT stored a row"
-echo "  ok: as a role with only SELECT and INSERT: simdup_insert stores checked rows (defaults evaluated as the role); a default text equal to a stored one: 23505; SET LOCAL simdup.checked_write (propagated), ALTER ROLE ... SET and PGOPTIONS on a worker: plain INSERT ... SELECT refused (0A000); a data-modifying WITH in the query: refused; _simdup_checked_insert called directly: 23505; without INSERT: 42501; nothing stored unchecked" >&2
+echo "  ok: as a role with only SELECT and INSERT: simdup_insert stores checked rows (defaults evaluated as the role); a default text equal to a stored one (simdup_insert, plain INSERT): 23505; SET LOCAL simdup.checked_write (propagated) and ALTER ROLE ... SET: plain INSERT ... SELECT and COPY of stored rows get 23505; PGOPTIONS on a worker: refused (0A000); a data-modifying WITH (in simdup_insert_select's query, or around a plain INSERT): refused; _simdup_checked_insert called directly: 23505; without INSERT: 42501; nothing stored unchecked" >&2
 
 step "concurrency: a near-duplicate on another shard waits for the first writer, then 23505"
 ab="$(psql_on 0 -tA -F ' ' -c "SELECT a.id, b.id FROM pool a JOIN pool b ON a.id < b.id
@@ -196,9 +210,9 @@ awk -v w="$waited" 'BEGIN { exit !(w > 1.5) }' || fail "the second writer did no
 [ "$(psql_on 0 -tA -c "SELECT string_agg(id::text, ',') FROM conc")" = "$1" ] || fail "conc holds the wrong rows"
 printf '  ok: the second writer (row %s, another shard) waited %s s for the first (row %s), then got 23505\n' "$2" "$waited" "$1" >&2
 
-step "8 concurrent clients, reject: no two stored rows within 3 bits on any shards, no document lost, only 23505"
+step "8 concurrent clients, plain INSERTs, reject: no two stored rows within 3 bits on any shards, no document lost, only 23505"
 # Client c (0..7) writes the pool rows with id % 8 = 2 * (c % 4) under ids c * 100000 + id,
-# one simdup_insert (one transaction) per row, reject, k = 3; clients c and c + 4 send the same
+# one plain INSERT (one transaction) per row, reject, k = 3; clients c and c + 4 send the same
 # texts from opposite ends, so identical and near-duplicate texts race each other on different
 # shards. psql goes on after an error; every error reaches the client's log.
 psql_on 0 -o /dev/null -c "CREATE TABLE conc8 (id bigint PRIMARY KEY, body text NOT NULL)" \
@@ -209,7 +223,7 @@ for c in 0 1 2 3 4 5 6 7; do
   dir=ASC; [ "$c" -ge 4 ] && dir=DESC
   "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=0 -v VERBOSITY=verbose -h "$SOCK" -p "$BASE" -U postgres -d "$DB" -o /dev/null \
     >"/tmp/simdup-citus-$BASE/conc8.$c.log" 2>&1 <<SQL &
-SELECT format('SELECT simdup_insert(''conc8'', %L)', jsonb_build_object('id', $c * 100000 + id, 'body', body))
+SELECT format('INSERT INTO conc8 (id, body) VALUES (%s, %L)', $c * 100000 + id, body)
 FROM pool WHERE id % 8 = $((2 * (c % 4))) ORDER BY id $dir \gexec
 SQL
   pids+=($!)
@@ -238,7 +252,7 @@ set -- $res
 [ "$4" -gt 0 ] && [ "$5" = "$4" ] || fail "8 clients: of $4 texts without another text within 3 bits, only $5 are stored exactly once"
 [ "$6" -gt 0 ] || fail "8 clients: no row was rejected for a near-duplicate on another shard only (the test shows nothing)"
 [ "$1" -gt 0 ] && [ $(( $1 + rejected )) = "$7" ] || fail "8 clients stored $1 rows and got $rejected rejections for $7 attempts"
-printf '  ok: 8 clients, %s single-row simdup_insert calls (each even-numbered pool text twice): %s stored, %s rejected with 23505 and no other error; no two stored rows within 3 bits across shards; every attempt has a stored row within 3; each of the %s texts without a near-duplicate stored exactly once; %s rejected for a near-duplicate on another shard only\n' "$7" "$1" "$rejected" "$4" "$6" >&2
+printf '  ok: 8 clients, %s single-row plain INSERTs (each even-numbered pool text twice): %s stored, %s rejected with 23505 and no other error; no two stored rows within 3 bits across shards; every attempt has a stored row within 3; each of the %s texts without a near-duplicate stored exactly once; %s rejected for a near-duplicate on another shard only\n' "$7" "$1" "$rejected" "$4" "$6" >&2
 
 step "8 concurrent clients, similarity reject: no two stored rows similar (a shared band, jaccard >= 0.5) on any shards, no document lost, only 23505"
 # The same clients and rows as above, into a table deduplicated by verified similarity.

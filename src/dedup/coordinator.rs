@@ -1,0 +1,791 @@
+//! Plain writes into a Citus distributed dedup table, on its coordinator: `INSERT` (one row,
+//! many rows, `INSERT … SELECT`, prepared or from a function) and `COPY … FROM`, each row
+//! checked across shards by the checked write ([`super::checked::write_row`]), in the
+//! statement's row order, with the answers of the single-node trigger.
+//!
+//! * **`INSERT`.** A planner hook (installed after Citus's, so it runs first and chains it)
+//!   plans the statement's rows as a query of their own — the INSERT's target list after the
+//!   rewriter filled in the defaults of omitted columns, so defaults are evaluated as the writer
+//!   — and puts a custom scan, `SimdupCheckedInsert`, on top: it pulls each row and writes it
+//!   through the checked write; the command tag counts the rows stored (`INSERT 0 n`).
+//! * **`COPY … FROM`.** A `ProcessUtility` hook (also before Citus's) reads the rows with
+//!   PostgreSQL's own COPY reader (`BeginCopyFrom` / `NextCopyFrom`: every format and option,
+//!   defaults of the columns left out) and writes each the same way (`COPY n`).
+//!
+//! The writer's INSERT privileges are checked by the checked write, per column written, as the
+//! executor would. Refused with 0A000: `RETURNING`, `ON CONFLICT` and `COPY … WHERE`. The rest —
+//! writes through a worker, text-changing UPDATEs — the shards' triggers refuse
+//! ([`super::citus`]). The checked write's own INSERT (`simdup.checked_write` naming the table,
+//! as its owner) is left to Citus: it is what the shards' triggers let through.
+
+use std::ffi::{c_char, c_int, CStr};
+use std::ptr;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use crate::catalog::cells;
+use crate::errors::{Code, ConstraintError, Error, OrRaise};
+
+use super::checked::{write_row, Outcome, Row};
+use super::config::TRIGGER;
+use super::similar::TRIGGER_SIMILAR;
+use super::trigger::trigger_args_named;
+
+static mut PREVIOUS_PLANNER: pg_sys::planner_hook_type = None;
+static mut PREVIOUS_UTILITY: pg_sys::ProcessUtility_hook_type = None;
+
+const NAME: &CStr = c"SimdupCheckedInsert";
+
+static mut SCAN_METHODS: pg_sys::CustomScanMethods =
+    pg_sys::CustomScanMethods { CustomName: NAME.as_ptr(), CreateCustomScanState: Some(create_state) };
+
+static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
+    CustomName: NAME.as_ptr(),
+    BeginCustomScan: Some(begin),
+    ExecCustomScan: Some(exec),
+    EndCustomScan: Some(end),
+    ReScanCustomScan: Some(rescan),
+    ExplainCustomScan: Some(explain),
+    // SAFETY: the remaining callbacks are optional (NULL): no mark/restore, no parallel scan.
+    ..unsafe { std::mem::zeroed() }
+};
+
+/// Installs the hooks after whatever hooks were there, and registers the custom scan (so a
+/// plan holding it can be read back from its text form). Called once from `_PG_init`.
+pub(crate) fn init() {
+    // SAFETY: _PG_init runs once per process, before any planning, single-threaded; the
+    // methods are statics that live as long as the process.
+    unsafe {
+        PREVIOUS_PLANNER = pg_sys::planner_hook;
+        pg_sys::planner_hook = Some(planner);
+        PREVIOUS_UTILITY = pg_sys::ProcessUtility_hook;
+        pg_sys::ProcessUtility_hook = Some(process_utility);
+        pg_sys::RegisterCustomScanMethods(&raw const SCAN_METHODS);
+    }
+}
+
+/// Whether writes into table `relid` must go through the checked write here: it has a dedup
+/// trigger, Citus distributes it over shards that each hold part of its rows, this is the
+/// coordinator, and the write is not the checked write's own.
+///
+/// # Safety
+/// In a transaction; `relid` is locked by the statement.
+unsafe fn needs_check(relid: pg_sys::Oid) -> bool {
+    // SAFETY: the statement holds a lock on the relation; it is closed before returning.
+    unsafe {
+        let rel = pg_sys::RelationIdGetRelation(relid);
+        if rel.is_null() {
+            return false;
+        }
+        let checked = (*(*rel).rd_rel).relkind == pg_sys::RELKIND_RELATION as c_char
+            && (trigger_args_named(rel, TRIGGER).is_some() || trigger_args_named(rel, TRIGGER_SIMILAR).is_some())
+            && super::citus::is_distributed(relid)
+            && super::citus::is_coordinator()
+            && !super::citus::is_checked_write(rel, &quoted_name(rel));
+        pg_sys::RelationClose(rel);
+        checked
+    }
+}
+
+/// `format('%I.%I', schema, table)` of an open relation.
+///
+/// # Safety
+/// `rel` is an open relation.
+unsafe fn quoted_name(rel: pg_sys::Relation) -> String {
+    // SAFETY: the caller guarantees an open relation.
+    let (ns, name) = unsafe { ((*(*rel).rd_rel).relnamespace, crate::catalog::relation_name(rel)) };
+    // SAFETY: a namespace OID of an open relation.
+    let nspname = unsafe { CStr::from_ptr(pg_sys::get_namespace_name(ns)) }.to_string_lossy().into_owned();
+    pgrx::spi::quote_qualified_identifier(nspname, name)
+}
+
+/// simdup's schema, quoted, for the statements of the checked write.
+fn extension_schema() -> String {
+    Spi::get_one::<String>(
+        "SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+         JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+         WHERE e.extname OPERATOR(pg_catalog.=) 'simdup'",
+    )
+    .or_raise("finding simdup's schema")
+    .unwrap_or_else(|| {
+        crate::errors::not_in_prerequisite_state("extension simdup is not installed", "CREATE EXTENSION simdup;")
+    })
+}
+
+fn not_supported(what: &str, table: &str, hint: &str) -> ! {
+    Error::new(
+        Code::ERRCODE_FEATURE_NOT_SUPPORTED,
+        format!("{what} is not supported on distributed dedup table {table}"),
+    )
+    .detail("Each row is checked against every shard and written by simdup on the coordinator.")
+    .hint(hint)
+    .raise()
+}
+
+// ---- INSERT: the planner hook and the custom scan ----
+
+// PostgreSQL's own entry points, called as C calls them: an error they raise jumps straight to
+// the caller's handler with every field it carries (SQLSTATE, constraint, position), which
+// pgrx's guarded wrappers would rebuild. The frames that call them hold nothing to drop.
+unsafe extern "C-unwind" {
+    #[link_name = "standard_planner"]
+    fn standard_planner_unguarded(
+        parse: *mut pg_sys::Query,
+        query_string: *const c_char,
+        cursor_options: c_int,
+        bound_params: pg_sys::ParamListInfo,
+    ) -> *mut pg_sys::PlannedStmt;
+    #[link_name = "standard_ProcessUtility"]
+    fn standard_process_utility_unguarded(
+        pstmt: *mut pg_sys::PlannedStmt,
+        query_string: *const c_char,
+        read_only_tree: bool,
+        context: pg_sys::ProcessUtilityContext::Type,
+        params: pg_sys::ParamListInfo,
+        query_env: *mut pg_sys::QueryEnvironment,
+        dest: *mut pg_sys::DestReceiver,
+        qc: *mut pg_sys::QueryCompletion,
+    );
+    #[link_name = "SPI_connect"]
+    fn spi_connect_unguarded() -> c_int;
+    #[link_name = "SPI_execute_with_args"]
+    fn spi_execute_with_args_unguarded(
+        src: *const c_char,
+        nargs: c_int,
+        argtypes: *mut pg_sys::Oid,
+        values: *mut pg_sys::Datum,
+        nulls: *const c_char,
+        read_only: bool,
+        tcount: std::ffi::c_long,
+    ) -> c_int;
+    #[link_name = "SPI_finish"]
+    fn spi_finish_unguarded() -> c_int;
+    /// rewriteManip.c: adds `offset` to every range-table reference of `node` at
+    /// `sublevels_up` (not in pgrx's bindings).
+    #[link_name = "OffsetVarNodes"]
+    fn offset_var_nodes(node: *mut pg_sys::Node, offset: c_int, sublevels_up: c_int);
+}
+
+/// The planner hook: an INSERT into a table that [`needs_check`] is planned here, everything
+/// else by the previous hook (Citus's) or the standard planner, unchanged.
+///
+/// # Safety
+/// Called by PostgreSQL with the planner's arguments.
+unsafe extern "C-unwind" fn planner(
+    parse: *mut pg_sys::Query,
+    query_string: *const c_char,
+    cursor_options: c_int,
+    bound_params: pg_sys::ParamListInfo,
+) -> *mut pg_sys::PlannedStmt {
+    let mut planned = ptr::null_mut();
+    // SAFETY: the planner's arguments; `plan_if_checked` is guarded.
+    unsafe { plan_if_checked(parse, query_string, cursor_options, bound_params, &mut planned) };
+    if !planned.is_null() {
+        return planned;
+    }
+    // SAFETY: the previous hook or the standard planner, with the same arguments; their errors
+    // pass through this frame, which holds nothing that needs dropping.
+    unsafe {
+        match PREVIOUS_PLANNER {
+            Some(previous) => previous(parse, query_string, cursor_options, bound_params),
+            None => standard_planner_unguarded(parse, query_string, cursor_options, bound_params),
+        }
+    }
+}
+
+/// Plans `parse` into `*planned` if it is an INSERT that must go through the checked write.
+///
+/// # Safety
+/// The planner's arguments.
+#[pg_guard]
+unsafe extern "C-unwind" fn plan_if_checked(
+    parse: *mut pg_sys::Query,
+    query_string: *const c_char,
+    cursor_options: c_int,
+    bound_params: pg_sys::ParamListInfo,
+    planned: *mut *mut pg_sys::PlannedStmt,
+) {
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        if let Some(relid) = insert_target(parse) {
+            *planned = plan_checked_insert(parse, relid, query_string, cursor_options, bound_params);
+        }
+    }
+}
+
+/// The previous planner hook, or the standard planner, inside pgrx's guard.
+///
+/// # Safety
+/// The planner's arguments.
+unsafe fn previous_planner(
+    parse: *mut pg_sys::Query,
+    query_string: *const c_char,
+    cursor_options: c_int,
+    bound_params: pg_sys::ParamListInfo,
+) -> *mut pg_sys::PlannedStmt {
+    // SAFETY: the previous hook, or the standard planner, with the planner's arguments; an
+    // error in the hook becomes a Rust panic at the boundary.
+    unsafe {
+        match PREVIOUS_PLANNER {
+            Some(previous) => {
+                pg_sys::ffi::pg_guard_ffi_boundary(|| previous(parse, query_string, cursor_options, bound_params))
+            }
+            None => pg_sys::standard_planner(parse, query_string, cursor_options, bound_params),
+        }
+    }
+}
+
+/// The target of an INSERT that must go through the checked write, if `parse` is one.
+///
+/// # Safety
+/// `parse` is a query being planned.
+unsafe fn insert_target(parse: *mut pg_sys::Query) -> Option<pg_sys::Oid> {
+    // SAFETY: a valid Query; its range table holds the result relation.
+    unsafe {
+        if (*parse).commandType != pg_sys::CmdType::CMD_INSERT || (*parse).resultRelation <= 0 {
+            return None;
+        }
+        let rte = pg_sys::list_nth((*parse).rtable, (*parse).resultRelation - 1) as *mut pg_sys::RangeTblEntry;
+        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION {
+            return None;
+        }
+        let relid = (*rte).relid;
+        needs_check(relid).then_some(relid)
+    }
+}
+
+/// Plans `INSERT INTO t …` as `SimdupCheckedInsert` over the plan of its rows.
+///
+/// # Safety
+/// The planner's arguments; `relid` is the INSERT's target.
+unsafe fn plan_checked_insert(
+    parse: *mut pg_sys::Query,
+    relid: pg_sys::Oid,
+    query_string: *const c_char,
+    cursor_options: c_int,
+    bound_params: pg_sys::ParamListInfo,
+) -> *mut pg_sys::PlannedStmt {
+    // SAFETY: the Query is copied before it is changed; the nodes built are palloc'd in the
+    // planner's memory context, as the planner's own.
+    unsafe {
+        let table = {
+            let rel = pg_sys::RelationIdGetRelation(relid);
+            let name = quoted_name(rel);
+            pg_sys::RelationClose(rel);
+            name
+        };
+        if !(*parse).returningList.is_null() {
+            not_supported("INSERT … RETURNING", &table, "Leave out RETURNING and read the rows stored with a SELECT.");
+        }
+        if !(*parse).onConflict.is_null() {
+            not_supported(
+                "INSERT … ON CONFLICT",
+                &table,
+                "Use on_duplicate => 'skip' to leave out rows that are already stored.",
+            );
+        }
+        // The rows: the same query as a SELECT of the target list, in its order.
+        let rows = pg_sys::copyObjectImpl(parse.cast()) as *mut pg_sys::Query;
+        (*rows).commandType = pg_sys::CmdType::CMD_SELECT;
+        // The target is no relation of the SELECT. It is the range table's first entry (the
+        // parser adds it before the rows' own): removed, and the rows' references renumbered,
+        // the SELECT reads as one written by hand (Citus deparses it for the workers when the
+        // rows come from a distributed table). Its INSERT privilege is checked by the checked
+        // write, per column written.
+        let result = (*rows).resultRelation;
+        (*rows).resultRelation = 0;
+        if result == 1 {
+            (*rows).rtable = pg_sys::list_delete_first((*rows).rtable);
+            offset_var_nodes(rows.cast(), -1, 0);
+        } else {
+            // (Not seen: then an empty entry keeps the numbering.)
+            let target = pg_sys::list_nth((*rows).rtable, result - 1) as *mut pg_sys::RangeTblEntry;
+            (*target).rtekind = pg_sys::RTEKind::RTE_RESULT;
+            (*target).relid = pg_sys::InvalidOid;
+            (*target).relkind = 0;
+            (*target).rellockmode = 0;
+            (*target).inh = false;
+            #[cfg(feature = "pg15")]
+            {
+                (*target).requiredPerms = 0;
+            }
+            #[cfg(not(feature = "pg15"))]
+            {
+                (*target).perminfoindex = 0;
+            }
+        }
+        // The rows' own entries are read FROM (an INSERT's sub-SELECT is not marked so, and a
+        // deparsed SELECT would leave it out of its FROM clause).
+        for cell in cells((*(*rows).jointree).fromlist) {
+            let node = cell.ptr_value as *mut pg_sys::Node;
+            if (*node).type_ == pg_sys::NodeTag::T_RangeTblRef {
+                let rti = (*(node as *mut pg_sys::RangeTblRef)).rtindex;
+                (*(pg_sys::list_nth((*rows).rtable, rti - 1) as *mut pg_sys::RangeTblEntry)).inFromCl = true;
+            }
+        }
+        let mut columns: *mut pg_sys::List = ptr::null_mut();
+        let mut written: Vec<i32> = Vec::new();
+        for cell in cells((*rows).targetList) {
+            let tle = cell.ptr_value as *mut pg_sys::TargetEntry;
+            if (*tle).resjunk {
+                continue;
+            }
+            written.push(i32::from((*tle).resno));
+            (*tle).resno = (written.len()) as pg_sys::AttrNumber;
+            columns = pg_sys::lappend(columns, tle.cast());
+        }
+        (*rows).targetList = columns;
+        // Not parallel: the rows are written while the plan runs.
+        let options = cursor_options & !(pg_sys::CURSOR_OPT_PARALLEL_OK as c_int);
+        let stmt = previous_planner(rows, query_string, options, bound_params);
+
+        let scan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+        let child = (*stmt).planTree;
+        (*scan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
+        (*scan).scan.plan.startup_cost = (*child).total_cost;
+        (*scan).scan.plan.total_cost = (*child).total_cost;
+        (*scan).scan.plan.plan_node_id = i32::MAX; // numbered apart from the planner's nodes
+        (*scan).custom_plans = pg_sys::lappend(ptr::null_mut(), child.cast());
+        let mut private = pg_sys::lappend_int(ptr::null_mut(), u32::from(relid) as c_int);
+        for &attnum in &written {
+            private = pg_sys::lappend_int(private, attnum);
+        }
+        (*scan).custom_private = private;
+        (*scan).methods = &raw const SCAN_METHODS;
+        (*stmt).planTree = scan.cast();
+        (*stmt).commandType = pg_sys::CmdType::CMD_INSERT;
+        (*stmt).hasReturning = false;
+        (*stmt).canSetTag = (*parse).canSetTag;
+        // A cached plan is replanned when the table changes (its trigger dropped, say).
+        (*stmt).relationOids = pg_sys::lappend_oid((*stmt).relationOids, relid);
+        stmt
+    }
+}
+
+/// The state of a `SimdupCheckedInsert` node (palloc'd, nothing Rust owns).
+#[repr(C)]
+struct State {
+    css: pg_sys::CustomScanState,
+    rel: pg_sys::Relation,
+    /// simdup's schema, quoted (palloc'd C string).
+    ext_schema: *mut c_char,
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn create_state(_scan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
+    // SAFETY: a zeroed node of the executor's kind, with our methods, as nodeCustom.c expects.
+    unsafe {
+        let state = pg_sys::palloc0(std::mem::size_of::<State>()) as *mut State;
+        (*state).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
+        (*state).css.methods = &raw const EXEC_METHODS;
+        state.cast()
+    }
+}
+
+/// The plan's private list: the table, then the columns the rows fill.
+///
+/// # Safety
+/// `node` is a `SimdupCheckedInsert` node.
+unsafe fn private(node: *mut pg_sys::CustomScanState) -> (pg_sys::Oid, Vec<i32>) {
+    // SAFETY: the plan built by plan_checked_insert.
+    let ints: Vec<i32> = unsafe {
+        let scan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        cells((*scan).custom_private).iter().map(|c| c.int_value).collect()
+    };
+    (pg_sys::Oid::from(ints[0] as u32), ints[1..].to_vec())
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: c_int) {
+    // SAFETY: the executor's node and state; the child plan is initialized as a child node.
+    unsafe {
+        let scan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        let child = pg_sys::list_nth((*scan).custom_plans, 0) as *mut pg_sys::Plan;
+        let child_state = pg_sys::ExecInitNode(child, estate, eflags);
+        (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), child_state.cast());
+        let (relid, _) = private(node);
+        let state = node as *mut State;
+        // The lock the INSERT's target takes (the rows' plan does not take it).
+        (*state).rel = pg_sys::table_open(relid, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        if eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as c_int == 0 {
+            let schema = std::ffi::CString::new(extension_schema()).unwrap_or_default();
+            (*state).ext_schema = pg_sys::pstrdup(schema.as_ptr());
+        }
+    }
+}
+
+/// Writes every row of the child plan; returns no tuple.
+unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    let mut duplicate = None;
+    // SAFETY: the executor's node; `exec_rows` is guarded.
+    unsafe { exec_rows(node, &mut duplicate) };
+    if let Some(error) = duplicate {
+        // SAFETY: this is the outermost Rust frame, nothing in it needs dropping (a
+        // ConstraintError holds only palloc'd pointers), and the relation is open.
+        unsafe { error.raise() }
+    }
+    ptr::null_mut()
+}
+
+/// # Safety
+/// The executor's node.
+#[pg_guard]
+unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplicate: *mut Option<ConstraintError>) {
+    // SAFETY: the child's slots are read before the next row is asked for; the row is formed
+    // with the relation's own descriptor (the target list's types are the columns' types);
+    // per-row memory is the node's expression context's, reset for each row.
+    unsafe {
+        let state = node as *mut State;
+        let child = pg_sys::list_nth((*node).custom_ps, 0) as *mut pg_sys::PlanState;
+        let (relid, written) = private(node);
+        let ext_schema = CStr::from_ptr((*state).ext_schema).to_string_lossy().into_owned();
+        let desc = (*(*state).rel).rd_att;
+        let natts = (*desc).natts as usize;
+        let per_row = (*(*node).ss.ps.ps_ExprContext).ecxt_per_tuple_memory;
+        let estate = (*node).ss.ps.state;
+        loop {
+            let slot = pg_sys::ExecProcNode(child);
+            if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+                break;
+            }
+            pg_sys::slot_getallattrs(slot);
+            pg_sys::MemoryContextReset(per_row);
+            let old = pg_sys::CurrentMemoryContext;
+            pg_sys::CurrentMemoryContext = per_row;
+            let mut values = vec![pg_sys::Datum::from(0); natts];
+            let mut nulls = vec![true; natts];
+            for (i, &attnum) in written.iter().enumerate() {
+                values[attnum as usize - 1] = *(*slot).tts_values.add(i);
+                nulls[attnum as usize - 1] = *(*slot).tts_isnull.add(i);
+            }
+            let outcome = write_record(relid, desc, &mut values, &mut nulls, &written, &ext_schema);
+            pg_sys::CurrentMemoryContext = old;
+            match outcome {
+                Outcome::Stored(n) => (*estate).es_processed += n as u64,
+                Outcome::Duplicate(error) => {
+                    *duplicate = Some(error);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Forms the row from `values` / `nulls` (one per column of `desc`) and writes it.
+///
+/// # Safety
+/// `desc` is `relid`'s descriptor; the values are of its columns' types.
+unsafe fn write_record(
+    relid: pg_sys::Oid,
+    desc: pg_sys::TupleDesc,
+    values: &mut [pg_sys::Datum],
+    nulls: &mut [bool],
+    written: &[i32],
+    ext_schema: &str,
+) -> Outcome {
+    // SAFETY: as the caller guarantees; the datum is a copy in the current memory context.
+    unsafe {
+        let tuple = pg_sys::heap_form_tuple(desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+        let datum = pg_sys::heap_copy_tuple_as_datum(tuple, desc);
+        write_row(relid, Row::Record { datum, written: written.to_vec() }, ext_schema)
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
+    // SAFETY: the node begun by `begin`.
+    unsafe {
+        pg_sys::ExecEndNode(pg_sys::list_nth((*node).custom_ps, 0) as *mut pg_sys::PlanState);
+        let state = node as *mut State;
+        if !(*state).rel.is_null() {
+            pg_sys::table_close((*state).rel, pg_sys::NoLock as pg_sys::LOCKMODE);
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
+    // SAFETY: the node begun by `begin`.
+    unsafe { pg_sys::ExecReScan(pg_sys::list_nth((*node).custom_ps, 0) as *mut pg_sys::PlanState) }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn explain(
+    node: *mut pg_sys::CustomScanState,
+    _ancestors: *mut pg_sys::List,
+    es: *mut pg_sys::ExplainState,
+) {
+    // SAFETY: the node begun by `begin`; EXPLAIN's state.
+    unsafe {
+        let table = quoted_name((*(node as *mut State)).rel);
+        let text = std::ffi::CString::new(format!("each row against every shard of {table}")).unwrap_or_default();
+        pg_sys::ExplainPropertyText(c"Dedup Check".as_ptr(), text.as_ptr(), es);
+    }
+}
+
+// ---- COPY … FROM: the utility hook ----
+
+/// Rows a COPY sends to one INSERT, at most (and at most [`BATCH_BYTES`] of them).
+const BATCH_ROWS: usize = 1000;
+const BATCH_BYTES: usize = 16 << 20;
+
+/// A COPY into a table that [`needs_check`], in progress (palloc'd: the hook's frame holds
+/// nothing to drop).
+struct CopyJob {
+    cstate: pg_sys::CopyFromState,
+    rel: pg_sys::Relation,
+    estate: *mut pg_sys::EState,
+    /// The rows of the batch being read, and its array.
+    batch: pg_sys::MemoryContext,
+    array: pg_sys::Datum,
+    array_type: pg_sys::Oid,
+    /// `INSERT INTO t (…) SELECT ($1[i]).… FROM generate_subscripts($1, 1) i ORDER BY i`.
+    insert: *mut c_char,
+}
+
+/// The utility hook: `COPY t FROM …` into a table that [`needs_check`] is read here and its
+/// rows written in batches by `INSERT … SELECT`, which the planner hook above plans as checked
+/// writes (Citus opens a coordinated transaction for statements a statement runs, so the
+/// shards' writes commit or abort with this one). Everything else goes to the previous hook
+/// (Citus's) or the standard one, unchanged.
+///
+/// # Safety
+/// Called by PostgreSQL with ProcessUtility's arguments.
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C-unwind" fn process_utility(
+    pstmt: *mut pg_sys::PlannedStmt,
+    query_string: *const c_char,
+    read_only_tree: bool,
+    context: pg_sys::ProcessUtilityContext::Type,
+    params: pg_sys::ParamListInfo,
+    query_env: *mut pg_sys::QueryEnvironment,
+    dest: *mut pg_sys::DestReceiver,
+    qc: *mut pg_sys::QueryCompletion,
+) {
+    let mut job: *mut CopyJob = ptr::null_mut();
+    // SAFETY: `copy_begin` is guarded; the statement is valid for the call.
+    unsafe { copy_begin(pstmt, query_string, &mut job) };
+    if job.is_null() {
+        // SAFETY: the previous hook or the standard one, with the same arguments; their errors
+        // pass through this frame, which holds nothing that needs dropping.
+        unsafe {
+            match PREVIOUS_UTILITY {
+                Some(previous) => previous(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc),
+                None => standard_process_utility_unguarded(
+                    pstmt,
+                    query_string,
+                    read_only_tree,
+                    context,
+                    params,
+                    query_env,
+                    dest,
+                    qc,
+                ),
+            }
+        }
+        return;
+    }
+    let mut stored: u64 = 0;
+    loop {
+        let mut rows: u64 = 0;
+        // SAFETY: the job begun by `copy_begin`; `copy_batch` is guarded.
+        unsafe { copy_batch(job, &mut rows) };
+        if rows == 0 {
+            break;
+        }
+        // SAFETY: SPI as C calls it: a near-duplicate's 23505, raised by the checked insert,
+        // reaches the client with its constraint fields; this frame holds nothing to drop, and
+        // an error's abort closes the SPI connection.
+        unsafe {
+            spi_connect_unguarded();
+            let mut array_type = (*job).array_type;
+            let mut array = (*job).array;
+            spi_execute_with_args_unguarded((*job).insert, 1, &mut array_type, &mut array, ptr::null(), false, 0);
+            stored += pg_sys::SPI_processed;
+            spi_finish_unguarded();
+        }
+    }
+    // SAFETY: the job begun by `copy_begin`; `copy_end` is guarded.
+    unsafe { copy_end(job) };
+    if !qc.is_null() {
+        // SAFETY: the caller's completion record.
+        unsafe {
+            (*qc).commandTag = pg_sys::CommandTag::CMDTAG_COPY;
+            (*qc).nprocessed = stored;
+        }
+    }
+}
+
+/// Begins `COPY t FROM …` into a table that [`needs_check`] (`*job` stays NULL for any other
+/// statement).
+///
+/// # Safety
+/// ProcessUtility's statement and text.
+#[pg_guard]
+unsafe extern "C-unwind" fn copy_begin(
+    pstmt: *mut pg_sys::PlannedStmt,
+    query_string: *const c_char,
+    job: *mut *mut CopyJob,
+) {
+    // SAFETY: a CopyStmt of a valid statement; the relation is locked as COPY FROM locks it
+    // before anything else; the COPY reader is PostgreSQL's, used as CopyFrom uses it.
+    unsafe {
+        let stmt = (*pstmt).utilityStmt as *mut pg_sys::CopyStmt;
+        if stmt.is_null()
+            || (*stmt).type_ != pg_sys::NodeTag::T_CopyStmt
+            || !(*stmt).is_from
+            || (*stmt).relation.is_null()
+        {
+            return;
+        }
+        // (Missing is not an error here: Citus's own COPY of intermediate results names no
+        // relation.)
+        let relid = pg_sys::RangeVarGetRelidExtended(
+            (*stmt).relation,
+            pg_sys::RowExclusiveLock as pg_sys::LOCKMODE,
+            pg_sys::RVROption::RVR_MISSING_OK,
+            None,
+            ptr::null_mut(),
+        );
+        if relid == pg_sys::InvalidOid || !needs_check(relid) {
+            return;
+        }
+        let rel = pg_sys::table_open(relid, pg_sys::NoLock as pg_sys::LOCKMODE);
+        let table = quoted_name(rel);
+        if !(*stmt).whereClause.is_null() {
+            not_supported(
+                "COPY … FROM … WHERE",
+                &table,
+                "COPY into a staging table, then INSERT INTO … SELECT … WHERE.",
+            );
+        }
+        // As DoCopy: a server-side file or program needs the predefined role.
+        if !(*stmt).filename.is_null() {
+            let (role, what) = if (*stmt).is_program {
+                (pg_sys::ROLE_PG_EXECUTE_SERVER_PROGRAM, "pg_execute_server_program")
+            } else {
+                (pg_sys::ROLE_PG_READ_SERVER_FILES, "pg_read_server_files")
+            };
+            if !pg_sys::has_privs_of_role(pg_sys::GetUserId(), pg_sys::Oid::from(role)) {
+                Error::new(Code::ERRCODE_INSUFFICIENT_PRIVILEGE, "permission denied to COPY from a file or program")
+                    .detail(format!(
+                        "Only roles with privileges of the \"{what}\" role may COPY from a file or program."
+                    ))
+                    .hint("Anyone can COPY from stdin.")
+                    .raise();
+            }
+        }
+        // Every column but dropped and generated ones: the COPY's own and the rest, whose
+        // defaults the reader evaluates (as the writer).
+        let desc = (*rel).rd_att;
+        let tupdesc = pgrx::PgTupleDesc::from_pg_unchecked(desc);
+        let columns: Vec<String> = tupdesc
+            .iter()
+            .filter(|att| !att.attisdropped && att.attgenerated == 0)
+            .map(|att| pgrx::spi::quote_identifier(CStr::from_ptr(att.attname.data.as_ptr()).to_string_lossy()))
+            .collect();
+        let insert = format!(
+            "INSERT INTO {table} ({}) SELECT {} FROM pg_catalog.generate_subscripts($1, 1) AS s(i) ORDER BY s.i",
+            columns.join(", "),
+            columns.iter().map(|c| format!("($1[s.i]).{c}")).collect::<Vec<_>>().join(", ")
+        );
+        let reltype = (*(*rel).rd_rel).reltype;
+        let pstate = pg_sys::make_parsestate(ptr::null_mut());
+        (*pstate).p_sourcetext = query_string;
+        let cstate = pg_sys::BeginCopyFrom(
+            pstate,
+            rel,
+            ptr::null_mut(),
+            (*stmt).filename,
+            (*stmt).is_program,
+            None,
+            (*stmt).attlist,
+            (*stmt).options,
+        );
+        let estate = pg_sys::CreateExecutorState();
+        pg_sys::MakePerTupleExprContext(estate);
+        let batch = pg_sys::AllocSetContextCreateExtended(
+            pg_sys::CurrentMemoryContext,
+            c"simdup COPY batch".as_ptr(),
+            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+        );
+        let sql = std::ffi::CString::new(insert).unwrap_or_default();
+        let j = pg_sys::palloc0(std::mem::size_of::<CopyJob>()) as *mut CopyJob;
+        (*j).cstate = cstate;
+        (*j).rel = rel;
+        (*j).estate = estate;
+        (*j).batch = batch;
+        (*j).array_type = pg_sys::get_array_type(reltype);
+        (*j).insert = pg_sys::pstrdup(sql.as_ptr());
+        *job = j;
+    }
+}
+
+/// Reads the next batch of rows into `job.array` (the table's row type); `*rows` is how many
+/// (0 at the end).
+///
+/// # Safety
+/// The job begun by `copy_begin`.
+#[pg_guard]
+unsafe extern "C-unwind" fn copy_batch(job: *mut CopyJob, rows: *mut u64) {
+    // SAFETY: the reader as CopyFrom drives it (per-row memory reset before each row); the
+    // rows are formed with the relation's own descriptor and copied into the batch context.
+    unsafe {
+        let rel = (*job).rel;
+        let desc = (*rel).rd_att;
+        let natts = (*desc).natts as usize;
+        let econtext = (*(*job).estate).es_per_tuple_exprcontext;
+        pg_sys::MemoryContextReset((*job).batch);
+        let mut values = vec![pg_sys::Datum::from(0); natts];
+        let mut nulls = vec![true; natts];
+        let mut datums: Vec<pg_sys::Datum> = Vec::new();
+        let mut bytes = 0usize;
+        while datums.len() < BATCH_ROWS && bytes < BATCH_BYTES {
+            pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+            let old = pg_sys::CurrentMemoryContext;
+            pg_sys::CurrentMemoryContext = (*econtext).ecxt_per_tuple_memory;
+            let more = pg_sys::NextCopyFrom((*job).cstate, econtext, values.as_mut_ptr(), nulls.as_mut_ptr());
+            pg_sys::CurrentMemoryContext = (*job).batch;
+            if more {
+                let tuple = pg_sys::heap_form_tuple(desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+                bytes += (*tuple).t_len as usize;
+                datums.push(pg_sys::heap_copy_tuple_as_datum(tuple, desc));
+            }
+            pg_sys::CurrentMemoryContext = old;
+            if !more {
+                break;
+            }
+        }
+        *rows = datums.len() as u64;
+        if datums.is_empty() {
+            return;
+        }
+        let reltype = (*(*rel).rd_rel).reltype;
+        let (mut len, mut byval, mut align) = (0i16, false, 0 as c_char);
+        pg_sys::get_typlenbyvalalign(reltype, &mut len, &mut byval, &mut align);
+        let old = pg_sys::CurrentMemoryContext;
+        pg_sys::CurrentMemoryContext = (*job).batch;
+        let array =
+            pg_sys::construct_array(datums.as_mut_ptr(), datums.len() as c_int, reltype, len.into(), byval, align);
+        pg_sys::CurrentMemoryContext = old;
+        (*job).array = pg_sys::Datum::from(array);
+    }
+}
+
+/// Ends the COPY begun by `copy_begin`.
+///
+/// # Safety
+/// The job begun by `copy_begin`.
+#[pg_guard]
+unsafe extern "C-unwind" fn copy_end(job: *mut CopyJob) {
+    // SAFETY: the reader, executor state and relation opened by `copy_begin`.
+    unsafe {
+        pg_sys::EndCopyFrom((*job).cstate);
+        pg_sys::FreeExecutorState((*job).estate);
+        pg_sys::MemoryContextDelete((*job).batch);
+        pg_sys::table_close((*job).rel, pg_sys::NoLock as pg_sys::LOCKMODE);
+    }
+}
