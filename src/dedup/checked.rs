@@ -126,63 +126,7 @@ pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -
         // Settings made here are undone at its end, as a function's SET clause's.
         let nest = pg_sys::NewGUCNestLevel();
         set_local("search_path", "pg_catalog, pg_temp");
-        let rel = crate::catalog::open_relation(relid);
-        let name = relation_name(rel);
-        let nspname =
-            CStr::from_ptr(pg_sys::get_namespace_name((*(*rel).rd_rel).relnamespace)).to_string_lossy().into_owned();
-        // Schema-qualified and quoted: in statements, in messages, and as the marker the
-        // shards' triggers compare with (`format('%I.%I')` there).
-        let table = quote_qualified_identifier(&nspname, &name);
-
-        // Only on the coordinator, only for a table whose shards see part of the rows.
-        let distributed = super::citus::is_distributed(relid) && super::citus::is_coordinator();
-        if !distributed {
-            not_supported(
-                format!("_simdup_checked_insert: {table} is not a Citus distributed table, or this is not its coordinator"),
-                "It writes rows of a distributed table after checking them across shards; on other tables INSERT is checked by the dedup trigger.",
-            );
-        }
-        if pg_sys::XactIsoLevel != pg_sys::XACT_READ_COMMITTED as i32 {
-            not_supported(
-                format!("simdup_insert into distributed table {table} needs READ COMMITTED"),
-                "At a higher isolation level a worker's snapshot can predate a concurrent writer's commit, so its near-duplicate could be missed.",
-            );
-        }
-        if (*(*rel).rd_rel).relrowsecurity {
-            not_supported(
-                format!("simdup_insert does not support distributed table {table} with row-level security"),
-                "The row is written as the table's owner, which row security does not restrict.",
-            );
-        }
-        // The table's dedup trigger: by SimHash distance, or by verified similarity.
-        let check = match (dedup_config(rel), similar_config(rel)) {
-            (Some(cfg), _) => Check::SimHash(cfg),
-            (None, Some(cfg)) => Check::Similar(cfg),
-            (None, None) => crate::errors::not_in_prerequisite_state(
-                format!("table {table} is not enabled for dedup"),
-                "Call simdup_enable(table, text_column, on_duplicate => 'reject' | 'skip' | 'mark') first.",
-            ),
-        };
-        let cols = match &check {
-            Check::SimHash(cfg) => {
-                let c = columns(rel, cfg);
-                Cols {
-                    source: c.text.unwrap_or(c.fp),
-                    text: c.text.is_some(),
-                    fp: Some(c.fp),
-                    key: c.key,
-                    dup_of: c.dup_of,
-                }
-            }
-            Check::Similar(cfg) => {
-                let c = check_columns(rel, cfg);
-                Cols { source: c.text, text: true, fp: None, key: c.key, dup_of: c.dup_of }
-            }
-        };
-        let mode = match &check {
-            Check::SimHash(cfg) => cfg.mode,
-            Check::Similar(cfg) => cfg.mode,
-        };
+        let Target { rel, name, table, check, cols, mode } = open_target(relid);
         // The row as a statement's `$1`, and the record `($1)` or `(jsonb_populate_record(…))`
         // whose fields are its columns. (The INSERT is a single-row VALUES, which Citus routes
         // to the row's shard.)
@@ -196,8 +140,6 @@ pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -
         // statement's columns (generated columns, and dup_of in mark mode, are computed, not
         // taken), and always the column the fingerprint comes from, so that a default never
         // fills it unchecked (the caller fills defaults first, as itself).
-        let source_attnum = cols.source;
-        let mut attnums: Vec<i32> = vec![source_attnum];
         let given: Vec<i32> = match &row {
             Row::Json(_) => {
                 query("SELECT k FROM pg_catalog.jsonb_object_keys($1) k", &[row_arg()], "reading the row's keys")
@@ -219,23 +161,8 @@ pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -
             }
             Row::Record { written, .. } => written.clone(),
         };
-        for attnum in given {
-            let generated = pg_sys::get_attgenerated(relid, attnum as pg_sys::AttrNumber) != 0;
-            if generated || Some(attnum) == cols.dup_of || attnums.contains(&attnum) {
-                continue;
-            }
-            attnums.push(attnum);
-        }
-        attnums.sort_unstable();
-        for &attnum in &attnums {
-            if !crate::access::column_privilege(
-                relid,
-                attnum as pg_sys::AttrNumber,
-                pg_sys::ACL_INSERT as pg_sys::AclMode,
-            ) {
-                Error::new(Code::ERRCODE_INSUFFICIENT_PRIVILEGE, format!("permission denied for table {name}")).raise();
-            }
-        }
+        let attnums = columns_written(relid, &name, &cols, &given);
+        let source_attnum = cols.source;
         let column = |attnum: i32| {
             let n = pg_sys::get_attname(relid, attnum as pg_sys::AttrNumber, false);
             quote_identifier(CStr::from_ptr(n).to_string_lossy())
@@ -346,6 +273,325 @@ pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -
         }
         result
     }
+}
+
+/// Whether the checked writes of table `rel` can go a batch at a time ([`write_batch`]): a
+/// SimHash dedup trigger and an integer key (`smallint`, `integer`, `bigint`), so that the
+/// batch's keys and the stored ones compare in Rust as the key type orders them.
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(super) unsafe fn batchable(rel: pg_sys::Relation) -> bool {
+    // SAFETY: the caller guarantees an open relation; catalog lookups of its columns.
+    unsafe {
+        let Some(cfg) = dedup_config(rel) else { return false };
+        let key = columns(rel, &cfg).key;
+        [pg_sys::INT2OID, pg_sys::INT4OID, pg_sys::INT8OID]
+            .contains(&pg_sys::get_atttype((*rel).rd_id, key as pg_sys::AttrNumber))
+    }
+}
+
+/// The outcome of a batch: the rows stored, or the near-duplicate that rejects the statement.
+pub(super) enum BatchOutcome {
+    Stored(u64),
+    Duplicate(ConstraintError),
+}
+
+/// The checked write of `rows` — datums of `relid`'s row type, filling columns `written`, in
+/// the statement's order — into distributed table `relid` (one that is [`batchable`]), with the
+/// answers [`write_row`] gives them one after another, in one round of queries:
+///
+/// 1. the fingerprints of all rows; the union of their lock stripes, ascending (the order
+///    every writer takes stripes in, so no deadlock; a transaction holds at most
+///    [`simdup_core::locks::LOCK_STRIPES`] of them per table);
+/// 2. one query over every shard for the stored rows within k of any of them (`unnest` of
+///    the fingerprints joined to the table: one round trip to each shard), after the locks;
+/// 3. in Rust, row by row in order: the smallest key among the stored matches and the rows
+///    of the batch already let through (all earlier rows in mark mode, the stored ones in
+///    skip mode) — reject (the trigger's 23505), skip, or mark;
+/// 4. one INSERT … SELECT of the rows kept, as the owner, with the marker set, which Citus
+///    sends to each shard once.
+///
+/// # Safety
+/// In a transaction, inside pgrx's guard; the datums are of `relid`'s row type.
+pub(super) unsafe fn write_batch(
+    relid: pg_sys::Oid,
+    rows: &[pg_sys::Datum],
+    written: &[i32],
+    ext_schema: &str,
+) -> BatchOutcome {
+    // SAFETY: as write_row: the relation stays open; the user switch and settings are undone on
+    // every path. The datums are composite values formed by the caller.
+    unsafe {
+        let nest = pg_sys::NewGUCNestLevel();
+        set_local("search_path", "pg_catalog, pg_temp");
+        let Target { rel, name, table, check, cols, mode } = open_target(relid);
+        let Check::SimHash(cfg) = &check else {
+            crate::errors::internal("write_batch of a table without a SimHash dedup trigger")
+        };
+        let attnums = columns_written(relid, &name, &cols, written);
+        let column = |attnum: i32| {
+            let n = pg_sys::get_attname(relid, attnum as pg_sys::AttrNumber, false);
+            quote_identifier(CStr::from_ptr(n).to_string_lossy())
+        };
+        let field = |datum: pg_sys::Datum, attnum: i32| {
+            let mut isnull = false;
+            let header = datum.cast_mut_ptr::<pg_sys::HeapTupleHeaderData>();
+            let value = pg_sys::GetAttributeByNum(header, attnum as pg_sys::AttrNumber, &mut isnull);
+            (!isnull).then_some(value)
+        };
+        let key_type = pg_sys::get_atttype(relid, cols.key as pg_sys::AttrNumber);
+        let fps: Vec<Option<i64>> = rows
+            .iter()
+            .map(|&row| {
+                field(row, cols.source).and_then(|v| {
+                    if cols.text {
+                        String::from_datum(v, false).and_then(|t| crate::fingerprint::simhash(&t))
+                    } else {
+                        Some(v.value() as i64)
+                    }
+                })
+            })
+            .collect();
+        let keys: Vec<Option<i64>> = rows
+            .iter()
+            .map(|&row| {
+                field(row, cols.key).map(|v| match key_type {
+                    pg_sys::INT2OID => i64::from(v.value() as i16),
+                    pg_sys::INT4OID => i64::from(v.value() as i32),
+                    _ => v.value() as i64,
+                })
+            })
+            .collect();
+
+        // 1. The stripes of every row, ascending.
+        let stripes: std::collections::BTreeSet<u32> =
+            fps.iter().flatten().flat_map(|&fp| simdup_core::locks::lock_stripes(fp as u64, cfg.k)).collect();
+        for stripe in stripes {
+            lock_stripe(relid, stripe);
+        }
+
+        // 2. The stored rows within k, from every shard (as the owner: the caller needs no
+        // SELECT). The smallest key of each row's matches.
+        let owner = (*(*rel).rd_rel).relowner;
+        let (mut saved_user, mut saved_context) = (pg_sys::InvalidOid, 0);
+        pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_context);
+        let may_read_key = crate::access::read(relid, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
+        pg_sys::SetUserIdAndSecContext(
+            owner,
+            saved_context | (pg_sys::SECURITY_LOCAL_USERID_CHANGE | pg_sys::SECURITY_RESTRICTED_OPERATION) as i32,
+        );
+        let (fp_column, key_column) = (column(cols.fp.unwrap_or(cols.source)), column(cols.key));
+        let search = format!(
+            "SELECT q.i, t.{key_column}::pg_catalog.int8, {ext_schema}.hamming(t.{fp_column}, q.fp)::pg_catalog.int8
+             FROM pg_catalog.unnest($1::pg_catalog.int8[]) WITH ORDINALITY AS q(fp, i)
+             JOIN {table} t ON {ext_schema}.hamming(t.{fp_column}, q.fp) OPERATOR(pg_catalog.<=) {}",
+            cfg.k
+        );
+        let mut best: Vec<Option<(i64, u32)>> = vec![None; rows.len()];
+        Spi::connect_mut(|client| {
+            let what = "searching every shard for near-duplicates";
+            for row in client.update(search.as_str(), None, &[fps.clone().into()]).or_raise(what) {
+                let (Some(i), Some(key), Some(distance)) = (
+                    row.get::<i64>(1).or_raise(what),
+                    row.get::<i64>(2).or_raise(what),
+                    row.get::<i64>(3).or_raise(what),
+                ) else {
+                    continue;
+                };
+                let slot = &mut best[i as usize - 1];
+                if slot.is_none_or(|(k, _)| key < k) {
+                    *slot = Some((key, distance as u32));
+                }
+            }
+        });
+
+        // 3. The decisions, in the statement's order.
+        let mut kept: Vec<usize> = Vec::new();
+        let mut dup_of: Vec<Option<i64>> = vec![None; rows.len()];
+        let mut duplicate = None;
+        for i in 0..rows.len() {
+            let Some(fp) = fps[i] else {
+                kept.push(i); // featureless or NULL text: never a duplicate
+                continue;
+            };
+            let mut found = best[i];
+            for &j in &kept {
+                let (Some(other), Some(key)) = (fps[j], keys[j]) else { continue };
+                let distance = (fp ^ other).count_ones();
+                if distance <= cfg.k && found.is_none_or(|(k, _)| key < k) {
+                    found = Some((key, distance));
+                }
+            }
+            match (found, mode) {
+                (Some((key, distance)), Mode::Reject) => {
+                    duplicate = Some(duplicate_error(rel, cfg, &name, &key.to_string(), distance, may_read_key));
+                    break;
+                }
+                (Some(_), Mode::Skip) => {}
+                (found, _) => {
+                    dup_of[i] = found.map(|(key, _)| key);
+                    kept.push(i);
+                }
+            }
+        }
+
+        // 4. The rows kept, in one statement.
+        let mut stored = 0u64;
+        if duplicate.is_none() && !kept.is_empty() {
+            set_local("citus.propagate_set_commands", "local");
+            mark(&table);
+            let names: Vec<String> = attnums.iter().map(|&a| column(a)).collect();
+            let mut target = names.join(", ");
+            let mut values: Vec<String> = names.iter().map(|n| format!("($1[s.i]).{n}")).collect();
+            let reltype = (*(*rel).rd_rel).reltype;
+            let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
+            pg_sys::get_typlenbyvalalign(reltype, &mut len, &mut byval, &mut align);
+            let mut elems: Vec<pg_sys::Datum> = kept.iter().map(|&i| rows[i]).collect();
+            let array =
+                pg_sys::construct_array(elems.as_mut_ptr(), elems.len() as i32, reltype, len.into(), byval, align);
+            let mut args = vec![DatumWithOid::new(pg_sys::Datum::from(array), pg_sys::get_array_type(reltype))];
+            if let Some(dup_of_attnum) = cols.dup_of {
+                let typ = pg_sys::format_type_be(pg_sys::get_atttype(relid, dup_of_attnum as pg_sys::AttrNumber));
+                target.push_str(&format!(", {}", quote_identifier(DUP_OF)));
+                values.push(format!("($2::pg_catalog.int8[])[s.i]::{}", CStr::from_ptr(typ).to_string_lossy()));
+                args.push(kept.iter().map(|&i| dup_of[i]).collect::<Vec<Option<i64>>>().into());
+            }
+            let insert = format!(
+                "INSERT INTO {table} ({target}) SELECT {} FROM pg_catalog.generate_subscripts($1, 1) AS s(i) ORDER BY s.i",
+                values.join(", ")
+            );
+            stored = Spi::connect_mut(|client| {
+                client.update(insert.as_str(), None, &args).or_raise("writing the rows").len()
+            }) as u64;
+            mark("");
+        }
+        pg_sys::AtEOXact_GUC(true, nest);
+        pg_sys::SetUserIdAndSecContext(saved_user, saved_context);
+        match duplicate {
+            Some(error) => BatchOutcome::Duplicate(error),
+            None => {
+                pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
+                BatchOutcome::Stored(stored)
+            }
+        }
+    }
+}
+
+/// What every checked write into a table reads first: the relation (opened here, kept open and
+/// locked to the end of the transaction), its names, its dedup trigger's check and columns.
+struct Target {
+    rel: pg_sys::Relation,
+    /// The table's name, unqualified (for messages).
+    name: String,
+    /// Schema-qualified and quoted: in statements, in messages, and as the marker the shards'
+    /// triggers compare with (`format('%I.%I')` there).
+    table: String,
+    check: Check,
+    cols: Cols,
+    mode: Mode,
+}
+
+/// Opens `relid` for a checked write, with the checks every checked write makes: a Citus
+/// distributed table, this node its coordinator, READ COMMITTED, no row security, a dedup
+/// trigger.
+///
+/// # Safety
+/// In a transaction, inside pgrx's guard.
+unsafe fn open_target(relid: pg_sys::Oid) -> Target {
+    // SAFETY: the relation is opened here and stays open (and locked) until the end of the
+    // transaction; catalog lookups of its columns.
+    unsafe {
+        let rel = crate::catalog::open_relation(relid);
+        let name = relation_name(rel);
+        let nspname =
+            CStr::from_ptr(pg_sys::get_namespace_name((*(*rel).rd_rel).relnamespace)).to_string_lossy().into_owned();
+        // Schema-qualified and quoted: in statements, in messages, and as the marker the
+        // shards' triggers compare with (`format('%I.%I')` there).
+        let table = quote_qualified_identifier(&nspname, &name);
+
+        // Only on the coordinator, only for a table whose shards see part of the rows.
+        let distributed = super::citus::is_distributed(relid) && super::citus::is_coordinator();
+        if !distributed {
+            not_supported(
+            format!("_simdup_checked_insert: {table} is not a Citus distributed table, or this is not its coordinator"),
+            "It writes rows of a distributed table after checking them across shards; on other tables INSERT is checked by the dedup trigger.",
+        );
+        }
+        if pg_sys::XactIsoLevel != pg_sys::XACT_READ_COMMITTED as i32 {
+            not_supported(
+            format!("simdup_insert into distributed table {table} needs READ COMMITTED"),
+            "At a higher isolation level a worker's snapshot can predate a concurrent writer's commit, so its near-duplicate could be missed.",
+        );
+        }
+        if (*(*rel).rd_rel).relrowsecurity {
+            not_supported(
+                format!("simdup_insert does not support distributed table {table} with row-level security"),
+                "The row is written as the table's owner, which row security does not restrict.",
+            );
+        }
+        // The table's dedup trigger: by SimHash distance, or by verified similarity.
+        let check = match (dedup_config(rel), similar_config(rel)) {
+            (Some(cfg), _) => Check::SimHash(cfg),
+            (None, Some(cfg)) => Check::Similar(cfg),
+            (None, None) => crate::errors::not_in_prerequisite_state(
+                format!("table {table} is not enabled for dedup"),
+                "Call simdup_enable(table, text_column, on_duplicate => 'reject' | 'skip' | 'mark') first.",
+            ),
+        };
+        let cols = match &check {
+            Check::SimHash(cfg) => {
+                let c = columns(rel, cfg);
+                Cols {
+                    source: c.text.unwrap_or(c.fp),
+                    text: c.text.is_some(),
+                    fp: Some(c.fp),
+                    key: c.key,
+                    dup_of: c.dup_of,
+                }
+            }
+            Check::Similar(cfg) => {
+                let c = check_columns(rel, cfg);
+                Cols { source: c.text, text: true, fp: None, key: c.key, dup_of: c.dup_of }
+            }
+        };
+        let mode = match &check {
+            Check::SimHash(cfg) => cfg.mode,
+            Check::Similar(cfg) => cfg.mode,
+        };
+        Target { rel, name, table, check, cols, mode }
+    }
+}
+
+/// The columns a checked write writes: `given` (generated columns, and dup_of in mark mode, are
+/// computed, not taken) and always the column the fingerprint comes from, so that a default
+/// never fills it unchecked (the caller fills defaults first, as itself), ascending; 42501 unless
+/// the caller may INSERT into each.
+///
+/// # Safety
+/// `target` is open.
+unsafe fn columns_written(relid: pg_sys::Oid, target_name: &str, cols: &Cols, given: &[i32]) -> Vec<i32> {
+    let mut attnums: Vec<i32> = vec![cols.source];
+    for &attnum in given {
+        // SAFETY: a catalog lookup of a column of an open relation.
+        let generated = unsafe { pg_sys::get_attgenerated(relid, attnum as pg_sys::AttrNumber) } != 0;
+        if generated || Some(attnum) == cols.dup_of || attnums.contains(&attnum) {
+            continue;
+        }
+        attnums.push(attnum);
+    }
+    attnums.sort_unstable();
+    for &attnum in &attnums {
+        // SAFETY: a privilege lookup of a column of an open relation.
+        let allowed = unsafe {
+            crate::access::column_privilege(relid, attnum as pg_sys::AttrNumber, pg_sys::ACL_INSERT as pg_sys::AclMode)
+        };
+        if !allowed {
+            Error::new(Code::ERRCODE_INSUFFICIENT_PRIVILEGE, format!("permission denied for table {target_name}"))
+                .raise();
+        }
+    }
+    attnums
 }
 
 /// Sets a setting until the end of the current GUC nest level (`GUC_ACTION_SAVE`, as a

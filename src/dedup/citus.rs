@@ -48,6 +48,13 @@ fn is_partial(method: &str) -> bool {
     method != "n"
 }
 
+/// Whether the extension citus is installed in this database: a catalog lookup, so that the
+/// checks of every INSERT on a database without Citus run no query (and log nothing).
+fn citus_installed() -> bool {
+    // SAFETY: a catalog lookup by name, missing_ok.
+    unsafe { pg_sys::get_extension_oid(c"citus".as_ptr(), true) != pg_sys::InvalidOid }
+}
+
 /// Whether Citus's catalog table `pg_catalog.<table>` exists (Citus is installed here).
 fn has_catalog(client: &pgrx::spi::SpiClient, table: &str) -> bool {
     client
@@ -67,6 +74,9 @@ fn has_catalog(client: &pgrx::spi::SpiClient, table: &str) -> bool {
 /// reference and local tables), None when it is not a Citus table or Citus is not installed:
 /// read from Citus's catalog when there is one, without depending on Citus.
 fn distribution_method(relid: pg_sys::Oid) -> Option<String> {
+    if !citus_installed() {
+        return None;
+    }
     Spi::connect(|client| {
         if !has_catalog(client, "pg_dist_partition") {
             return None;
@@ -171,6 +181,9 @@ pub(super) unsafe fn shard_of(rel: pg_sys::Relation) -> Option<Shard> {
 /// own `shard_name()` of (table, shard id) must give this relation's name.
 fn lookup(namespace: pg_sys::Oid, name: &str) -> Option<Shard> {
     let shard_id: i64 = name.rsplit_once('_')?.1.parse().ok()?;
+    if !citus_installed() {
+        return None;
+    }
     Spi::connect(|client| {
         if !has_catalog(client, "pg_dist_shard") {
             return None;

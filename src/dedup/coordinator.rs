@@ -27,7 +27,7 @@ use pgrx::prelude::*;
 use crate::catalog::cells;
 use crate::errors::{Code, ConstraintError, Error, OrRaise};
 
-use super::checked::{write_row, Outcome, Row};
+use super::checked::{batchable, write_batch, write_row, BatchOutcome, Outcome, Row};
 use super::config::TRIGGER;
 use super::similar::TRIGGER_SIMILAR;
 use super::trigger::trigger_args_named;
@@ -368,6 +368,8 @@ unsafe fn plan_checked_insert(
 struct State {
     css: pg_sys::CustomScanState,
     rel: pg_sys::Relation,
+    /// The rows of the batch being checked.
+    rows: pg_sys::MemoryContext,
     /// simdup's schema, quoted (palloc'd C string).
     ext_schema: *mut c_char,
 }
@@ -408,6 +410,13 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         let state = node as *mut State;
         // The lock the INSERT's target takes (the rows' plan does not take it).
         (*state).rel = pg_sys::table_open(relid, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        (*state).rows = pg_sys::AllocSetContextCreateExtended(
+            pg_sys::CurrentMemoryContext,
+            c"simdup checked insert rows".as_ptr(),
+            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+        );
         if eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as c_int == 0 {
             let schema = std::ffi::CString::new(extension_schema()).unwrap_or_default();
             (*state).ext_schema = pg_sys::pstrdup(schema.as_ptr());
@@ -432,9 +441,10 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
 /// The executor's node.
 #[pg_guard]
 unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplicate: *mut Option<ConstraintError>) {
-    // SAFETY: the child's slots are read before the next row is asked for; the row is formed
-    // with the relation's own descriptor (the target list's types are the columns' types);
-    // per-row memory is the node's expression context's, reset for each row.
+    // SAFETY: the child's slots are read before the next row is asked for; each row is formed
+    // with the relation's own descriptor (the target list's types are the columns' types) and
+    // copied into the batch's memory, reset for each batch; the checks' memory is the node's
+    // expression context's, reset for each batch.
     unsafe {
         let state = node as *mut State;
         let child = pg_sys::list_nth((*node).custom_ps, 0) as *mut pg_sys::PlanState;
@@ -442,53 +452,62 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
         let ext_schema = CStr::from_ptr((*state).ext_schema).to_string_lossy().into_owned();
         let desc = (*(*state).rel).rd_att;
         let natts = (*desc).natts as usize;
-        let per_row = (*(*node).ss.ps.ps_ExprContext).ecxt_per_tuple_memory;
+        let per_batch = (*(*node).ss.ps.ps_ExprContext).ecxt_per_tuple_memory;
         let estate = (*node).ss.ps.state;
-        loop {
-            let slot = pg_sys::ExecProcNode(child);
-            if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+        // A batch at a time where the check allows it (src/dedup/checked.rs, write_batch),
+        // else a row at a time.
+        let batch_rows = if batchable((*state).rel) { BATCH_ROWS } else { 1 };
+        let mut values = vec![pg_sys::Datum::from(0); natts];
+        let mut nulls = vec![true; natts];
+        // (A plan is not asked again once it has returned its end: a scan would start over.)
+        let mut done = false;
+        while !done {
+            pg_sys::MemoryContextReset((*state).rows);
+            let mut rows: Vec<pg_sys::Datum> = Vec::new();
+            let mut bytes = 0usize;
+            while rows.len() < batch_rows && bytes < BATCH_BYTES {
+                let slot = pg_sys::ExecProcNode(child);
+                if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+                    done = true;
+                    break;
+                }
+                pg_sys::slot_getallattrs(slot);
+                values.fill(pg_sys::Datum::from(0));
+                nulls.fill(true);
+                for (i, &attnum) in written.iter().enumerate() {
+                    values[attnum as usize - 1] = *(*slot).tts_values.add(i);
+                    nulls[attnum as usize - 1] = *(*slot).tts_isnull.add(i);
+                }
+                let old = pg_sys::CurrentMemoryContext;
+                pg_sys::CurrentMemoryContext = (*state).rows;
+                let tuple = pg_sys::heap_form_tuple(desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+                bytes += (*tuple).t_len as usize;
+                rows.push(pg_sys::heap_copy_tuple_as_datum(tuple, desc));
+                pg_sys::CurrentMemoryContext = old;
+            }
+            if rows.is_empty() {
                 break;
             }
-            pg_sys::slot_getallattrs(slot);
-            pg_sys::MemoryContextReset(per_row);
+            pg_sys::MemoryContextReset(per_batch);
             let old = pg_sys::CurrentMemoryContext;
-            pg_sys::CurrentMemoryContext = per_row;
-            let mut values = vec![pg_sys::Datum::from(0); natts];
-            let mut nulls = vec![true; natts];
-            for (i, &attnum) in written.iter().enumerate() {
-                values[attnum as usize - 1] = *(*slot).tts_values.add(i);
-                nulls[attnum as usize - 1] = *(*slot).tts_isnull.add(i);
-            }
-            let outcome = write_record(relid, desc, &mut values, &mut nulls, &written, &ext_schema);
+            pg_sys::CurrentMemoryContext = per_batch;
+            let outcome = if rows.len() == 1 {
+                match write_row(relid, Row::Record { datum: rows[0], written: written.clone() }, &ext_schema) {
+                    Outcome::Stored(n) => BatchOutcome::Stored(n as u64),
+                    Outcome::Duplicate(error) => BatchOutcome::Duplicate(error),
+                }
+            } else {
+                write_batch(relid, &rows, &written, &ext_schema)
+            };
             pg_sys::CurrentMemoryContext = old;
             match outcome {
-                Outcome::Stored(n) => (*estate).es_processed += n as u64,
-                Outcome::Duplicate(error) => {
+                BatchOutcome::Stored(n) => (*estate).es_processed += n,
+                BatchOutcome::Duplicate(error) => {
                     *duplicate = Some(error);
                     return;
                 }
             }
         }
-    }
-}
-
-/// Forms the row from `values` / `nulls` (one per column of `desc`) and writes it.
-///
-/// # Safety
-/// `desc` is `relid`'s descriptor; the values are of its columns' types.
-unsafe fn write_record(
-    relid: pg_sys::Oid,
-    desc: pg_sys::TupleDesc,
-    values: &mut [pg_sys::Datum],
-    nulls: &mut [bool],
-    written: &[i32],
-    ext_schema: &str,
-) -> Outcome {
-    // SAFETY: as the caller guarantees; the datum is a copy in the current memory context.
-    unsafe {
-        let tuple = pg_sys::heap_form_tuple(desc, values.as_mut_ptr(), nulls.as_mut_ptr());
-        let datum = pg_sys::heap_copy_tuple_as_datum(tuple, desc);
-        write_row(relid, Row::Record { datum, written: written.to_vec() }, ext_schema)
     }
 }
 
@@ -526,7 +545,8 @@ unsafe extern "C-unwind" fn explain(
 
 // ---- COPY … FROM: the utility hook ----
 
-/// Rows a COPY sends to one INSERT, at most (and at most [`BATCH_BYTES`] of them).
+/// Rows checked and written together, at most (and at most [`BATCH_BYTES`] of them): the
+/// batches of `SimdupCheckedInsert`, and the rows a COPY sends to one INSERT.
 const BATCH_ROWS: usize = 1000;
 const BATCH_BYTES: usize = 16 << 20;
 
@@ -542,6 +562,8 @@ struct CopyJob {
     array_type: pg_sys::Oid,
     /// `INSERT INTO t (…) SELECT ($1[i]).… FROM generate_subscripts($1, 1) i ORDER BY i`.
     insert: *mut c_char,
+    /// The reader has returned its end (it is not asked again).
+    finished: bool,
 }
 
 /// The utility hook: `COPY t FROM …` into a table that [`needs_check`] is read here and its
@@ -738,6 +760,10 @@ unsafe extern "C-unwind" fn copy_batch(job: *mut CopyJob, rows: *mut u64) {
         let desc = (*rel).rd_att;
         let natts = (*desc).natts as usize;
         let econtext = (*(*job).estate).es_per_tuple_exprcontext;
+        *rows = 0;
+        if (*job).finished {
+            return;
+        }
         pg_sys::MemoryContextReset((*job).batch);
         let mut values = vec![pg_sys::Datum::from(0); natts];
         let mut nulls = vec![true; natts];
@@ -756,6 +782,7 @@ unsafe extern "C-unwind" fn copy_batch(job: *mut CopyJob, rows: *mut u64) {
             }
             pg_sys::CurrentMemoryContext = old;
             if !more {
+                (*job).finished = true;
                 break;
             }
         }

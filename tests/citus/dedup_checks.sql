@@ -208,6 +208,33 @@ EXCEPTION WHEN unique_violation THEN
     AND (sch, tab, con) = ('public', 'pw_reject', 'simdup_dedup'), concat_ws(' / ', st, msg, det, sch, tab, con));
 END $$;
 SELECT check_that('reject: nothing of the rejected statement is stored', array(SELECT id FROM pw_reject) = ARRAY[:x_a]::bigint[]);
+INSERT INTO pw_reject (id, body) VALUES (700001, 'A text written twice in one statement, about lighthouses on the northern coast and their keepers.');
+SELECT check_that('reject, a plain multi-row INSERT whose second row repeats its first (new) row: 23505 naming the first row (the batch checked within itself)',
+  e = '23505: near-duplicate row violates simdup_dedup on relation "pw_reject"', e)
+FROM error_of($$INSERT INTO pw_reject (id, body) VALUES (700002, 'Another new text, this one about rivers and bridges in the old town, long enough.'), (700003, 'Another new text, this one about rivers and bridges in the old town, long enough.')$$) e;
+DELETE FROM pw_reject WHERE id = 700001;
+-- More rows than one batch (1,000): the pool twice under new keys in one statement, skip; and
+-- a table whose key is text (checked a row at a time), mark.
+CREATE TABLE pw_two (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT create_distributed_table('pw_two', 'id');
+SELECT simdup_enable('pw_two', 'body', on_duplicate => 'skip', max_distance => 3);
+CREATE TABLE pw_two_local (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT simdup_enable('pw_two_local', 'body', on_duplicate => 'skip', max_distance => 3);
+INSERT INTO pw_two (id, body) SELECT id + g * 1000, CASE WHEN g = 1 THEN body || ' (again)' ELSE body END FROM pool, generate_series(0, 1) g ORDER BY g, id;
+INSERT INTO pw_two_local (id, body) SELECT id + g * 1000, CASE WHEN g = 1 THEN body || ' (again)' ELSE body END FROM pool, generate_series(0, 1) g ORDER BY g, id;
+SELECT check_that('skip, k = 3, one INSERT ... SELECT of 1,168 rows (two batches): the rows the local trigger stores',
+  array(SELECT id FROM pw_two ORDER BY id) = array(SELECT id FROM pw_two_local ORDER BY id),
+  format('%s vs %s rows', (SELECT count(*) FROM pw_two), (SELECT count(*) FROM pw_two_local)));
+CREATE TABLE pw_text (id text PRIMARY KEY, body text NOT NULL);
+SELECT create_distributed_table('pw_text', 'id');
+SELECT simdup_enable('pw_text', 'body', on_duplicate => 'mark', max_distance => 3);
+CREATE TABLE pw_text_local (id text PRIMARY KEY, body text NOT NULL);
+SELECT simdup_enable('pw_text_local', 'body', on_duplicate => 'mark', max_distance => 3);
+INSERT INTO pw_text (id, body) SELECT 'k' || id, body FROM pool ORDER BY id;
+INSERT INTO pw_text_local (id, body) SELECT 'k' || id, body FROM pool ORDER BY id;
+SELECT check_that('mark, k = 3, text keys (a row at a time), one INSERT ... SELECT: dup_of = the local trigger''s (the smallest key as text orders)',
+  (SELECT count(*) FROM pw_text d FULL JOIN pw_text_local l USING (id) WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d.id IS NULL OR l.id IS NULL) = 0
+  AND (SELECT count(dup_of) FROM pw_text) > 0);
 SELECT check_that('INSERT ... RETURNING: 0A000 with a hint',
   e = '0A000: INSERT … RETURNING is not supported on distributed dedup table public.pw_reject', e)
 FROM error_of($$INSERT INTO pw_reject (id, body) VALUES (5, 'x') RETURNING id$$) e;
