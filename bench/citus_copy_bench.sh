@@ -73,14 +73,14 @@ copy_from() { # copy_from TABLE COLUMNS QUERY: COPY (QUERY) TO STDOUT | COPY TAB
 
 printf '%-58s %8s %10s %10s\n' write rows median_s rows_per_s
 # 1. Real documents into an empty table.
-psql0 <<'SQL'
+psql0 -o /dev/null <<'SQL'
 CREATE TABLE plain4 (id bigint PRIMARY KEY, body text NOT NULL);
 SELECT create_distributed_table('plain4', 'id', shard_count => 4);
 CREATE TABLE docs4 (id bigint PRIMARY KEY, body text NOT NULL);
 SELECT create_distributed_table('docs4', 'id', shard_count => 4);
 SELECT simdup_enable('docs4', 'body', on_duplicate => 'skip', max_distance => 10);
 SQL
-q="SELECT n, body FROM src WHERE zh AND n <= 5000 ORDER BY n"
+q="SELECT n AS id, body FROM src WHERE zh AND n <= 5000 ORDER BY n"
 timed "real articles: COPY, distributed table without dedup" 5000 "TRUNCATE plain4" copy_from plain4 "id, body" "$q"
 timed "real articles: COPY into the dedup table (checked)" 5000 "TRUNCATE docs4" copy_from docs4 "id, body" "$q"
 timed "real articles: simdup_insert_select (a row at a time)" 5000 "TRUNCATE docs4" \
@@ -89,7 +89,7 @@ echo "stored by the checked COPY and by simdup_insert_select: $(psql0 -tAc "SELE
 
 # 2. At scale.
 t0=$(date +%s)
-psql0 <<SQL
+psql0 -o /dev/null <<SQL
 SELECT setseed(0.5);
 CREATE TABLE fps4 (id bigint PRIMARY KEY, fp bigint);
 SELECT create_distributed_table('fps4', 'id', shard_count => 4);

@@ -209,13 +209,13 @@ COMMENT ON FUNCTION _simdup_checked_insert(regclass, jsonb) IS
 -- Functions
 -- ---------------------------------------------------------------------------------------------
 -- simdup_insert(tbl, rows jsonb) and simdup_insert_select(tbl, query): INSERT ... VALUES and
--- INSERT ... SELECT (COPY: into a staging table, then simdup_insert_select(tbl, 'TABLE staging')).
+-- INSERT ... SELECT, kept as conveniences (plain INSERT and COPY are checked too).
 -- Inserts rows into a table enabled with on_duplicate and returns how many it stored (skipped
 -- near-duplicates are not counted; a rejected one raises 23505 and stores nothing of the call).
 -- Columns are matched by name, row by row; columns a row leaves out take their defaults. On a plain or
 -- reference table it is the same as INSERT (the trigger checks each row); on a Citus
--- distributed table it is the write that is checked against every shard, and plain INSERT,
--- COPY and text-changing UPDATEs are refused there.
+-- distributed table it is the checked write against every shard, as plain INSERT and COPY on
+-- the coordinator are (src/dedup/coordinator.rs); text-changing UPDATEs are refused there.
 CREATE FUNCTION simdup_insert(tbl regclass, rows jsonb) RETURNS bigint
 LANGUAGE sql VOLATILE STRICT
 BEGIN ATOMIC

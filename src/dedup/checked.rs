@@ -163,10 +163,7 @@ pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -
         };
         let attnums = columns_written(relid, &name, &cols, &given);
         let source_attnum = cols.source;
-        let column = |attnum: i32| {
-            let n = pg_sys::get_attname(relid, attnum as pg_sys::AttrNumber, false);
-            quote_identifier(CStr::from_ptr(n).to_string_lossy())
-        };
+        let column = |attnum: i32| column_name(relid, attnum);
         let source = column(source_attnum);
         let key_column = column(cols.key);
 
@@ -177,15 +174,9 @@ pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -
             .flatten();
 
         // 2.-4. Lock, search every shard, decide (as the owner: the caller needs no SELECT).
-        let owner = (*(*rel).rd_rel).relowner;
-        let (mut saved_user, mut saved_context) = (pg_sys::InvalidOid, 0);
-        pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_context);
-        // Named to the caller only if they may read the key, as the trigger does.
+        // The key is named to the caller only if they may read it, as the trigger does.
         let may_read_key = crate::access::read(relid, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
-        pg_sys::SetUserIdAndSecContext(
-            owner,
-            saved_context | (pg_sys::SECURITY_LOCAL_USERID_CHANGE | pg_sys::SECURITY_RESTRICTED_OPERATION) as i32,
-        );
+        let (saved_user, saved_context) = become_owner(rel);
 
         // (Ordered aggregates, not ORDER BY key LIMIT 1: pushed to the shards, that would let a
         // shard's planner walk its primary key index.)
@@ -330,10 +321,7 @@ pub(super) unsafe fn write_batch(
             crate::errors::internal("write_batch of a table without a SimHash dedup trigger")
         };
         let attnums = columns_written(relid, &name, &cols, written);
-        let column = |attnum: i32| {
-            let n = pg_sys::get_attname(relid, attnum as pg_sys::AttrNumber, false);
-            quote_identifier(CStr::from_ptr(n).to_string_lossy())
-        };
+        let column = |attnum: i32| column_name(relid, attnum);
         let field = |datum: pg_sys::Datum, attnum: i32| {
             let mut isnull = false;
             let header = datum.cast_mut_ptr::<pg_sys::HeapTupleHeaderData>();
@@ -373,14 +361,8 @@ pub(super) unsafe fn write_batch(
 
         // 2. The stored rows within k, from every shard (as the owner: the caller needs no
         // SELECT). The smallest key of each row's matches.
-        let owner = (*(*rel).rd_rel).relowner;
-        let (mut saved_user, mut saved_context) = (pg_sys::InvalidOid, 0);
-        pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_context);
         let may_read_key = crate::access::read(relid, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
-        pg_sys::SetUserIdAndSecContext(
-            owner,
-            saved_context | (pg_sys::SECURITY_LOCAL_USERID_CHANGE | pg_sys::SECURITY_RESTRICTED_OPERATION) as i32,
-        );
+        let (saved_user, saved_context) = become_owner(rel);
         let (fp_column, key_column) = (column(cols.fp.unwrap_or(cols.source)), column(cols.key));
         let search = format!(
             "SELECT q.i, t.{key_column}::pg_catalog.int8, {ext_schema}.hamming(t.{fp_column}, q.fp)::pg_catalog.int8
@@ -592,6 +574,33 @@ unsafe fn columns_written(relid: pg_sys::Oid, target_name: &str, cols: &Cols, gi
         }
     }
     attnums
+}
+
+/// Acts as the owner of `rel`, in a restricted security context (nothing of the caller's runs
+/// with the owner's rights: statements are built here, names qualified); returns the user and
+/// context to restore (a transaction's abort restores them too).
+///
+/// # Safety
+/// `rel` is an open relation.
+unsafe fn become_owner(rel: pg_sys::Relation) -> (pg_sys::Oid, i32) {
+    let (mut saved_user, mut saved_context) = (pg_sys::InvalidOid, 0);
+    // SAFETY: the caller guarantees an open relation; the user switch as SECURITY DEFINER
+    // functions and VACUUM's index functions make it.
+    unsafe {
+        pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_context);
+        pg_sys::SetUserIdAndSecContext(
+            (*(*rel).rd_rel).relowner,
+            saved_context | (pg_sys::SECURITY_LOCAL_USERID_CHANGE | pg_sys::SECURITY_RESTRICTED_OPERATION) as i32,
+        );
+    }
+    (saved_user, saved_context)
+}
+
+/// The quoted name of column `attnum` of `relid`.
+fn column_name(relid: pg_sys::Oid, attnum: i32) -> String {
+    // SAFETY: a catalog lookup of an existing column (the callers read it from the catalog).
+    let name = unsafe { CStr::from_ptr(pg_sys::get_attname(relid, attnum as pg_sys::AttrNumber, false)) };
+    quote_identifier(name.to_string_lossy())
 }
 
 /// Sets a setting until the end of the current GUC nest level (`GUC_ACTION_SAVE`, as a

@@ -37,6 +37,7 @@
 //! probability the index's S-curve gives (≥ the recall it was made for, 0.99 by default, more
 //! above the threshold); MinHash is deterministic, so the same rows are found every time.
 
+use std::collections::HashMap;
 use std::ffi::c_int;
 
 use pgrx::pg_sys;
@@ -251,6 +252,51 @@ pub(super) fn similar_error(
 /// # Safety
 /// `rel` is an open relation, `text` one of its columns.
 unsafe fn similarity_index(rel: pg_sys::Relation, cfg: &SimilarConfig, text: c_int) -> pg_sys::Oid {
+    // SAFETY: the caller guarantees an open relation.
+    let key = (unsafe { (*rel).rd_id }, text, cfg.k, cfg.bands, cfg.rows);
+    if let Some(oid) = INDEX_CACHE.with(|c| c.borrow().as_ref().and_then(|m| m.get(&key).copied())) {
+        return oid;
+    }
+    // SAFETY: as above.
+    let oid = unsafe { find_similarity_index(rel, cfg, text) };
+    INDEX_CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.is_none() {
+            // SAFETY: registering a callback for the backend's lifetime; `forget_index` only
+            // touches this thread-local map.
+            unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(forget_index), pg_sys::Datum::from(0)) };
+        }
+        c.get_or_insert_with(HashMap::new).insert(key, oid);
+    });
+    oid
+}
+
+/// The trigger's similarity index of a table, by (table, text column, k, bands, rows).
+type IndexKey = (pg_sys::Oid, c_int, usize, usize, usize);
+
+thread_local! {
+    /// [`similarity_index`] answers of this backend; a table's entries are dropped when its
+    /// relcache entry is invalidated, which PostgreSQL does whenever an index of the table is
+    /// created, dropped or rebuilt, the table is altered, and at the abort of a transaction that
+    /// did any of these. (A missing index is not remembered: it raises an error each time.)
+    static INDEX_CACHE: std::cell::RefCell<Option<HashMap<IndexKey, pg_sys::Oid>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Relcache invalidation: forget `relid`'s entries (all for InvalidOid).
+#[pg_guard]
+unsafe extern "C-unwind" fn forget_index(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
+    INDEX_CACHE.with(|c| {
+        if let Some(map) = c.borrow_mut().as_mut() {
+            map.retain(|&(r, ..), _| relid != pg_sys::InvalidOid && r != relid);
+        }
+    });
+}
+
+/// [`similarity_index`], read from the catalog: the table's index list, each index's expression.
+///
+/// # Safety
+/// As [`similarity_index`].
+unsafe fn find_similarity_index(rel: pg_sys::Relation, cfg: &SimilarConfig, text: c_int) -> pg_sys::Oid {
     // SAFETY: the caller guarantees the relation; the expressions are the catalog's copies.
     unsafe {
         let on_text = |mut node: *mut pg_sys::Node| {
