@@ -82,19 +82,15 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    mode text;
-    distributed boolean;
-    coordinator boolean;
     marker text;
+    coordinator boolean;
     rows jsonb;
-    filled jsonb;
     j jsonb;
     keys text[];
     row_keys text[];
     cols text;
     vals text;
     unknown text;
-    defaults text;
     insert_sql text;
     stored bigint := 0;
     n bigint;
@@ -104,10 +100,9 @@ BEGIN
     SELECT pg_catalog.format('%I.%I', ns.nspname, c.relname) INTO marker
     FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace
     WHERE c.oid OPERATOR(pg_catalog.=) tbl;
-    -- (Reference tables are not: each placement's trigger sees every row.)
-    distributed := @extschema@._simdup_citus_distributed(tbl);
-    IF distributed THEN
-        -- (The registry of enabled tables is on the coordinator only.)
+    -- (Reference tables are not distributed in this sense: each placement's trigger sees every row.)
+    IF @extschema@._simdup_citus_distributed(tbl) THEN
+        -- (Dynamic: the function exists only where Citus is installed.)
         EXECUTE 'SELECT pg_catalog.citus_is_coordinator()' INTO coordinator;
         IF NOT coordinator THEN
             RAISE EXCEPTION 'simdup_insert into distributed table % must run on the coordinator', marker
@@ -115,15 +110,10 @@ BEGIN
                       DETAIL = 'Its lock stripes live on the coordinator; a worker''s locks would not serialize writers on other nodes.';
         END IF;
     END IF;
-    -- The mode of the table's dedup trigger: simdup_enable's (recorded in simdup_tables) or
-    -- simdup_enable_similar's (the first argument of simdup_dedup_similar).
-    SELECT s.on_duplicate INTO mode FROM @extschema@.simdup_tables s WHERE s.tbl OPERATOR(pg_catalog.=) _simdup_insert.tbl;
-    IF mode IS NULL THEN
-        SELECT pg_catalog.split_part(pg_catalog.encode(t.tgargs, 'escape'), '\000', 1) INTO mode
-        FROM pg_catalog.pg_trigger t
-        WHERE t.tgrelid OPERATOR(pg_catalog.=) tbl AND t.tgname OPERATOR(pg_catalog.=) 'simdup_dedup_similar';
-    END IF;
-    IF mode IS NULL THEN
+    -- A table with a dedup trigger: simdup_enable's or simdup_enable_similar's.
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_trigger t
+                   WHERE t.tgrelid OPERATOR(pg_catalog.=) tbl
+                     AND t.tgname OPERATOR(pg_catalog.=) ANY (ARRAY['simdup_dedup', 'simdup_dedup_similar']::name[])) THEN
         RAISE EXCEPTION 'table % is not enabled for dedup', tbl::pg_catalog.text
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Call simdup_enable(table, text_column, on_duplicate => ''reject'' | ''skip'' | ''mark'') first.';
@@ -136,10 +126,10 @@ BEGIN
     IF rows IS NULL THEN
         RETURN 0;
     END IF;
-    -- On a plain or reference table, rows that all name the same columns (always those of
-    -- simdup_insert_select) go into one INSERT ... SELECT, in their order: the trigger checks
-    -- them as it checks any such statement, with the bulk check of a long one (docs/dedup.md).
-    IF NOT distributed AND pg_catalog.jsonb_array_length(rows) OPERATOR(pg_catalog.>) 1 THEN
+    -- Rows that all name the same columns (always those of simdup_insert_select) go into one
+    -- INSERT ... SELECT, in their order: checked as any such statement (the trigger's bulk check
+    -- of a long one on one node, batches across shards on Citus).
+    IF pg_catalog.jsonb_array_length(rows) OPERATOR(pg_catalog.>) 1 THEN
         SELECT pg_catalog.bool_and(x.ks IS NOT NULL) AND pg_catalog.count(DISTINCT x.ks) OPERATOR(pg_catalog.=) 1
           INTO same_keys
         FROM (SELECT CASE WHEN pg_catalog.jsonb_typeof(e) OPERATOR(pg_catalog.=) 'object' THEN
@@ -165,55 +155,33 @@ BEGIN
             IF unknown IS NOT NULL THEN
                 RAISE EXCEPTION 'relation % has no column(s) %', marker, unknown USING ERRCODE = 'undefined_column';
             END IF;
-            IF distributed THEN
-                -- The defaults of the columns the row leaves out (not identity or generated
-                -- columns, nor dup_of in mark mode, which the check fills).
-                SELECT pg_catalog.string_agg(pg_catalog.format('(%s) AS %I', pg_catalog.pg_get_expr(d.adbin, d.adrelid), a.attname), ', ')
-                  INTO defaults
-                FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_attrdef d
-                  ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid AND d.adnum OPERATOR(pg_catalog.=) a.attnum
-                WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
-                  AND a.attgenerated OPERATOR(pg_catalog.=) '' AND a.attidentity OPERATOR(pg_catalog.=) ''
-                  AND NOT (a.attname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (keys))
-                  AND NOT (mode OPERATOR(pg_catalog.=) 'mark' AND a.attname OPERATOR(pg_catalog.=) 'dup_of');
-            ELSE
-                SELECT pg_catalog.string_agg(pg_catalog.format('%I', a.attname), ', ' ORDER BY a.attnum),
-                       pg_catalog.string_agg(pg_catalog.format('r.%I', a.attname), ', ' ORDER BY a.attnum)
-                  INTO cols, vals
-                FROM pg_catalog.pg_attribute a
-                WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
-                  AND a.attgenerated OPERATOR(pg_catalog.=) ''
-                  AND a.attname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (keys);
-                insert_sql := CASE WHEN cols IS NULL THEN pg_catalog.format('INSERT INTO %s DEFAULT VALUES', tbl)
-                                   ELSE pg_catalog.format('INSERT INTO %s (%s) SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $1) r',
-                                                          tbl, cols, vals, tbl) END;
-            END IF;
+            SELECT pg_catalog.string_agg(pg_catalog.format('%I', a.attname), ', ' ORDER BY a.attnum),
+                   pg_catalog.string_agg(pg_catalog.format('r.%I', a.attname), ', ' ORDER BY a.attnum)
+              INTO cols, vals
+            FROM pg_catalog.pg_attribute a
+            WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
+              AND a.attgenerated OPERATOR(pg_catalog.=) ''
+              AND a.attname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (keys);
+            insert_sql := CASE WHEN cols IS NULL THEN pg_catalog.format('INSERT INTO %s DEFAULT VALUES', tbl)
+                               ELSE pg_catalog.format('INSERT INTO %s (%s) SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $1) r',
+                                                      tbl, cols, vals, tbl) END;
         END IF;
-        IF distributed THEN
-            IF defaults IS NOT NULL THEN
-                -- Evaluated once here and stored as given: the text checked is the text stored.
-                EXECUTE 'SELECT pg_catalog.to_jsonb(d) FROM (SELECT ' || defaults || ') d' INTO STRICT filled;
-                j := filled OPERATOR(pg_catalog.||) j;
-            END IF;
-            stored := stored OPERATOR(pg_catalog.+) @extschema@._simdup_checked_insert(tbl, j);
-        ELSIF same_keys AND cols IS NOT NULL THEN
+        IF same_keys AND cols IS NOT NULL THEN
             EXECUTE pg_catalog.format('INSERT INTO %s (%s) SELECT %s FROM pg_catalog.jsonb_array_elements($1) WITH ORDINALITY e(j, n), '
                                       'pg_catalog.jsonb_populate_record(NULL::%s, e.j) r ORDER BY e.n', tbl, cols, vals, tbl)
                 USING rows;
             GET DIAGNOSTICS n = ROW_COUNT;
             RETURN n;
-        ELSE
-            EXECUTE insert_sql USING j;
-            GET DIAGNOSTICS n = ROW_COUNT;
-            stored := stored OPERATOR(pg_catalog.+) n;
         END IF;
+        EXECUTE insert_sql USING j;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        stored := stored OPERATOR(pg_catalog.+) n;
     END LOOP;
     RETURN stored;
 END
 $$;
-
 COMMENT ON FUNCTION _simdup_insert(regclass, text, jsonb, text) IS
-  'simdup (internal): the checked write of simdup_insert: reads the jsonb rows of a query (run with the caller''s search_path), then inserts them in their order, each with its own keys: in one INSERT ... SELECT when they all name the same columns (the trigger''s bulk check applies), else one by one; on a Citus distributed table one by one through _simdup_checked_insert, the check against every shard';
+  'simdup (internal): the write of simdup_insert: reads the jsonb rows of a query (run with the caller''s search_path), then inserts them in their order by plain INSERTs, each row with its own keys: one INSERT ... SELECT when they all name the same columns, else one by one; checked as any INSERT, by the table''s dedup trigger or, on a Citus distributed table, by simdup''s planner hook against every shard';
 
 CREATE FUNCTION _simdup_checked_insert(tbl regclass, "row" jsonb) RETURNS bigint
 LANGUAGE c VOLATILE STRICT

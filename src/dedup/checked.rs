@@ -502,13 +502,13 @@ unsafe fn open_target(relid: pg_sys::Oid) -> Target {
         }
         if pg_sys::XactIsoLevel != pg_sys::XACT_READ_COMMITTED as i32 {
             not_supported(
-            format!("simdup_insert into distributed table {table} needs READ COMMITTED"),
+            format!("a checked write into distributed table {table} needs READ COMMITTED"),
             "At a higher isolation level a worker's snapshot can predate a concurrent writer's commit, so its near-duplicate could be missed.",
         );
         }
         if (*(*rel).rd_rel).relrowsecurity {
             not_supported(
-                format!("simdup_insert does not support distributed table {table} with row-level security"),
+                format!("checked writes do not support distributed table {table} with row-level security"),
                 "The row is written as the table's owner, which row security does not restrict.",
             );
         }

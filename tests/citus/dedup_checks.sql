@@ -78,8 +78,10 @@ EXCEPTION
   WHEN others THEN RETURN SQLSTATE || ': ' || SQLERRM;
 END $$;
 BEGIN ISOLATION LEVEL REPEATABLE READ;
-SELECT check_that('REPEATABLE READ is refused (0A000)', e = '0A000: simdup_insert into distributed table public.cd_reject needs READ COMMITTED', e)
+SELECT check_that('REPEATABLE READ is refused (0A000)', e = '0A000: a checked write into distributed table public.cd_reject needs READ COMMITTED', e)
 FROM error_of($$SELECT simdup_insert('cd_reject', '{"id": 1, "body": "x"}')$$) e;
+SELECT check_that('REPEATABLE READ: a plain INSERT is refused too (0A000)', e = '0A000: a checked write into distributed table public.cd_reject needs READ COMMITTED', e)
+FROM error_of($$INSERT INTO cd_reject (id, body) VALUES (1, 'x')$$) e;
 ROLLBACK;
 SELECT check_that('a table without on_duplicate: 55000', e = '55000: table public.pool is not enabled for dedup', e)
 FROM error_of($$SELECT simdup_insert('pool', '{"id": 1, "body": "x"}')$$) e;
