@@ -6,11 +6,14 @@
 //! * **`INSERT`.** A planner hook (installed after Citus's, so it runs first and chains it)
 //!   plans the statement's rows as a query of their own — the INSERT's target list after the
 //!   rewriter filled in the defaults of omitted columns, so defaults are evaluated as the writer
-//!   — and puts a custom scan, `SimdupCheckedInsert`, on top: it pulls each row and writes it
-//!   through the checked write; the command tag counts the rows stored (`INSERT 0 n`).
+//!   — and puts a custom scan, `SimdupCheckedInsert`, on top: it pulls the rows and writes them
+//!   through the checked write, up to [`BATCH_ROWS`] at a time where the table allows it
+//!   ([`super::checked::write_batch`]), else one by one; the command tag counts the rows stored
+//!   (`INSERT 0 n`).
 //! * **`COPY … FROM`.** A `ProcessUtility` hook (also before Citus's) reads the rows with
 //!   PostgreSQL's own COPY reader (`BeginCopyFrom` / `NextCopyFrom`: every format and option,
-//!   defaults of the columns left out) and writes each the same way (`COPY n`).
+//!   defaults of the columns left out) and writes them by `INSERT … SELECT`, [`BATCH_ROWS`] at
+//!   a time, which the planner hook plans as above (`COPY n`).
 //!
 //! The writer's INSERT privileges are checked by the checked write, per column written, as the
 //! executor would. Refused with 0A000: `RETURNING`, `ON CONFLICT` and `COPY … WHERE`. The rest —
