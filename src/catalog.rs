@@ -17,6 +17,18 @@ pub(crate) unsafe fn relation_name(rel: pg_sys::Relation) -> String {
     unsafe { CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned() }
 }
 
+/// The schema-qualified, quoted name of an open relation (`format('%I.%I', schema, name)`): for
+/// statements and messages, and the marker Citus shards compare with.
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(crate) unsafe fn qualified_name(rel: pg_sys::Relation) -> String {
+    // SAFETY: an open relation; its namespace exists while it is open.
+    let schema = unsafe { CStr::from_ptr(pg_sys::get_namespace_name((*(*rel).rd_rel).relnamespace)) };
+    // SAFETY: as above.
+    pgrx::spi::quote_qualified_identifier(schema.to_string_lossy(), unsafe { relation_name(rel) }.into())
+}
+
 /// Opens relation `relid` under AccessShareLock for a search: 42P01 when there is no such
 /// relation, 42809 when it is not a plain table (a partitioned table's rows live in its
 /// partitions, whose tids are not unique across them; views and indexes have no rows to scan).

@@ -32,10 +32,10 @@ use std::ffi::{CStr, CString};
 use pgrx::datum::DatumWithOid;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use pgrx::spi::{quote_identifier, quote_qualified_identifier};
+use pgrx::spi::quote_identifier;
 
 use crate::args::Mode;
-use crate::catalog::relation_name;
+use crate::catalog::{qualified_name, relation_name};
 use crate::errors::{Code, ConstraintError, Error, OrRaise};
 
 use simdup_core::locks::band_stripes;
@@ -66,8 +66,10 @@ struct Cols {
     dup_of: Option<i32>,
 }
 
+/// The outcome of a checked write: the rows stored, or the near-duplicate that rejects the
+/// statement (the relation left open: the error names it).
 pub(super) enum Outcome {
-    Stored(i64),
+    Stored(u64),
     Duplicate(ConstraintError),
 }
 
@@ -234,25 +236,15 @@ pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -
             }),
             (Some(_), Mode::Skip) => Outcome::Stored(0),
             _ => {
-                // The shards' triggers let this write through: this transaction, as the owner.
-                set_local("citus.propagate_set_commands", "local");
-                mark(&table);
-                let names: Vec<String> = attnums.iter().map(|&a| column(a)).collect();
-                let mut target = names.join(", ");
-                let mut values: Vec<String> = names.iter().map(|n| format!("{record}.{n}")).collect();
+                let (target, mut values) = insert_columns(relid, &attnums, &cols, |n| format!("{record}.{n}"));
                 let mut insert_args = vec![row_arg()];
-                if let Some(dup_of) = cols.dup_of {
-                    let typ = pg_sys::format_type_be(pg_sys::get_atttype(relid, dup_of as pg_sys::AttrNumber));
-                    target.push_str(&format!(", {}", quote_identifier(DUP_OF)));
-                    values.push(format!("$2::{}", CStr::from_ptr(typ).to_string_lossy()));
+                if let Some(typ) = dup_of_type(relid, &cols) {
+                    values.push(format!("$2::{typ}"));
                     insert_args.push(found.as_ref().map(|(k, _)| k.clone()).into());
                 }
+                // (A single-row VALUES, which Citus routes to the row's shard.)
                 let insert = format!("INSERT INTO {table} ({target}) VALUES ({}) RETURNING 1", values.join(", "));
-                let n = Spi::connect_mut(|client| {
-                    client.update(insert.as_str(), None, &insert_args).or_raise("writing the row").len()
-                });
-                mark("");
-                Outcome::Stored(n as i64)
+                Outcome::Stored(write_as_checked(&table, &insert, &insert_args))
             }
         };
         pg_sys::AtEOXact_GUC(true, nest);
@@ -282,12 +274,6 @@ pub(super) unsafe fn batchable(rel: pg_sys::Relation) -> bool {
     }
 }
 
-/// The outcome of a batch: the rows stored, or the near-duplicate that rejects the statement.
-pub(super) enum BatchOutcome {
-    Stored(u64),
-    Duplicate(ConstraintError),
-}
-
 /// The checked write of `rows` — datums of `relid`'s row type, filling columns `written`, in
 /// the statement's order — into distributed table `relid` (one that is [`batchable`]), with the
 /// answers [`write_row`] gives them one after another, in one round of queries:
@@ -310,7 +296,7 @@ pub(super) unsafe fn write_batch(
     rows: &[pg_sys::Datum],
     written: &[i32],
     ext_schema: &str,
-) -> BatchOutcome {
+) -> Outcome {
     // SAFETY: as write_row: the relation stays open; the user switch and settings are undone on
     // every path. The datums are composite values formed by the caller.
     unsafe {
@@ -421,40 +407,23 @@ pub(super) unsafe fn write_batch(
         // 4. The rows kept, in one statement.
         let mut stored = 0u64;
         if duplicate.is_none() && !kept.is_empty() {
-            set_local("citus.propagate_set_commands", "local");
-            mark(&table);
-            let names: Vec<String> = attnums.iter().map(|&a| column(a)).collect();
-            let mut target = names.join(", ");
-            let mut values: Vec<String> = names.iter().map(|n| format!("($1[s.i]).{n}")).collect();
-            let reltype = (*(*rel).rd_rel).reltype;
-            let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
-            pg_sys::get_typlenbyvalalign(reltype, &mut len, &mut byval, &mut align);
-            let mut elems: Vec<pg_sys::Datum> = kept.iter().map(|&i| rows[i]).collect();
-            let array =
-                pg_sys::construct_array(elems.as_mut_ptr(), elems.len() as i32, reltype, len.into(), byval, align);
-            let mut args = vec![DatumWithOid::new(pg_sys::Datum::from(array), pg_sys::get_array_type(reltype))];
-            if let Some(dup_of_attnum) = cols.dup_of {
-                let typ = pg_sys::format_type_be(pg_sys::get_atttype(relid, dup_of_attnum as pg_sys::AttrNumber));
-                target.push_str(&format!(", {}", quote_identifier(DUP_OF)));
-                values.push(format!("($2::pg_catalog.int8[])[s.i]::{}", CStr::from_ptr(typ).to_string_lossy()));
+            let (target, mut values) = insert_columns(relid, &attnums, &cols, |n| format!("($1[s.i]).{n}"));
+            let kept_rows: Vec<pg_sys::Datum> = kept.iter().map(|&i| rows[i]).collect();
+            let (array, array_type) = row_array(rel, &kept_rows);
+            let mut args = vec![DatumWithOid::new(array, array_type)];
+            if let Some(typ) = dup_of_type(relid, &cols) {
+                values.push(format!("($2::pg_catalog.int8[])[s.i]::{typ}"));
                 args.push(kept.iter().map(|&i| dup_of[i]).collect::<Vec<Option<i64>>>().into());
             }
-            let insert = format!(
-                "INSERT INTO {table} ({target}) SELECT {} FROM pg_catalog.generate_subscripts($1, 1) AS s(i) ORDER BY s.i",
-                values.join(", ")
-            );
-            stored = Spi::connect_mut(|client| {
-                client.update(insert.as_str(), None, &args).or_raise("writing the rows").len()
-            }) as u64;
-            mark("");
+            stored = write_as_checked(&table, &array_insert(&table, &target, &values), &args);
         }
         pg_sys::AtEOXact_GUC(true, nest);
         pg_sys::SetUserIdAndSecContext(saved_user, saved_context);
         match duplicate {
-            Some(error) => BatchOutcome::Duplicate(error),
+            Some(error) => Outcome::Duplicate(error),
             None => {
                 pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
-                BatchOutcome::Stored(stored)
+                Outcome::Stored(stored)
             }
         }
     }
@@ -486,11 +455,7 @@ unsafe fn open_target(relid: pg_sys::Oid) -> Target {
     unsafe {
         let rel = crate::catalog::open_relation(relid);
         let name = relation_name(rel);
-        let nspname =
-            CStr::from_ptr(pg_sys::get_namespace_name((*(*rel).rd_rel).relnamespace)).to_string_lossy().into_owned();
-        // Schema-qualified and quoted: in statements, in messages, and as the marker the
-        // shards' triggers compare with (`format('%I.%I')` there).
-        let table = quote_qualified_identifier(&nspname, &name);
+        let table = qualified_name(rel);
 
         // Only on the coordinator, only for a table whose shards see part of the rows.
         let distributed = super::citus::is_distributed(relid) && super::citus::is_coordinator();
@@ -603,6 +568,71 @@ fn column_name(relid: pg_sys::Oid, attnum: i32) -> String {
     quote_identifier(name.to_string_lossy())
 }
 
+/// The target list of a checked write's INSERT — the quoted names of `attnums`, then `dup_of` in
+/// mark mode — and the value expression `value(name)` of each column (the caller adds
+/// `dup_of`'s, of [`dup_of_type`]).
+fn insert_columns(
+    relid: pg_sys::Oid,
+    attnums: &[i32],
+    cols: &Cols,
+    value: impl Fn(&str) -> String,
+) -> (String, Vec<String>) {
+    let names: Vec<String> = attnums.iter().map(|&a| column_name(relid, a)).collect();
+    let values = names.iter().map(|n| value(n)).collect();
+    let mut target = names.join(", ");
+    if cols.dup_of.is_some() {
+        target.push_str(&format!(", {}", quote_identifier(DUP_OF)));
+    }
+    (target, values)
+}
+
+/// The type of `dup_of` (the key's), as a cast names it; None without `dup_of`.
+fn dup_of_type(relid: pg_sys::Oid, cols: &Cols) -> Option<String> {
+    cols.dup_of.map(|attnum| {
+        // SAFETY: a catalog lookup of a checked column of the table.
+        let typ =
+            unsafe { CStr::from_ptr(pg_sys::format_type_be(pg_sys::get_atttype(relid, attnum as pg_sys::AttrNumber))) };
+        typ.to_string_lossy().into_owned()
+    })
+}
+
+/// `INSERT INTO table (target) SELECT values FROM` the subscripts of the row array `$1`, in its
+/// order: the statement of a batch of rows ([`row_array`]).
+pub(super) fn array_insert(table: &str, target: &str, values: &[String]) -> String {
+    format!(
+        "INSERT INTO {table} ({target}) SELECT {} FROM pg_catalog.generate_subscripts($1, 1) AS s(i) ORDER BY s.i",
+        values.join(", ")
+    )
+}
+
+/// The array of `rows` (datums of `rel`'s row type), allocated in the current memory context,
+/// and the table's array type: the `$1` of [`array_insert`].
+///
+/// # Safety
+/// `rel` is an open relation; the datums are of its row type.
+pub(super) unsafe fn row_array(rel: pg_sys::Relation, rows: &[pg_sys::Datum]) -> (pg_sys::Datum, pg_sys::Oid) {
+    // SAFETY: as the caller guarantees; construct_array copies the datums.
+    unsafe {
+        let reltype = (*(*rel).rd_rel).reltype;
+        let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
+        pg_sys::get_typlenbyvalalign(reltype, &mut len, &mut byval, &mut align);
+        let mut elems = rows.to_vec();
+        let array = pg_sys::construct_array(elems.as_mut_ptr(), elems.len() as i32, reltype, len.into(), byval, align);
+        (pg_sys::Datum::from(array), pg_sys::get_array_type(reltype))
+    }
+}
+
+/// Runs `insert` as a checked write of `table`: with `simdup.checked_write` naming it for this
+/// statement (propagated to the workers), which the shards' triggers let through for the
+/// owner the caller has become; returns the rows written.
+fn write_as_checked(table: &str, insert: &str, args: &[DatumWithOid]) -> u64 {
+    set_local("citus.propagate_set_commands", "local");
+    mark(table);
+    let n = Spi::connect_mut(|client| client.update(insert, None, args).or_raise("writing the rows").len());
+    mark("");
+    n as u64
+}
+
 /// Sets a setting until the end of the current GUC nest level (`GUC_ACTION_SAVE`, as a
 /// function's SET clause does).
 fn set_local(name: &str, value: &str) {
@@ -648,7 +678,7 @@ pub unsafe extern "C-unwind" fn simdup_checked_insert(fcinfo: pg_sys::FunctionCa
     // SAFETY: `work` is guarded: its errors and panics become PostgreSQL errors there.
     unsafe { work(fcinfo, &mut outcome) };
     match outcome {
-        Some(Outcome::Stored(n)) => pg_sys::Datum::from(n),
+        Some(Outcome::Stored(n)) => pg_sys::Datum::from(n as i64),
         // SAFETY: this is the outermost Rust frame, nothing in it needs dropping (a
         // ConstraintError holds only palloc'd pointers), and the relation is open.
         Some(Outcome::Duplicate(error)) => unsafe { error.raise() },

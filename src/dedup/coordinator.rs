@@ -27,10 +27,10 @@ use std::ptr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
-use crate::catalog::cells;
+use crate::catalog::{cells, qualified_name};
 use crate::errors::{Code, ConstraintError, Error, OrRaise};
 
-use super::checked::{batchable, write_batch, write_row, BatchOutcome, Outcome, Row};
+use super::checked::{array_insert, batchable, row_array, write_batch, write_row, Outcome, Row};
 use super::config::TRIGGER;
 use super::similar::TRIGGER_SIMILAR;
 use super::trigger::trigger_args_named;
@@ -85,22 +85,10 @@ unsafe fn needs_check(relid: pg_sys::Oid) -> bool {
             && (trigger_args_named(rel, TRIGGER).is_some() || trigger_args_named(rel, TRIGGER_SIMILAR).is_some())
             && super::citus::is_distributed(relid)
             && super::citus::is_coordinator()
-            && !super::citus::is_checked_write(rel, &quoted_name(rel));
+            && !super::citus::is_checked_write(rel, &qualified_name(rel));
         pg_sys::RelationClose(rel);
         checked
     }
-}
-
-/// `format('%I.%I', schema, table)` of an open relation.
-///
-/// # Safety
-/// `rel` is an open relation.
-unsafe fn quoted_name(rel: pg_sys::Relation) -> String {
-    // SAFETY: the caller guarantees an open relation.
-    let (ns, name) = unsafe { ((*(*rel).rd_rel).relnamespace, crate::catalog::relation_name(rel)) };
-    // SAFETY: a namespace OID of an open relation.
-    let nspname = unsafe { CStr::from_ptr(pg_sys::get_namespace_name(ns)) }.to_string_lossy().into_owned();
-    pgrx::spi::quote_qualified_identifier(nspname, name)
 }
 
 /// simdup's schema, quoted, for the statements of the checked write.
@@ -274,7 +262,7 @@ unsafe fn plan_checked_insert(
     unsafe {
         let table = {
             let rel = pg_sys::RelationIdGetRelation(relid);
-            let name = quoted_name(rel);
+            let name = qualified_name(rel);
             pg_sys::RelationClose(rel);
             name
         };
@@ -366,6 +354,45 @@ unsafe fn plan_checked_insert(
     }
 }
 
+/// A new memory context, a child of the current one, for a batch's rows.
+fn memory_context(name: &'static CStr) -> pg_sys::MemoryContext {
+    // SAFETY: an AllocSet under the current context (freed with it), as AllocSetContextCreate
+    // makes one.
+    unsafe {
+        pg_sys::AllocSetContextCreateExtended(
+            pg_sys::CurrentMemoryContext,
+            name.as_ptr(),
+            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+        )
+    }
+}
+
+/// Forms a row of `desc` from `values` / `nulls` (one per column) in memory context `cx`, adds
+/// it to `rows` as a datum of the table's row type, and returns its size in bytes.
+///
+/// # Safety
+/// `desc` is the table's descriptor; the values are of its columns' types.
+unsafe fn push_row(
+    cx: pg_sys::MemoryContext,
+    desc: pg_sys::TupleDesc,
+    values: &mut [pg_sys::Datum],
+    nulls: &mut [bool],
+    rows: &mut Vec<pg_sys::Datum>,
+) -> usize {
+    // SAFETY: as the caller guarantees; the tuple is copied into `cx`, the current context
+    // restored.
+    unsafe {
+        let old = pg_sys::CurrentMemoryContext;
+        pg_sys::CurrentMemoryContext = cx;
+        let tuple = pg_sys::heap_form_tuple(desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+        rows.push(pg_sys::heap_copy_tuple_as_datum(tuple, desc));
+        pg_sys::CurrentMemoryContext = old;
+        (*tuple).t_len as usize
+    }
+}
+
 /// The state of a `SimdupCheckedInsert` node (palloc'd, nothing Rust owns).
 #[repr(C)]
 struct State {
@@ -413,13 +440,7 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         let state = node as *mut State;
         // The lock the INSERT's target takes (the rows' plan does not take it).
         (*state).rel = pg_sys::table_open(relid, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-        (*state).rows = pg_sys::AllocSetContextCreateExtended(
-            pg_sys::CurrentMemoryContext,
-            c"simdup checked insert rows".as_ptr(),
-            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
-            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
-            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
-        );
+        (*state).rows = memory_context(c"simdup checked insert rows");
         if eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as c_int == 0 {
             let schema = std::ffi::CString::new(extension_schema()).unwrap_or_default();
             (*state).ext_schema = pg_sys::pstrdup(schema.as_ptr());
@@ -481,12 +502,7 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
                     values[attnum as usize - 1] = *(*slot).tts_values.add(i);
                     nulls[attnum as usize - 1] = *(*slot).tts_isnull.add(i);
                 }
-                let old = pg_sys::CurrentMemoryContext;
-                pg_sys::CurrentMemoryContext = (*state).rows;
-                let tuple = pg_sys::heap_form_tuple(desc, values.as_mut_ptr(), nulls.as_mut_ptr());
-                bytes += (*tuple).t_len as usize;
-                rows.push(pg_sys::heap_copy_tuple_as_datum(tuple, desc));
-                pg_sys::CurrentMemoryContext = old;
+                bytes += push_row((*state).rows, desc, &mut values, &mut nulls, &mut rows);
             }
             if rows.is_empty() {
                 break;
@@ -495,17 +511,14 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
             let old = pg_sys::CurrentMemoryContext;
             pg_sys::CurrentMemoryContext = per_batch;
             let outcome = if rows.len() == 1 {
-                match write_row(relid, Row::Record { datum: rows[0], written: written.clone() }, &ext_schema) {
-                    Outcome::Stored(n) => BatchOutcome::Stored(n as u64),
-                    Outcome::Duplicate(error) => BatchOutcome::Duplicate(error),
-                }
+                write_row(relid, Row::Record { datum: rows[0], written: written.clone() }, &ext_schema)
             } else {
                 write_batch(relid, &rows, &written, &ext_schema)
             };
             pg_sys::CurrentMemoryContext = old;
             match outcome {
-                BatchOutcome::Stored(n) => (*estate).es_processed += n,
-                BatchOutcome::Duplicate(error) => {
+                Outcome::Stored(n) => (*estate).es_processed += n,
+                Outcome::Duplicate(error) => {
                     *duplicate = Some(error);
                     return;
                 }
@@ -540,7 +553,7 @@ unsafe extern "C-unwind" fn explain(
 ) {
     // SAFETY: the node begun by `begin`; EXPLAIN's state.
     unsafe {
-        let table = quoted_name((*(node as *mut State)).rel);
+        let table = qualified_name((*(node as *mut State)).rel);
         let text = std::ffi::CString::new(format!("each row against every shard of {table}")).unwrap_or_default();
         pg_sys::ExplainPropertyText(c"Dedup Check".as_ptr(), text.as_ptr(), es);
     }
@@ -677,7 +690,7 @@ unsafe extern "C-unwind" fn copy_begin(
             return;
         }
         let rel = pg_sys::table_open(relid, pg_sys::NoLock as pg_sys::LOCKMODE);
-        let table = quoted_name(rel);
+        let table = qualified_name(rel);
         if !(*stmt).whereClause.is_null() {
             not_supported(
                 "COPY … FROM … WHERE",
@@ -710,12 +723,8 @@ unsafe extern "C-unwind" fn copy_begin(
             .filter(|att| !att.attisdropped && att.attgenerated == 0)
             .map(|att| pgrx::spi::quote_identifier(CStr::from_ptr(att.attname.data.as_ptr()).to_string_lossy()))
             .collect();
-        let insert = format!(
-            "INSERT INTO {table} ({}) SELECT {} FROM pg_catalog.generate_subscripts($1, 1) AS s(i) ORDER BY s.i",
-            columns.join(", "),
-            columns.iter().map(|c| format!("($1[s.i]).{c}")).collect::<Vec<_>>().join(", ")
-        );
-        let reltype = (*(*rel).rd_rel).reltype;
+        let values: Vec<String> = columns.iter().map(|c| format!("($1[s.i]).{c}")).collect();
+        let insert = array_insert(&table, &columns.join(", "), &values);
         let pstate = pg_sys::make_parsestate(ptr::null_mut());
         (*pstate).p_sourcetext = query_string;
         let cstate = pg_sys::BeginCopyFrom(
@@ -730,20 +739,13 @@ unsafe extern "C-unwind" fn copy_begin(
         );
         let estate = pg_sys::CreateExecutorState();
         pg_sys::MakePerTupleExprContext(estate);
-        let batch = pg_sys::AllocSetContextCreateExtended(
-            pg_sys::CurrentMemoryContext,
-            c"simdup COPY batch".as_ptr(),
-            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
-            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
-            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
-        );
+        let batch = memory_context(c"simdup COPY batch");
         let sql = std::ffi::CString::new(insert).unwrap_or_default();
         let j = pg_sys::palloc0(std::mem::size_of::<CopyJob>()) as *mut CopyJob;
         (*j).cstate = cstate;
         (*j).rel = rel;
         (*j).estate = estate;
         (*j).batch = batch;
-        (*j).array_type = pg_sys::get_array_type(reltype);
         (*j).insert = pg_sys::pstrdup(sql.as_ptr());
         *job = j;
     }
@@ -777,31 +779,21 @@ unsafe extern "C-unwind" fn copy_batch(job: *mut CopyJob, rows: *mut u64) {
             let old = pg_sys::CurrentMemoryContext;
             pg_sys::CurrentMemoryContext = (*econtext).ecxt_per_tuple_memory;
             let more = pg_sys::NextCopyFrom((*job).cstate, econtext, values.as_mut_ptr(), nulls.as_mut_ptr());
-            pg_sys::CurrentMemoryContext = (*job).batch;
-            if more {
-                let tuple = pg_sys::heap_form_tuple(desc, values.as_mut_ptr(), nulls.as_mut_ptr());
-                bytes += (*tuple).t_len as usize;
-                datums.push(pg_sys::heap_copy_tuple_as_datum(tuple, desc));
-            }
             pg_sys::CurrentMemoryContext = old;
             if !more {
                 (*job).finished = true;
                 break;
             }
+            bytes += push_row((*job).batch, desc, &mut values, &mut nulls, &mut datums);
         }
         *rows = datums.len() as u64;
         if datums.is_empty() {
             return;
         }
-        let reltype = (*(*rel).rd_rel).reltype;
-        let (mut len, mut byval, mut align) = (0i16, false, 0 as c_char);
-        pg_sys::get_typlenbyvalalign(reltype, &mut len, &mut byval, &mut align);
         let old = pg_sys::CurrentMemoryContext;
         pg_sys::CurrentMemoryContext = (*job).batch;
-        let array =
-            pg_sys::construct_array(datums.as_mut_ptr(), datums.len() as c_int, reltype, len.into(), byval, align);
+        ((*job).array, (*job).array_type) = row_array(rel, &datums);
         pg_sys::CurrentMemoryContext = old;
-        (*job).array = pg_sys::Datum::from(array);
     }
 }
 
