@@ -8,7 +8,8 @@
 -- that never collide (_simdup_index_name); the fingerprint column found after a rename
 -- (_simdup_fingerprint_column); ORDER BY fp <~> q LIMIT n served by the block indexes
 -- (_simdup_nearest_tids, simdup_nearest over it); jaccard(body, q) >= t served by a
--- similarity index (jaccard gets a support function and COST 100); one column check
+-- similarity index (jaccard gets a support function and COST 100); simdup_similar in Rust
+-- (a C function with a plan kept per backend, no longer PL/pgSQL); one column check
 -- (_simdup_column) and one owner check for the SQL functions; the similarity indexes read from
 -- the catalog; dedup by verified similarity (simdup_enable_similar(..., on_duplicate =>),
 -- simdup_similar_dedup_trigger, simdup_disable_similar). The fingerprint format does not
@@ -710,69 +711,15 @@ RETURNS TABLE (index regclass, text_expr text, k integer, bands integer, rows in
 LANGUAGE c STABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', '_simdup_similar_indexes_wrapper';
 
+-- simdup_similar in Rust (src/similar.rs): the index chosen, and the search run from a plan
+-- kept per backend, instead of a PL/pgSQL function planning a dynamic query on every call.
 CREATE OR REPLACE FUNCTION simdup_similar(tbl regclass, query text, threshold double precision DEFAULT 0.5,
                                min_recall double precision DEFAULT 0.99)
 RETURNS TABLE (ctid tid, similarity double precision)
-LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+LANGUAGE c STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
--- The bands expression in a sequential scan's filter computes a MinHash for every row, which the
--- planner cannot see (function cost 1): always take the index.
 SET enable_seqscan = off
-AS $$
-DECLARE
-    ix record;
-    best record;
-    n integer := 0;
-    found_one boolean := false;
-    p double precision;
-    qset bigint[];
-BEGIN
-    PERFORM @extschema@._simdup_check_similarity(threshold, min_recall);  -- 22023 (src/args.rs)
-    -- The first similarity index whose S-curve reaches min_recall at the threshold.
-    FOR ix IN SELECT * FROM @extschema@._simdup_similar_indexes(tbl) LOOP
-        n := n + 1;
-        p := @extschema@.minhash_s_curve(threshold, ix.bands, ix.rows);
-        IF p >= min_recall THEN
-            best := ix;
-            found_one := true;
-            EXIT;
-        END IF;
-    END LOOP;
-    IF NOT found_one THEN
-        IF n = 0 THEN
-            RAISE EXCEPTION 'table % has no similarity index', tbl
-                USING ERRCODE = 'object_not_in_prerequisite_state',
-                      HINT = 'Call simdup_enable_similar(table, text_column, threshold) first.';
-        END IF;
-        RAISE EXCEPTION 'the similarity index % finds pairs of similarity % with probability %, below min_recall %',
-                        ix.index, threshold, round(p::numeric, 4), min_recall
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = format('Search at a threshold of at least the one the index was made for, or add an index for this one: simdup_enable_similar(%L, text_column, %s).', tbl::text, threshold);
-    END IF;
-    -- On Citus the ctids below would be those of different shards, which name no row.
-    IF @extschema@._simdup_citus_distributed(tbl) THEN
-        RAISE EXCEPTION 'simdup_similar is not supported on distributed table %', tbl
-            USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'It returns ctids, which do not identify a row across shards.',
-                  HINT = format('Query the table instead (Citus runs it on every shard, through each shard''s index): '
-                                'SELECT key, jaccard(shingles(%1$s, %2$s), shingles(q, %2$s)) AS similarity FROM %3$s '
-                                'WHERE _simdup_similar_bands(%1$s, %2$s, %4$s, %5$s) && _simdup_similar_bands(q, %2$s, %4$s, %5$s) '
-                                'AND jaccard(shingles(%1$s, %2$s), shingles(q, %2$s)) >= %6$s',
-                                best.text_expr, best.k, tbl, best.bands, best.rows, threshold);
-    END IF;
-    qset := @extschema@.shingles(query, best.k);
-    IF qset IS NULL THEN
-        RETURN;  -- no shingles: no similarity to anything
-    END IF;
-    RETURN QUERY EXECUTE format(
-        'SELECT s.ctid, s.similarity FROM ('
-        '  SELECT t.ctid, @extschema@.jaccard(@extschema@.shingles(%1$s, %2$s), $1) AS similarity '
-        '  FROM %3$s t WHERE @extschema@._simdup_similar_bands(%1$s, %2$s, %4$s, %5$s) && $2 OFFSET 0) s '
-        'WHERE s.similarity >= $3 ORDER BY s.similarity DESC, s.ctid',
-        best.text_expr, best.k, tbl, best.bands, best.rows)
-    USING qset, @extschema@._simdup_similar_bands(query, best.k, best.bands, best.rows), threshold;
-END
-$$;
+AS 'MODULE_PATHNAME', 'simdup_similar_wrapper';
 
 -- Every object's comment as this version states it.
 COMMENT ON TABLE simdup_tables IS

@@ -6,7 +6,7 @@ use std::ffi::CStr;
 
 use pgrx::pg_sys::{self, Oid};
 
-use crate::errors::{Code, Error};
+use crate::errors::{Code, Error, OrRaise};
 
 /// The name of relation `rel`.
 ///
@@ -99,4 +99,18 @@ pub(crate) fn is_our_function(funcid: Oid, symbol: pg_sys::PGFunction) -> bool {
     // from expression trees, which name existing functions.
     unsafe { pg_sys::fmgr_info(funcid, &mut finfo) };
     finfo.fn_addr.map(|f| f as usize) == symbol.map(|f| f as usize)
+}
+
+/// simdup's schema, quoted, for the statements simdup runs over SPI (the checked write,
+/// `simdup_similar`).
+pub(crate) fn extension_schema() -> String {
+    pgrx::Spi::get_one::<String>(
+        "SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+         JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+         WHERE e.extname OPERATOR(pg_catalog.=) 'simdup'",
+    )
+    .or_raise("finding simdup's schema")
+    .unwrap_or_else(|| {
+        crate::errors::not_in_prerequisite_state("extension simdup is not installed", "CREATE EXTENSION simdup;")
+    })
 }

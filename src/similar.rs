@@ -4,14 +4,21 @@
 //! (`simdup_core::minhash::choose_bands_for_recall`); every candidate is verified with
 //! `jaccard()`, so precision is exact and recall is the S-curve's.
 //!
-//! Everything but the choice of bands and the argument check is SQL (sql/similar.sql), built from
-//! the MinHash functions of src/minhash.rs.
+//! `simdup_similar` itself is here: the choice of index, its errors, and the search, run as
+//! one query over SPI (the caller's privileges and row-level security apply) from a plan kept
+//! per backend, so that a call costs what the query costs. The indexes are made and dropped by
+//! the SQL of sql/similar.sql.
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::{c_char, CStr, CString};
+
 use crate::args::similarity_target;
-use crate::errors::invalid_parameter;
+use crate::errors::{invalid_parameter, Code, Error};
+use crate::minhash::{char_set, set_bands};
 use simdup_core::minhash as mh;
 
 /// Bands × rows (bands × rows ≤ n) under which a pair of Jaccard similarity `threshold` becomes
@@ -99,6 +106,19 @@ pub(crate) unsafe fn similarity_indexes(heap: pg_sys::Relation) -> Vec<Similarit
     out
 }
 
+/// The SQL text of a similarity index's text expression, as the current search_path prints it
+/// (`simdup_similar`'s: pg_catalog, names outside it qualified).
+///
+/// # Safety
+/// `heap` is an open relation and `body` an expression over it.
+unsafe fn expression_sql(heap: pg_sys::Relation, body: *mut pg_sys::Node) -> String {
+    // SAFETY: the caller's relation; deparse_expression returns a palloc'd NUL-terminated string.
+    unsafe {
+        let context = pg_sys::deparse_context_for((*(*heap).rd_rel).relname.data.as_ptr(), (*heap).rd_id);
+        CStr::from_ptr(pg_sys::deparse_expression(body, context, false, false)).to_string_lossy().into_owned()
+    }
+}
+
 /// `_simdup_similar_indexes(tbl regclass)`: the valid similarity indexes of a table, oldest
 /// first, each with its text expression (SQL, as the caller's search_path prints it), k, bands
 /// and rows ([`similarity_indexes`]). Declared in sql/similar.sql (its argument is a regclass).
@@ -117,12 +137,202 @@ fn _simdup_similar_indexes(
         if heap.is_null() {
             return TableIterator::new(out);
         }
-        let context = pg_sys::deparse_context_for((*(*heap).rd_rel).relname.data.as_ptr(), tbl);
         for ix in similarity_indexes(heap) {
-            let text = std::ffi::CStr::from_ptr(pg_sys::deparse_expression(ix.body, context, false, false));
-            out.push((ix.oid, text.to_string_lossy().into_owned(), ix.k, ix.bands as i32, ix.rows as i32));
+            out.push((ix.oid, expression_sql(heap, ix.body), ix.k, ix.bands as i32, ix.rows as i32));
         }
         pg_sys::relation_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
     TableIterator::new(out)
+}
+
+/// `simdup_similar(tbl regclass, query text, threshold float8 DEFAULT 0.5, min_recall float8
+/// DEFAULT 0.99) RETURNS TABLE (ctid tid, similarity float8)`: the rows of `tbl` whose
+/// `jaccard(text, query, k) >= threshold`, most similar first, ties by ctid. Declared in
+/// sql/similar.sql (a regclass argument; search_path pinned to pg_catalog, pg_temp, and
+/// enable_seqscan off: the bands expression in a sequential scan's filter would sign every row,
+/// which the planner cannot see).
+///
+/// The index: the oldest similarity index whose S-curve reaches `min_recall` at `threshold`
+/// (55000 without any, 22023 when none reaches it, 0A000 on a Citus distributed table, whose
+/// ctids name no row). The search: the rows sharing a band value with the query, each verified
+/// with `jaccard`, in one query over SPI as the caller.
+#[pg_extern(sql = false)]
+fn simdup_similar(
+    tbl: pg_sys::Oid,
+    query: &str,
+    threshold: f64,
+    min_recall: f64,
+) -> TableIterator<'static, (name!(ctid, pg_sys::ItemPointerData), name!(similarity, f64))> {
+    let (threshold, min_recall) = similarity_target(threshold, min_recall);
+    let search = chosen_index(tbl, threshold, min_recall);
+    let set = char_set(query, search.k as usize);
+    if set.is_empty() {
+        return TableIterator::new(Vec::new()); // no shingles: similar to nothing
+    }
+    let bands = set_bands(&set, search.bands, search.rows);
+    let set: Vec<i64> = set.into_iter().map(|h| h as i64).collect();
+    TableIterator::new(run_search(&search, set, bands, threshold))
+}
+
+/// The search `simdup_similar` runs through the index it chose.
+struct Search {
+    /// The table, as regclass prints it with simdup_similar's search_path.
+    table: String,
+    /// The index's text expression, likewise.
+    expr: String,
+    k: i32,
+    bands: usize,
+    rows: usize,
+}
+
+/// The text of `regclass` `relid` as the current search_path prints it.
+fn regclass_text(relid: pg_sys::Oid) -> String {
+    // SAFETY: regclassout takes an OID datum and returns a palloc'd C string.
+    unsafe {
+        pgrx::direct_function_call::<&CStr>(pg_sys::regclassout, &[Some(pg_sys::Datum::from(relid))])
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
+/// The oldest similarity index of `tbl` whose S-curve reaches `min_recall` at `threshold`, and
+/// the query that searches through it; the errors of `simdup_similar` otherwise.
+fn chosen_index(tbl: pg_sys::Oid, threshold: f64, min_recall: f64) -> Search {
+    let table = regclass_text(tbl);
+    // SAFETY: in a transaction; the table is opened and closed here under AccessShareLock (a
+    // relation dropped since the call was planned has no indexes).
+    let (indexes, chosen) = unsafe {
+        let heap = pg_sys::try_relation_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let indexes = if heap.is_null() { Vec::new() } else { similarity_indexes(heap) };
+        let chosen = indexes
+            .iter()
+            .find(|ix| mh::s_curve(threshold, ix.bands, ix.rows) >= min_recall)
+            .map(|ix| (expression_sql(heap, ix.body), ix.k, ix.bands, ix.rows));
+        if !heap.is_null() {
+            pg_sys::relation_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        }
+        (indexes.iter().map(|ix| (ix.oid, ix.bands, ix.rows)).collect::<Vec<_>>(), chosen)
+    };
+    let Some((expr, k, bands, rows)) = chosen else {
+        let Some(&(last, b, r)) = indexes.last() else {
+            Error::new(Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, format!("table {table} has no similarity index"))
+                .hint("Call simdup_enable_similar(table, text_column, threshold) first.")
+                .raise()
+        };
+        Error::new(
+            Code::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!(
+                "the similarity index {} finds pairs of similarity {threshold} with probability {:.4}, below min_recall {min_recall}",
+                regclass_text(last),
+                mh::s_curve(threshold, b, r),
+            ),
+        )
+        .hint(format!(
+            "Search at a threshold of at least the one the index was made for, or add an index for this one: simdup_enable_similar({}, text_column, {threshold}).",
+            pgrx::spi::quote_literal(&table),
+        ))
+        .raise()
+    };
+    if crate::dedup::citus::is_distributed(tbl) {
+        Error::new(Code::ERRCODE_FEATURE_NOT_SUPPORTED, format!("simdup_similar is not supported on distributed table {table}"))
+            .detail("It returns ctids, which do not identify a row across shards.")
+            .hint(format!(
+                "Query the table instead (Citus runs it on every shard, each through its similarity index): \
+                 SELECT key, jaccard({expr}, q, {k}) AS similarity FROM {table} WHERE jaccard({expr}, q, {k}) >= {threshold} ORDER BY similarity DESC"
+            ))
+            .raise()
+    }
+    Search { table, expr, k, bands, rows }
+}
+
+/// At most this many searches keep their plans in a backend (one per table and index; more are
+/// planned on every call).
+const MAX_KEPT_PLANS: usize = 64;
+
+thread_local! {
+    /// `simdup_similar`'s kept plans (`SPI_keepplan`), by search (see [`run_search`]). A plan is never freed
+    /// while the backend lives (a call in progress may be running it); PostgreSQL's plan cache
+    /// replans it when the table or its indexes change.
+    static PLANS: RefCell<HashMap<String, Plan>> = RefCell::new(HashMap::new());
+}
+
+/// A plan kept by `SPI_keepplan` (it lives in its own memory context until freed).
+struct Plan(pg_sys::SPIPlanPtr);
+
+/// The query of a search: $1 the query's shingle set, $2 its band values, $3 the threshold.
+fn search_sql(search: &Search) -> String {
+    let Search { table, expr, k, bands, rows } = search;
+    let ext = crate::catalog::extension_schema();
+    format!(
+        "SELECT s.ctid, s.similarity FROM (\
+           SELECT t.ctid, {ext}.jaccard({ext}.shingles({expr}, {k}), $1) AS similarity \
+           FROM {table} t WHERE {ext}._simdup_similar_bands({expr}, {k}, {bands}, {rows}) OPERATOR(pg_catalog.&&) $2 OFFSET 0) s \
+         WHERE s.similarity OPERATOR(pg_catalog.>=) $3 ORDER BY s.similarity DESC, s.ctid"
+    )
+}
+
+/// Runs `simdup_similar`'s search with its three arguments and returns (ctid, similarity) of
+/// each row. The plan is kept by the search's table, expression, k, bands and rows, and the
+/// extension's OID (its schema is in the query).
+fn run_search(search: &Search, set: Vec<i64>, bands: Vec<i64>, threshold: f64) -> Vec<(pg_sys::ItemPointerData, f64)> {
+    use pgrx::{FromDatum, IntoDatum};
+    // SAFETY: a catalog lookup by name.
+    let extension = unsafe { pg_sys::get_extension_oid(c"simdup".as_ptr(), false) };
+    let key = format!(
+        "{}\0{}\0{}\0{}\0{}\0{}",
+        u32::from(extension),
+        search.table,
+        search.expr,
+        search.k,
+        search.bands,
+        search.rows
+    );
+    let kept = PLANS.with_borrow(|plans| plans.get(&key).map(|p| p.0));
+    let sql = if kept.is_none() { search_sql(search) } else { String::new() };
+    Spi::connect(|_client| {
+        // SAFETY: SPI is connected for the closure; the plan is prepared with the three argument
+        // types given here and executed with three datums of those types; SPI_tuptable holds
+        // SPI_processed rows of two columns (tid, float8), read before the connection ends (the
+        // tids are copied out).
+        unsafe {
+            let plan = kept.unwrap_or_else(|| {
+                let text = CString::new(sql.as_str()).unwrap_or_default();
+                let mut types = [pg_sys::INT8ARRAYOID, pg_sys::INT8ARRAYOID, pg_sys::FLOAT8OID];
+                let plan = pg_sys::SPI_prepare_cursor(
+                    text.as_ptr(),
+                    3,
+                    types.as_mut_ptr(),
+                    pg_sys::CURSOR_OPT_GENERIC_PLAN as i32,
+                );
+                if plan.is_null() {
+                    Error::new(Code::ERRCODE_INTERNAL_ERROR, "could not prepare simdup_similar's search").raise()
+                }
+                PLANS.with_borrow_mut(|plans| {
+                    if plans.len() < MAX_KEPT_PLANS && pg_sys::SPI_keepplan(plan) == 0 {
+                        plans.insert(key.clone(), Plan(plan));
+                    }
+                });
+                plan
+            });
+            let values = [set, bands].map(|a| a.into_datum().unwrap_or(pg_sys::Datum::from(0usize)));
+            let mut values = [values[0], values[1], threshold.into_datum().unwrap_or(pg_sys::Datum::from(0usize))];
+            let nulls = [b' ' as c_char; 3];
+            let rc = pg_sys::SPI_execute_plan(plan, values.as_mut_ptr(), nulls.as_ptr(), true, 0);
+            if rc != pg_sys::SPI_OK_SELECT as i32 {
+                Error::new(Code::ERRCODE_INTERNAL_ERROR, format!("simdup_similar's search failed (SPI result {rc})"))
+                    .raise()
+            }
+            let table = pg_sys::SPI_tuptable;
+            let mut out = Vec::with_capacity(pg_sys::SPI_processed as usize);
+            for i in 0..pg_sys::SPI_processed as usize {
+                let row = *(*table).vals.add(i);
+                let mut null = false;
+                let tid = pg_sys::SPI_getbinval(row, (*table).tupdesc, 1, &mut null);
+                let tid = *(tid.cast_mut_ptr::<pg_sys::ItemPointerData>());
+                let similarity = pg_sys::SPI_getbinval(row, (*table).tupdesc, 2, &mut null);
+                out.push((tid, f64::from_datum(similarity, null).unwrap_or(0.0)));
+            }
+            out
+        }
+    })
 }

@@ -105,7 +105,7 @@ fn _simdup_citus_distributed(tbl: pg_sys::Oid) -> bool {
 }
 
 /// Whether table `relid` is Citus-distributed with shards that each hold part of its rows.
-pub(super) fn is_distributed(relid: pg_sys::Oid) -> bool {
+pub(crate) fn is_distributed(relid: pg_sys::Oid) -> bool {
     distribution_method(relid).is_some_and(|m| is_partial(&m))
 }
 

@@ -28,7 +28,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use crate::catalog::{cells, qualified_name};
-use crate::errors::{Code, ConstraintError, Error, OrRaise};
+use crate::errors::{Code, ConstraintError, Error};
 
 use super::checked::{array_insert, batchable, row_array, write_batch, write_row, Outcome, Row};
 use super::config::TRIGGER;
@@ -89,19 +89,6 @@ unsafe fn needs_check(relid: pg_sys::Oid) -> bool {
         pg_sys::RelationClose(rel);
         checked
     }
-}
-
-/// simdup's schema, quoted, for the statements of the checked write.
-fn extension_schema() -> String {
-    Spi::get_one::<String>(
-        "SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
-         JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
-         WHERE e.extname OPERATOR(pg_catalog.=) 'simdup'",
-    )
-    .or_raise("finding simdup's schema")
-    .unwrap_or_else(|| {
-        crate::errors::not_in_prerequisite_state("extension simdup is not installed", "CREATE EXTENSION simdup;")
-    })
 }
 
 fn not_supported(what: &str, table: &str, hint: &str) -> ! {
@@ -442,7 +429,7 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         (*state).rel = pg_sys::table_open(relid, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
         (*state).rows = memory_context(c"simdup checked insert rows");
         if eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as c_int == 0 {
-            let schema = std::ffi::CString::new(extension_schema()).unwrap_or_default();
+            let schema = std::ffi::CString::new(crate::catalog::extension_schema()).unwrap_or_default();
             (*state).ext_schema = pg_sys::pstrdup(schema.as_ptr());
         }
     }

@@ -27,7 +27,7 @@
 
 mod bulk;
 mod checked;
-mod citus;
+pub(crate) mod citus;
 pub(crate) mod config;
 mod coordinator;
 mod lookup;

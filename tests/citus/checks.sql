@@ -266,7 +266,7 @@ DO $$ DECLARE msg text; hint text; BEGIN
 EXCEPTION WHEN feature_not_supported THEN
   GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
   PERFORM check_that('simdup_similar on a distributed table: 0A000, the query to run instead as its hint',
-    msg = 'simdup_similar is not supported on distributed table public.mh' AND hint LIKE 'Query the table instead%_simdup_similar_bands(body, 5, %', msg || ' / ' || hint);
+    msg = 'simdup_similar is not supported on distributed table public.mh' AND hint LIKE 'Query the table instead%FROM public.mh WHERE jaccard(body, q, 5) >= 0.5 ORDER BY similarity DESC', msg || ' / ' || hint);
 END $$;
 
 -- ---------------------------------------------------------------------------------------------

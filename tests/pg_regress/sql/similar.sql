@@ -149,4 +149,40 @@ FROM simdup_similar('sim_plain', 'the quick brown fox jumps over the lazy dog', 
 ORDER BY id;
 SELECT id, round(jaccard(body, 'the quick brown fox jumps over the lazy dog', 3)::numeric, 3) AS jaccard3 FROM sim_plain ORDER BY id;
 
-DROP TABLE sim_docs, sim_truth, sim_found, sim_plain;
+-- The search's plan is kept per backend (src/similar.rs). In this one session: the index
+-- replaced by one for another threshold and k, the table renamed, a row added; the answers are
+-- still jaccard's own (the sequential scan's, simdup.index_search = off).
+SELECT simdup_disable_similar('sim_plain');
+SELECT bands, rows FROM simdup_enable_similar('sim_plain', 'body', 0.6, k => 4);
+ALTER TABLE sim_plain RENAME TO sim_plain2;
+INSERT INTO sim_plain2 VALUES (3, 'the quick brown fox jumps over the lazy cat'), (4, 'a slow green turtle walks under the busy bridge');
+SELECT id, round(s.similarity::numeric, 3) AS similarity
+FROM simdup_similar('sim_plain2', 'the quick brown fox jumps over the lazy dog', 0.6) s JOIN sim_plain2 p ON p.ctid = s.ctid
+ORDER BY id;
+SET simdup.index_search = off;
+SELECT id, round(jaccard(body, 'the quick brown fox jumps over the lazy dog', 4)::numeric, 3) AS jaccard4
+FROM sim_plain2 WHERE jaccard(body, 'the quick brown fox jumps over the lazy dog', 4) >= 0.6 ORDER BY id;
+RESET simdup.index_search;
+-- It runs as the caller: row-level security and privileges apply, also to a plan kept from a
+-- call by another role.
+CREATE ROLE simdup_sim_rls;
+CREATE ROLE simdup_sim_none;
+GRANT SELECT ON sim_plain2 TO simdup_sim_rls;
+ALTER TABLE sim_plain2 ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sim_one ON sim_plain2 FOR SELECT TO simdup_sim_rls USING (id = 1);
+SELECT count(*) AS owner_rows FROM simdup_similar('sim_plain2', 'the quick brown fox jumps over the lazy dog', 0.6);
+SET ROLE simdup_sim_rls;
+SELECT count(*) AS rls_rows FROM simdup_similar('sim_plain2', 'the quick brown fox jumps over the lazy dog', 0.6);
+SET ROLE simdup_sim_none;
+SELECT count(*) FROM simdup_similar('sim_plain2', 'the quick brown fox jumps over the lazy dog', 0.6);
+RESET ROLE;
+DROP POLICY sim_one ON sim_plain2;
+REVOKE ALL ON sim_plain2 FROM simdup_sim_rls;
+DROP ROLE simdup_sim_rls, simdup_sim_none;
+-- The same search again after its index was dropped and made anew (the same configuration,
+-- so the same kept plan, which PostgreSQL replans).
+SELECT simdup_disable_similar('sim_plain2');
+SELECT bands, rows FROM simdup_enable_similar('sim_plain2', 'body', 0.6, k => 4);
+SELECT count(*) AS after_rebuild FROM simdup_similar('sim_plain2', 'the quick brown fox jumps over the lazy dog', 0.6);
+
+DROP TABLE sim_docs, sim_truth, sim_found, sim_plain2;
