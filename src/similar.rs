@@ -250,9 +250,9 @@ fn chosen_index(tbl: pg_sys::Oid, threshold: f64, min_recall: f64) -> Search {
 const MAX_KEPT_PLANS: usize = 64;
 
 thread_local! {
-    /// `simdup_similar`'s kept plans (`SPI_keepplan`), by search (see [`run_search`]). A plan is never freed
-    /// while the backend lives (a call in progress may be running it); PostgreSQL's plan cache
-    /// replans it when the table or its indexes change.
+    /// `simdup_similar`'s kept plans (`SPI_keepplan`), by search (see [`run_search`]). A plan
+    /// is never freed while the backend lives (a call in progress may be running it);
+    /// PostgreSQL's plan cache replans it when the table or its indexes change.
     static PLANS: RefCell<HashMap<String, Plan>> = RefCell::new(HashMap::new());
 }
 
@@ -314,8 +314,8 @@ fn run_search(search: &Search, set: Vec<i64>, bands: Vec<i64>, threshold: f64) -
                 });
                 plan
             });
-            let values = [set, bands].map(|a| a.into_datum().unwrap_or(pg_sys::Datum::from(0usize)));
-            let mut values = [values[0], values[1], threshold.into_datum().unwrap_or(pg_sys::Datum::from(0usize))];
+            let datum = |d: Option<pg_sys::Datum>| d.unwrap_or(pg_sys::Datum::from(0usize)); // never None here
+            let mut values = [datum(set.into_datum()), datum(bands.into_datum()), datum(threshold.into_datum())];
             let nulls = [b' ' as c_char; 3];
             let rc = pg_sys::SPI_execute_plan(plan, values.as_mut_ptr(), nulls.as_ptr(), true, 0);
             if rc != pg_sys::SPI_OK_SELECT as i32 {
