@@ -14,9 +14,11 @@
 #   hardening    pg_dump/pg_restore and kill -9 crash recovery (tests/hardening)
 #   citus        a Citus 13.2 coordinator + 2 workers on loopback (tests/citus; 15 and 17)
 #   package      the Debian package (scripts/package.sh) installed with apt into the system
-#                PostgreSQL, the pg_regress suite against it, then apt-get remove
+#                PostgreSQL, the pg_regress suite and the schema check against it (in a run of
+#                every part, the default major's regress), then apt-get remove
 # Usage: scripts/test.sh [PART | MAJOR:PART]...
-#   Without arguments: every part on the default major (pgrx.toml: postgres.default), then
+#   Without arguments: every part on the default major (pgrx.toml: postgres.default; regress
+#   through package), then
 #   pg regress isolation concurrency hardening on each other major of postgres.tested, and
 #   citus on those of postgres.citus
 #   (SIMDUP_PG_MAJORS="15 18" overrides that list). MAJOR:PART runs one part on one major,
@@ -40,7 +42,9 @@ if [ -z "${SIMDUP_TEST_MAJOR:-}" ]; then
   order=()
   add() { [ -n "${wanted[$1]:-}" ] || order+=("$1"); wanted[$1]="${wanted[$1]:-} $2"; }
   if (($# == 0)); then
-    for part in core lint pg upgrade regress isolation concurrency hardening citus package; do add "$default_major" "$part"; done
+    # No separate regress part on the default major: package runs the same suite and schema
+    # check against the same release build, installed from the Debian package.
+    for part in core lint pg upgrade isolation concurrency hardening citus package; do add "$default_major" "$part"; done
     for m in ${SIMDUP_PG_MAJORS:-$(toml postgres tested)}; do
       [ "$m" = "$default_major" ] && continue
       for part in pg regress isolation concurrency hardening; do add "$m" "$part"; done

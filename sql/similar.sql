@@ -46,14 +46,15 @@ CREATE FUNCTION simdup_similar_dedup_trigger() RETURNS trigger
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'simdup_similar_dedup_trigger';
 COMMENT ON FUNCTION simdup_similar_dedup_trigger() IS
-  'simdup: BEFORE INSERT OR UPDATE row trigger of simdup_enable_similar(..., on_duplicate => ...), arguments (mode, threshold, k, bands, rows, text_column, key_column): a row whose text has exact Jaccard similarity (character k-shingles) >= threshold with a stored row sharing one of its LSH bands (the similarity index''s candidates) raises 23505 (reject), is not stored (skip), or is stored with dup_of = the smallest such key (mark); safe under concurrency (lock stripes of the band values)';
+  'simdup: BEFORE INSERT OR UPDATE row trigger of simdup_enable_similar(..., on_duplicate => ...), arguments (mode, threshold, k, bands, rows, text_column, key_column[, containment]): a row whose text has exact Jaccard similarity (character k-shingles) >= threshold (or containment >= containment) with a stored row sharing one of its LSH bands (the similarity index''s candidates) raises 23505 (reject), is not stored (skip), or is stored with dup_of = the smallest such key (mark); safe under concurrency (lock stripes of the band values)';
 
 -- Equips a table for simdup_similar: one GIN index on the LSH bands of text_column; with
 -- on_duplicate ('reject', 'skip' or 'mark'), also the dedup trigger simdup_dedup_similar above
--- (the table needs a single-column primary key; mark adds dup_of).
+-- (the table needs a single-column primary key; mark adds dup_of), and with containment, the
+-- trigger's second rule (a stored row holding that share of the smaller text's shingles).
 CREATE FUNCTION simdup_enable_similar(tbl regclass, text_column name, threshold double precision DEFAULT 0.5,
                                       k integer DEFAULT 5, recall double precision DEFAULT 0.99,
-                                      on_duplicate text DEFAULT NULL)
+                                      on_duplicate text DEFAULT NULL, containment double precision DEFAULT NULL)
 RETURNS TABLE (index regclass, bands integer, rows integer, p_at_threshold double precision)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -83,12 +84,17 @@ BEGIN
     SELECT c.bands, c.rows INTO b, r FROM @extschema@.minhash_choose_bands(128, threshold, recall) c;
 
     -- Dedup arguments, checked before anything is changed.
+    IF containment IS NOT NULL AND on_duplicate IS NULL THEN
+        RAISE EXCEPTION 'containment applies to the dedup trigger, and on_duplicate is NULL'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give on_duplicate => ''reject'', ''skip'' or ''mark'' with containment; simdup_similar and jaccard(body, q) >= t search by Jaccard similarity only.';
+    END IF;
     IF on_duplicate IS NOT NULL THEN
-        -- 22023 for an unknown mode (src/dedup/similar.rs), then 0A000 / 55000.
-        PERFORM @extschema@._simdup_similar_dedup_trigger_args(on_duplicate, threshold, k, b, r, text_column, '');
+        -- 22023 for an unknown mode or a bad containment (src/dedup/similar.rs), then 0A000 / 55000.
+        PERFORM @extschema@._simdup_similar_dedup_trigger_args(on_duplicate, threshold, k, b, r, text_column, '', containment);
         SELECT * INTO pk FROM @extschema@._simdup_dedup_key(tbl);
         trigger_args := @extschema@._simdup_similar_dedup_trigger_args(on_duplicate, threshold, k, b, r,
-                                                                       text_column, pk.key_column);
+                                                                       text_column, pk.key_column, containment);
         IF EXISTS (SELECT FROM pg_trigger t WHERE t.tgrelid = tbl AND t.tgname IN ('simdup_dedup', 'simdup_dedup_similar')) THEN
             RAISE EXCEPTION 'table % already has a simdup dedup trigger', tbl
                 USING ERRCODE = 'duplicate_object',
@@ -115,8 +121,8 @@ BEGIN
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl;
 END
 $$;
-COMMENT ON FUNCTION simdup_enable_similar(regclass, name, double precision, integer, double precision, text) IS
-  'simdup: equips a table for simdup_similar and jaccard(text_column, q) >= t queries: a GIN index <table>_<column>_similar_idx on the LSH bands of text_column (_simdup_similar_bands(text_column, k, bands, rows), no column added), with bands x rows (<= 128) chosen so that a pair of character-k-shingle Jaccard similarity threshold (default 0.5, k default 5) becomes a candidate with probability >= recall (default 0.99): minhash_choose_bands(128, threshold, recall). on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup_similar (BEFORE INSERT OR UPDATE): a row with Jaccard similarity >= threshold to a stored row among the index''s candidates raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest such key; safe under concurrency; needs a single-column primary key and a text or varchar column; on a Citus distributed table the trigger on each shard refuses every write but simdup_insert''s, which checks rows across shards on the coordinator. Returns the index, bands, rows and that probability. Requires owning the table';
+COMMENT ON FUNCTION simdup_enable_similar(regclass, name, double precision, integer, double precision, text, double precision) IS
+  'simdup: equips a table for simdup_similar and jaccard(text_column, q) >= t queries: a GIN index <table>_<column>_similar_idx on the LSH bands of text_column (_simdup_similar_bands(text_column, k, bands, rows), no column added), with bands x rows (<= 128) chosen so that a pair of character-k-shingle Jaccard similarity threshold (default 0.5, k default 5) becomes a candidate with probability >= recall (default 0.99): minhash_choose_bands(128, threshold, recall). on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup_similar (BEFORE INSERT OR UPDATE): a row with Jaccard similarity >= threshold to a stored row among the index''s candidates (or, with containment => c, one of them holding at least c of the smaller text''s shingles: an added header or paragraph) raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest such key; safe under concurrency; needs a single-column primary key and a text or varchar column; on a Citus distributed table the trigger on each shard refuses every write but simdup_insert''s, which checks rows across shards on the coordinator. Returns the index, bands, rows and that probability. Requires owning the table';
 
 -- Removes what simdup_enable_similar added: the dedup trigger (and dup_of, if it marked) and
 -- the table's similarity indexes.

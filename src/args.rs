@@ -230,6 +230,20 @@ pgrx::extension_sql!(
 const SIMILARITY_HINT: &str = "Jaccard similarity is a fraction: 0 for disjoint shingle sets, 1 for equal ones; \
      simdup_similar finds rows at or above a threshold in (0, 1], with at least a recall in (0, 1) at the threshold.";
 
+/// The containment threshold of dedup by similarity (`simdup_enable_similar(..., containment =>
+/// c)`): a stored row whose character shingles hold at least this share of the smaller text's
+/// (or the reverse) is a near-duplicate too; 0 < c ≤ 1.
+pub fn containment_threshold(c: f64) -> f64 {
+    if !(c > 0.0 && c <= 1.0) {
+        invalid_parameter(
+            format!("containment threshold must be in (0, 1], got {c}"),
+            "Containment is the share of the smaller text's shingles found in the other text: 1 when one text \
+             contains the other (an added header or paragraph). 0.7 finds such edits with few false matches.",
+        );
+    }
+    c
+}
+
 /// A Jaccard threshold of a verified similarity search (`simdup_similar`,
 /// `simdup_enable_similar`, `minhash_choose_bands(n, threshold, recall)`): 0 < t ≤ 1, and the
 /// recall wanted at it: 0 < recall < 1.

@@ -119,6 +119,25 @@ ALTER FUNCTION jaccard(text, text, integer) SUPPORT _simdup_hamming_support;
     requires = [jaccard, "hamming_support"]
 );
 
+/// Containment of the character `k`-shingle sets of two texts: the share of the smaller set
+/// found in the other (1 when one text contains the other); NULL when either has no shingles.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn containment(a: &str, b: &str, k: default!(i32, 5)) -> Option<f64> {
+    let k = shingle_size(k);
+    let sa = char_set(a, k);
+    if sa.is_empty() {
+        return None;
+    }
+    let sb = char_set(b, k);
+    (!sb.is_empty()).then(|| mh::containment(&sa, &sb))
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION containment(text, text, integer) IS 'simdup: containment |A∩B|/min(|A|,|B|) of the character k-shingle sets (default k = 5) of two texts, 0..1: the share of the smaller text''s shingles found in the other, 1 when one contains the other (an added header or paragraph lowers jaccard but not this); NULL when either has no shingles';",
+    name = "comment_containment",
+    requires = [containment]
+);
+
 /// Exact Jaccard similarity of two stored shingle sets (any order, duplicates ignored); NULL
 /// when either is empty.
 #[pg_extern(immutable, strict, parallel_safe, name = "jaccard")]

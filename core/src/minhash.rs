@@ -371,6 +371,19 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
     inter as f64 / union as f64
 }
 
+/// Containment |A ∩ B| / min(|A|, |B|) of two sets given as strictly ascending slices: the share
+/// of the smaller set found in the other, 1.0 when one contains the other. Where Jaccard falls
+/// as text is added to one side (an inserted paragraph, a boilerplate header), containment stays
+/// high. Always in `[0, 1]`; an empty set gives 1.0 (it is contained in anything), as two empty
+/// sets give Jaccard 1.0.
+pub fn containment(a: &[u64], b: &[u64]) -> f64 {
+    let smaller = a.len().min(b.len());
+    if smaller == 0 {
+        return 1.0;
+    }
+    intersection_size(a, b) as f64 / smaller as f64
+}
+
 // ---------------------------------------------------------------------------------------------
 // MinHash
 // ---------------------------------------------------------------------------------------------

@@ -321,6 +321,25 @@ proptest! {
     }
 
     #[test]
+    fn containment_properties(a in small_set(), b in small_set()) {
+        let c = containment(&a, &b);
+        prop_assert!((0.0..=1.0).contains(&c));
+        prop_assert_eq!(c, containment(&b, &a));
+        // Never below Jaccard (|A ∪ B| >= min(|A|, |B|)), 1 when one set contains the other.
+        prop_assert!(c >= jaccard(&a, &b));
+        let mut both = a.clone();
+        both.extend_from_slice(&b);
+        prop_assert_eq!(containment(&a, &to_set(both)), 1.0);
+        let naive = if a.is_empty() || b.is_empty() {
+            1.0
+        } else {
+            let (x, y): (HashSet<u64>, HashSet<u64>) = (a.iter().copied().collect(), b.iter().copied().collect());
+            x.intersection(&y).count() as f64 / x.len().min(y.len()) as f64
+        };
+        prop_assert!((c - naive).abs() < 1e-12);
+    }
+
+    #[test]
     fn minhash_order_duplicates_prefix(a in small_set(), n in 1usize..64) {
         let sig = minhash(&a, n).unwrap();
         if a.is_empty() {
@@ -345,6 +364,17 @@ fn jaccard_edge_cases() {
     assert_eq!(jaccard(&[], &[1]), 0.0);
     assert_eq!(jaccard(&[1, 2, 3], &[2, 3, 4]), 0.5);
     assert_eq!(jaccard(&[0, u64::MAX], &[u64::MAX]), 0.5);
+}
+
+#[test]
+fn containment_cases() {
+    assert_eq!(containment(&[], &[]), 1.0);
+    assert_eq!(containment(&[], &[1]), 1.0);
+    assert_eq!(containment(&[1, 2, 3], &[2, 3, 4]), 2.0 / 3.0);
+    // A set inside a larger one: containment 1, Jaccard 0.25.
+    assert_eq!(containment(&[2, 3], &[1, 2, 3, 4, 5, 6, 7, 8]), 1.0);
+    assert_eq!(jaccard(&[2, 3], &[1, 2, 3, 4, 5, 6, 7, 8]), 0.25);
+    assert_eq!(containment(&[1, 2], &[3, 4]), 0.0);
 }
 
 #[test]

@@ -219,12 +219,15 @@ pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -
                             lock_stripe(relid, stripe);
                         }
                         let (k, b, r) = (cfg.k, cfg.bands, cfg.rows);
-                        let similarity = format!("{ext_schema}.jaccard(t.{source}::pg_catalog.text, $2, {k})");
+                        // The trigger's decision (src/dedup/similar.rs), on every shard.
+                        let similarity =
+                            format!("{ext_schema}._simdup_similar_match(t.{source}::pg_catalog.text, $2, {k}, $3, $4)");
                         let condition = format!(
                             "{ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) $1 \
-                         AND {similarity} OPERATOR(pg_catalog.>=) $3"
+                         AND {similarity} IS NOT NULL"
                         );
-                        search(smallest(&similarity, &condition), &[bands.into(), text.into(), cfg.threshold.into()])
+                        let args = [bands.into(), text.into(), cfg.threshold.into(), cfg.containment.into()];
+                        search(smallest(&similarity, &condition), &args)
                     })
                     .flatten()
             }

@@ -81,36 +81,49 @@ pub(crate) struct SimilarConfig {
     pub rows: usize,
     pub text_column: String,
     pub key_column: String,
+    /// `containment => c`: a row is also a near-duplicate of one that holds at least this share
+    /// of the smaller text's shingles (the trigger's eighth argument; none: Jaccard only).
+    pub containment: Option<f64>,
 }
 
 impl SimilarConfig {
-    /// The `CREATE TRIGGER` argument list, as SQL literals (the threshold in the shortest form
-    /// that reads back as the same double).
+    /// The one decision of dedup by similarity: a stored row's shingle set `other` makes a row
+    /// with shingle set `set` a near-duplicate when their Jaccard similarity reaches the
+    /// threshold, or their containment reaches `containment`; then their Jaccard similarity.
+    pub fn similar(&self, set: &[u64], other: &[u64]) -> Option<f64> {
+        similar_match(set, other, self.threshold, self.containment)
+    }
+
+    /// The `CREATE TRIGGER` argument list, as SQL literals (the thresholds in the shortest form
+    /// that reads back as the same double; the containment only when there is one, so that a
+    /// trigger without it keeps 0.3.0's seven arguments).
     pub fn to_args(&self) -> String {
-        [
-            self.mode.as_str(),
-            &self.threshold.to_string(),
-            &self.k.to_string(),
-            &self.bands.to_string(),
-            &self.rows.to_string(),
-            &self.text_column,
-            &self.key_column,
-        ]
-        .map(quote_literal)
-        .join(", ")
+        let mut args = vec![
+            self.mode.as_str().to_owned(),
+            self.threshold.to_string(),
+            self.k.to_string(),
+            self.bands.to_string(),
+            self.rows.to_string(),
+            self.text_column.clone(),
+            self.key_column.clone(),
+        ];
+        args.extend(self.containment.map(|c| c.to_string()));
+        args.iter().map(|a| quote_literal(a)).collect::<Vec<_>>().join(", ")
     }
 
     /// The configuration from the trigger's arguments, checked as `simdup_enable_similar`
     /// checks them: 39P01 for a wrong count, 22023 for a bad value.
     pub fn parse(args: &[String]) -> SimilarConfig {
-        let [mode, threshold, k, bands, rows, text, key] = args else {
-            protocol_error(
+        let (mode, threshold, k, bands, rows, text, key, containment) = match args {
+            [mode, threshold, k, bands, rows, text, key] => (mode, threshold, k, bands, rows, text, key, None),
+            [mode, threshold, k, bands, rows, text, key, c] => (mode, threshold, k, bands, rows, text, key, Some(c)),
+            _ => protocol_error(
                 &format!(
-                    "simdup_similar_dedup_trigger needs 7 arguments (mode, threshold, k, bands, rows, text_column, key_column), got {}",
+                    "simdup_similar_dedup_trigger needs 7 or 8 arguments (mode, threshold, k, bands, rows, text_column, key_column[, containment]), got {}",
                     args.len()
                 ),
                 INSTALLED_BY,
-            )
+            ),
         };
         let int = |s: &str| s.parse::<i32>().unwrap_or(-1);
         let threshold = args::similarity_target(threshold.parse::<f64>().unwrap_or(f64::NAN), 0.5).0;
@@ -124,24 +137,74 @@ impl SimilarConfig {
             rows,
             text_column: text.clone(),
             key_column: key.clone(),
+            containment: containment.map(|c| args::containment_threshold(c.parse::<f64>().unwrap_or(f64::NAN))),
         }
     }
 }
 
+/// Whether shingle sets `set` and `other` are near-duplicates for dedup by similarity (Jaccard
+/// ≥ `threshold`, or containment ≥ `containment`), and then their Jaccard similarity: the
+/// decision of the trigger ([`SimilarConfig::similar`]) and of the cross-shard check's SQL
+/// ([`_simdup_similar_match`]).
+fn similar_match(set: &[u64], other: &[u64], threshold: f64, containment: Option<f64>) -> Option<f64> {
+    let jaccard = mh::jaccard(set, other);
+    (jaccard >= threshold || containment.is_some_and(|c| mh::containment(set, other) >= c)).then_some(jaccard)
+}
+
+/// `_simdup_similar_match(a, b, k, threshold, containment)`: the Jaccard similarity of the
+/// character k-shingles of `a` and `b` when dedup by similarity counts them as near-duplicates
+/// ([`similar_match`]), NULL otherwise or for text without shingles; `containment` NULL: Jaccard
+/// only. The condition of the checked write's query on every shard (src/dedup/checked.rs).
+#[pg_extern(immutable, parallel_safe)]
+fn _simdup_similar_match(
+    a: Option<&str>,
+    b: Option<&str>,
+    k: Option<i32>,
+    threshold: Option<f64>,
+    containment: Option<f64>,
+) -> Option<f64> {
+    let (a, b, k, threshold) = (a?, b?, k?, threshold?);
+    let k = args::shingle_size(k);
+    let threshold = args::similarity_target(threshold, 0.5).0;
+    let containment = containment.map(args::containment_threshold);
+    let (sa, sb) = (char_set(a, k), char_set(b, k));
+    if sa.is_empty() || sb.is_empty() {
+        return None;
+    }
+    similar_match(&sa, &sb, threshold, containment)
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_similar_match(text, text, integer, double precision, double precision) IS \
+     'simdup (internal): the Jaccard similarity of the character k-shingles of two texts when the similarity dedup trigger counts them as near-duplicates (Jaccard >= threshold, or containment >= containment when that is not NULL), NULL otherwise: the condition of the cross-shard check on Citus';",
+    name = "comment__simdup_similar_match",
+    requires = [_simdup_similar_match]
+);
+
 /// Checks `simdup_enable_similar`'s dedup arguments and returns the trigger's argument list:
-/// 22023 for an unknown mode or a bad threshold, k, bands or rows.
+/// 22023 for an unknown mode or a bad threshold, k, bands, rows or containment; 22004 for a
+/// NULL argument but the containment (NULL: none).
 #[pg_extern(immutable, parallel_safe)]
 #[allow(clippy::too_many_arguments)]
 fn _simdup_similar_dedup_trigger_args(
-    on_duplicate: &str,
-    threshold: f64,
-    k: i32,
-    bands: i32,
-    rows: i32,
-    text_column: &str,
-    key_column: &str,
+    on_duplicate: Option<&str>,
+    threshold: Option<f64>,
+    k: Option<i32>,
+    bands: Option<i32>,
+    rows: Option<i32>,
+    text_column: Option<&str>,
+    key_column: Option<&str>,
+    containment: Option<f64>,
 ) -> String {
-    let args = [
+    let (Some(on_duplicate), Some(threshold), Some(k), Some(bands), Some(rows), Some(text_column), Some(key_column)) =
+        (on_duplicate, threshold, k, bands, rows, text_column, key_column)
+    else {
+        crate::errors::null_not_allowed(
+            "on_duplicate, threshold, k, bands, rows, text_column and key_column must not be NULL",
+            "Only the containment may be NULL (no containment rule).",
+        )
+    };
+    let mut args = vec![
         on_duplicate.to_owned(),
         threshold.to_string(),
         k.to_string(),
@@ -150,12 +213,13 @@ fn _simdup_similar_dedup_trigger_args(
         text_column.to_owned(),
         key_column.to_owned(),
     ];
+    args.extend(containment.map(|c| c.to_string()));
     SimilarConfig::parse(&args).to_args()
 }
 
 extension_sql!(
-    "COMMENT ON FUNCTION _simdup_similar_dedup_trigger_args(text, double precision, integer, integer, integer, text, text) IS \
-     'simdup (internal): checks simdup_enable_similar''s on_duplicate, threshold, k, bands and rows and returns the similarity dedup trigger''s argument list';",
+    "COMMENT ON FUNCTION _simdup_similar_dedup_trigger_args(text, double precision, integer, integer, integer, text, text, double precision) IS \
+     'simdup (internal): checks simdup_enable_similar''s on_duplicate, threshold, k, bands, rows and containment and returns the similarity dedup trigger''s argument list';",
     name = "comment__simdup_similar_dedup_trigger_args",
     requires = [_simdup_similar_dedup_trigger_args]
 );
@@ -231,16 +295,25 @@ pub(super) fn similar_error(
     similarity: f64,
     may_read_key: bool,
 ) -> ConstraintError {
+    // Which rule matched: a match below the Jaccard threshold is one by containment.
+    let rule = match cfg.containment {
+        Some(c) if similarity < cfg.threshold => {
+            format!(
+                "below the threshold {}, but at least {c} of the smaller text's shingles are in the other",
+                cfg.threshold
+            )
+        }
+        _ => format!("threshold {}", cfg.threshold),
+    };
     let detail = if may_read_key {
         format!(
-            "Key ({})=({}) has Jaccard similarity {:.3} with it (threshold {}).",
+            "Key ({})=({}) has Jaccard similarity {:.3} with it ({rule}).",
             pgrx::spi::quote_identifier(&cfg.key_column),
             key_text,
             similarity,
-            cfg.threshold
         )
     } else {
-        format!("An existing row has Jaccard similarity {similarity:.3} with it (threshold {}).", cfg.threshold)
+        format!("An existing row has Jaccard similarity {similarity:.3} with it ({rule}).")
     };
     violation(rel, TRIGGER_SIMILAR, name, detail)
 }
@@ -384,8 +457,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                     {
                         return None;
                     }
-                    let similarity = mh::jaccard(&set, &other_set);
-                    (similarity >= cfg.threshold).then_some(similarity)
+                    cfg.similar(&set, &other_set)
                 })
             })
         });
@@ -427,9 +499,14 @@ mod tests {
             rows: 6,
             text_column: "bo'dy".into(),
             key_column: "id".into(),
+            containment: None,
         };
         assert_eq!(c.to_args(), "'skip', '0.6', '5', '18', '6', 'bo''dy', 'id'");
         let args = ["skip", "0.6", "5", "18", "6", "bo'dy", "id"].map(String::from);
+        assert_eq!(SimilarConfig::parse(&args), c);
+        let c = SimilarConfig { containment: Some(0.7), ..c };
+        assert_eq!(c.to_args(), "'skip', '0.6', '5', '18', '6', 'bo''dy', 'id', '0.7'");
+        let args = ["skip", "0.6", "5", "18", "6", "bo'dy", "id", "0.7"].map(String::from);
         assert_eq!(SimilarConfig::parse(&args), c);
     }
 }

@@ -162,6 +162,19 @@ SELECT simdup_enable_similar('cs_plain', 'body', 0.5, on_duplicate => 'skip');
 INSERT INTO cs_plain (id, body) SELECT id, body FROM pool ORDER BY id;
 SELECT check_that('similar skip, t = 0.5, one plain INSERT ... SELECT of all rows: the rows the local similarity trigger stores',
   array(SELECT id FROM cs_plain ORDER BY id) = array(SELECT id FROM cs_skip_local ORDER BY id));
+-- With containment => 0.7 (the trigger's second rule, _simdup_similar_match on every shard).
+CREATE TABLE cs_contain (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT create_distributed_table('cs_contain', 'id');
+SELECT simdup_enable_similar('cs_contain', 'body', 0.5, on_duplicate => 'skip', containment => 0.7);
+CREATE TABLE cs_contain_local (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT simdup_enable_similar('cs_contain_local', 'body', 0.5, on_duplicate => 'skip', containment => 0.7);
+INSERT INTO cs_contain (id, body) SELECT id, body FROM pool ORDER BY id;
+INSERT INTO cs_contain_local (id, body) SELECT id, body FROM pool ORDER BY id;
+SELECT check_that('similar skip with containment 0.7, one plain INSERT ... SELECT of all rows: the rows the local similarity trigger stores',
+  array(SELECT id FROM cs_contain ORDER BY id) = array(SELECT id FROM cs_contain_local ORDER BY id)
+  AND (SELECT count(*) FROM cs_contain) <= (SELECT count(*) FROM cs_skip_local),
+  format('%s vs %s rows (Jaccard alone: %s)', (SELECT count(*) FROM cs_contain), (SELECT count(*) FROM cs_contain_local),
+         (SELECT count(*) FROM cs_skip_local)));
 
 -- ---------------------------------------------------------------------------------------------
 -- Plain writes on the coordinator (src/dedup/coordinator.rs): INSERT ... SELECT, one INSERT a

@@ -55,9 +55,39 @@ SELECT simdup_disable_similar('notes');
 \d notes
 INSERT INTO notes VALUES (12, 'The Harbor Point ferry service resumed on Monday after an 11-month suspension.');
 
+-- containment => c: a row is also a near-duplicate of a stored row when one text holds at least
+-- c of the other's shingles (an added header or paragraph lowers Jaccard, not containment).
+CREATE TABLE posts (id int PRIMARY KEY, body text);
+SELECT bands, rows FROM simdup_enable_similar('posts', 'body', on_duplicate => 'reject', containment => 0.7);
+SELECT replace(encode(tgargs, 'escape'), '\000', ' ') AS trigger_arguments FROM pg_trigger WHERE tgrelid = 'posts'::regclass AND tgname = 'simdup_dedup_similar';
+INSERT INTO posts VALUES (1, 'The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said.');
+SELECT round(jaccard(a, b)::numeric, 3) AS j, round(containment(a, b)::numeric, 3) AS c,
+       _simdup_similar_bands(a, 5, 35, 3) && _simdup_similar_bands(b, 5, 35, 3) AS shares_a_band
+FROM (VALUES ('The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said.',
+              'Coast desk, updated hourly with reports from our correspondents along the bay, the islands and the northern harbors: The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said.')) v(a, b);
+\set VERBOSITY default
+INSERT INTO posts VALUES (2, 'Coast desk, updated hourly with reports from our correspondents along the bay, the islands and the northern harbors: The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said.');
+\set VERBOSITY terse
+-- Without it, the same row is stored (Jaccard alone, 0.459).
+CREATE TABLE posts_jaccard (id int PRIMARY KEY, body text);
+SELECT bands, rows FROM simdup_enable_similar('posts_jaccard', 'body', on_duplicate => 'reject');
+INSERT INTO posts_jaccard SELECT 1, body FROM posts WHERE id = 1;
+INSERT INTO posts_jaccard VALUES (2, 'Coast desk, updated hourly with reports from our correspondents along the bay, the islands and the northern harbors: The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said.');
+SELECT count(*) AS stored_by_jaccard_alone FROM posts_jaccard;
+-- A short text contained in a stored one: rejected the other way round too.
+INSERT INTO posts VALUES (3, 'ferry service resumed on Monday after an eleven-month suspension');
+-- Unrelated text: stored.
+INSERT INTO posts VALUES (4, 'The city council approved a new budget for parks and libraries on Tuesday.');
+SELECT id FROM posts ORDER BY id;
+DROP TABLE posts, posts_jaccard;
+
 -- ---------------------------------------------------------------------------------------------
 -- Arguments and prerequisites
 -- ---------------------------------------------------------------------------------------------
+SELECT * FROM simdup_enable_similar('notes', 'body', containment => 0.7);
+SELECT * FROM simdup_enable_similar('notes', 'body', on_duplicate => 'skip', containment => 0);
+SELECT * FROM simdup_enable_similar('notes', 'body', on_duplicate => 'skip', containment => 1.5);
+SELECT _simdup_similar_dedup_trigger_args('skip', 0.5, 5, 35, 3, 'body', NULL, NULL);
 CREATE TABLE nopk (body text);
 SELECT * FROM simdup_enable_similar('nopk', 'body', on_duplicate => 'reject');
 SELECT * FROM simdup_enable_similar('notes', 'body', on_duplicate => 'drop');
@@ -126,7 +156,7 @@ FROM v;
 SELECT count(*) AS documents, count(DISTINCT family) AS families FROM pool;
 -- Every pair with its exact similarity and whether it shares a band of the index made below.
 CREATE TABLE pairs AS
-SELECT a.id AS a, b.id AS b, jaccard(a.body, b.body) AS j,
+SELECT a.id AS a, b.id AS b, jaccard(a.body, b.body) AS j, containment(a.body, b.body) AS c,
        _simdup_similar_bands(a.body, 5, 35, 3) && _simdup_similar_bands(b.body, 5, 35, 3) AS candidate
 FROM pool a JOIN pool b ON a.id <> b.id;
 CREATE INDEX ON pairs (b, a);
@@ -200,6 +230,40 @@ FROM pool p LEFT JOIN dd_skip s USING (id) GROUP BY kind ORDER BY kind;
 -- Precision is exact: every marked row's dup_of has similarity >= 0.5 with it.
 SELECT count(*) AS marked_below_threshold FROM dd_mark m JOIN dd_mark o ON o.id = m.dup_of WHERE jaccard(m.body, o.body) < 0.5;
 
+-- With containment => 0.7, against brute force: a row is dropped when a kept row shares a band
+-- with it and has Jaccard >= 0.5 or containment >= 0.7 (the trigger's promise: candidates come
+-- from the bands). Skip and mark, serially, in the pool's order.
+SELECT count(*) FILTER (WHERE c >= 0.7 AND j < 0.5) / 2 AS pairs_by_containment_only,
+       count(*) FILTER (WHERE c >= 0.7 AND j < 0.5 AND candidate) / 2 AS of_them_sharing_a_band
+FROM pairs;
+CREATE TABLE brute_skip_c (id int);
+DO $$
+DECLARE p record;
+BEGIN
+    FOR p IN SELECT * FROM pool ORDER BY ord LOOP
+        IF NOT EXISTS (SELECT FROM brute_skip_c s JOIN pairs x ON x.a = s.id AND x.b = p.id
+                       WHERE x.candidate AND (x.j >= 0.5 OR x.c >= 0.7)) THEN
+            INSERT INTO brute_skip_c VALUES (p.id);
+        END IF;
+    END LOOP;
+END
+$$;
+CREATE TABLE dd_skip_c (id int PRIMARY KEY, body text);
+SELECT bands, rows FROM simdup_enable_similar('dd_skip_c', 'body', on_duplicate => 'skip', containment => 0.7);
+INSERT INTO dd_skip_c SELECT id, body FROM pool ORDER BY ord;
+CREATE TABLE dd_mark_c (id int PRIMARY KEY, body text);
+SELECT bands, rows FROM simdup_enable_similar('dd_mark_c', 'body', on_duplicate => 'mark', containment => 0.7);
+INSERT INTO dd_mark_c SELECT id, body FROM pool ORDER BY ord;
+SELECT (SELECT count(*) FROM dd_skip_c) AS skip_stored, (SELECT count(*) FROM brute_skip_c) AS brute_stored,
+       (SELECT count(*) FROM dd_skip_c FULL JOIN brute_skip_c USING (id) WHERE dd_skip_c.body IS NULL OR brute_skip_c.id IS NULL) AS skip_differences,
+       (SELECT count(*) FROM dd_mark_c m JOIN pool p USING (id)
+        WHERE m.dup_of IS DISTINCT FROM (SELECT min(q.id) FROM pool q JOIN pairs x ON x.a = q.id AND x.b = p.id
+                                         WHERE q.ord < p.ord AND x.candidate AND (x.j >= 0.5 OR x.c >= 0.7))) AS mark_differences;
+-- What containment adds, by kind of edit (skipped with Jaccard alone, and with containment too).
+SELECT kind, count(*) AS documents, count(*) FILTER (WHERE s.id IS NULL) AS skipped_jaccard,
+       count(*) FILTER (WHERE c.id IS NULL) AS skipped_with_containment
+FROM pool p LEFT JOIN dd_skip s USING (id) LEFT JOIN dd_skip_c c USING (id) GROUP BY kind ORDER BY kind;
+
 -- ---------------------------------------------------------------------------------------------
 -- Privileges and row-level security: the trigger sees every row, names a key only to a
 -- role that may read it.
@@ -219,4 +283,5 @@ REVOKE ALL ON dd_reject FROM simdup_sim_writer;
 REVOKE ALL ON SCHEMA public FROM simdup_sim_writer;
 DROP ROLE simdup_sim_writer;
 
-DROP TABLE notes, fixture, pool, pairs, brute_skip, brute_mark, dd_skip, dd_mark, dd_reject, rejected;
+DROP TABLE notes, fixture, pool, pairs, brute_skip, brute_mark, dd_skip, dd_mark, dd_reject, rejected,
+           brute_skip_c, dd_skip_c, dd_mark_c;
