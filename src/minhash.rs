@@ -97,13 +97,18 @@ extension_sql!(
 /// has no shingles.
 #[pg_extern(immutable, strict, parallel_safe)]
 pub(crate) fn jaccard(a: &str, b: &str, k: default!(i32, 5)) -> Option<f64> {
-    let k = shingle_size(k);
+    char_sets(a, b, shingle_size(k)).map(|(sa, sb)| mh::jaccard(&sa, &sb))
+}
+
+/// The character `k`-shingle sets of two texts, None when either has none (the second text is
+/// not shingled then).
+pub(crate) fn char_sets(a: &str, b: &str, k: usize) -> Option<(Vec<u64>, Vec<u64>)> {
     let sa = char_set(a, k);
     if sa.is_empty() {
         return None;
     }
     let sb = char_set(b, k);
-    (!sb.is_empty()).then(|| mh::jaccard(&sa, &sb))
+    (!sb.is_empty()).then_some((sa, sb))
 }
 
 extension_sql!(
@@ -123,13 +128,7 @@ ALTER FUNCTION jaccard(text, text, integer) SUPPORT _simdup_hamming_support;
 /// found in the other (1 when one text contains the other); NULL when either has no shingles.
 #[pg_extern(immutable, strict, parallel_safe)]
 fn containment(a: &str, b: &str, k: default!(i32, 5)) -> Option<f64> {
-    let k = shingle_size(k);
-    let sa = char_set(a, k);
-    if sa.is_empty() {
-        return None;
-    }
-    let sb = char_set(b, k);
-    (!sb.is_empty()).then(|| mh::containment(&sa, &sb))
+    char_sets(a, b, shingle_size(k)).map(|(sa, sb)| mh::containment(&sa, &sb))
 }
 
 extension_sql!(

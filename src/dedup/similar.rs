@@ -167,10 +167,7 @@ fn _simdup_similar_match(
     let k = args::shingle_size(k);
     let threshold = args::similarity_target(threshold, 0.5).0;
     let containment = containment.map(args::containment_threshold);
-    let (sa, sb) = (char_set(a, k), char_set(b, k));
-    if sa.is_empty() || sb.is_empty() {
-        return None;
-    }
+    let (sa, sb) = crate::minhash::char_sets(a, b, k)?;
     similar_match(&sa, &sb, threshold, containment)
 }
 
