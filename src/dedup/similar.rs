@@ -108,7 +108,7 @@ impl SimilarConfig {
             self.key_column.clone(),
         ];
         args.extend(self.containment.map(|c| c.to_string()));
-        args.iter().map(|a| quote_literal(a)).collect::<Vec<_>>().join(", ")
+        args.iter().map(quote_literal).collect::<Vec<_>>().join(", ")
     }
 
     /// The configuration from the trigger's arguments, checked as `simdup_enable_similar`
