@@ -7,7 +7,9 @@
 #      pool -> pool_fpr.tsv);
 #   4. the Python recipes score the same pairs (jieba + simhash, datasketch MinHash ->
 #      scores_python.tsv);
-#   5. bench/quality_report.py writes bench/data/results/quality.md;
+#   5. bench/quality_report.py writes bench/data/results/quality.md, and
+#      bench/containment_eval.py the similarity trigger's rules with containment
+#      (bench/data/results/quality_containment.md);
 #   6. the same for a corpus no other measurement uses, the prose of the Python 3.11 documentation
 #      (Debian package python3.11-doc, bench/fetch_pydoc.sh), as English only:
 #      bench/data/quality_pydoc/ and bench/data/results/quality_pydoc.md (PYDOC=0 skips it).
@@ -47,6 +49,10 @@ step "score: Python recipes"
 step "report"
 "$BENCH_DIR/.venv/bin/python" "$BENCH_DIR/quality_report.py" "$DIR" --out "$REPORT"
 echo "$REPORT"
+
+step "dedup by similarity with the containment rule (bench/containment_eval.py)"
+python3 "$BENCH_DIR/containment_eval.py" "$DIR" >"${REPORT%.md}_containment.md"
+echo "${REPORT%.md}_containment.md"
 
 [ "${PYDOC:-1}" = 1 ] || exit 0
 PDIR="${QUALITY_PYDOC_DIR:-$BENCH_DIR/data/quality_pydoc}"
