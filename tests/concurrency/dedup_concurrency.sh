@@ -33,8 +33,9 @@
 #    fingerprints when no other transaction is writing, else check row by row. The same checks,
 #    and statements must have loaded the fingerprints (simdup's DEBUG line).
 # 4. Three rounds (reject, skip, mark) of dedup by verified similarity (simdup_enable_similar,
-#    threshold 0.5), the same clients and pool: no two stored rows (reject, skip) or unmarked
-#    rows (mark) share a band of the similarity index and have Jaccard similarity >= 0.5; no
+#    threshold 0.5), and a fourth (skip) with containment => 0.7, the same clients and pool: no
+#    two stored rows (reject, skip) or unmarked rows (mark) share a band of the similarity index
+#    and have Jaccard similarity >= 0.5 (or containment >= 0.7 in the fourth); no
 #    document lost; every dup_of names such a row; no error but 23505. Pairs of similarity
 #    >= 0.5 that share no band (the index's misses, not the trigger's promise) are shown.
 set -euo pipefail
@@ -213,10 +214,10 @@ run_round() { # MODE [bulk]
   local script=client
   [ "$kind" = bulk ] && script=bulkclient
   if [ "$kind" = similar ]; then
-    step "round '$mode' (similar): $CLIENTS concurrent clients, Jaccard similarity >= $T"
+    step "round '$mode' (similar): $CLIENTS concurrent clients, Jaccard similarity >= $T${C:+ or containment >= $C}"
     psql >/dev/null <<SQL
 CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL);
-SELECT simdup_enable_similar('docs', 'body', $T, on_duplicate => '$mode');
+SELECT simdup_enable_similar('docs', 'body', $T, on_duplicate => '$mode'${C:+, containment => $C});
 SQL
   else
     step "round '$mode'${kind:+ ($kind)}: $CLIENTS concurrent clients, k = $K"
@@ -268,9 +269,11 @@ SQL
        -c "CREATE TABLE attempted AS SELECT DISTINCT p.id, p.fp FROM x JOIN pool p USING (id)"
   local bad
   if [ "$kind" = similar ]; then
-    # The trigger's criterion (a shared band of the index, then jaccard >= T) and brute force
-    # (jaccard >= T over every pair) must both hold.
-    local near="(_simdup_similar_bands(a.body, 5, $BANDS, $ROWS) && _simdup_similar_bands(b.body, 5, $BANDS, $ROWS) AND jaccard(a.body, b.body) >= $T)"
+    # The trigger's criterion (a shared band of the index, then jaccard >= T, or containment
+    # >= C with containment) and brute force (jaccard >= T over every pair) must both hold.
+    local rule="jaccard(a.body, b.body) >= $T"
+    [ -n "${C:-}" ] && rule="($rule OR containment(a.body, b.body) >= $C)"
+    local near="(_simdup_similar_bands(a.body, 5, $BANDS, $ROWS) && _simdup_similar_bands(b.body, 5, $BANDS, $ROWS) AND $rule)"
     if [ "$mode" = mark ]; then
       bad=$(psql -At <<SQL
 SELECT concat_ws(' ',
@@ -346,4 +349,6 @@ read -r BANDS ROWS < <(psql -At -F ' ' -c "SELECT bands, rows FROM minhash_choos
 run_round reject similar
 run_round skip similar
 run_round mark similar
+# ... with the containment rule (containment => 0.7).
+C=0.7 run_round skip similar
 step "concurrency: all checks passed"
