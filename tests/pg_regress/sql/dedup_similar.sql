@@ -169,18 +169,22 @@ FROM pairs;
 -- Serially, in the pool's order, the brute-force answer of each mode at the default threshold
 -- (0.5): skip keeps a row unless a kept row has similarity >= 0.5; mark names the smallest key
 -- among the earlier rows with similarity >= 0.5; reject rejects the rows skip drops, naming
--- the smallest such key among the rows kept.
-CREATE TABLE brute_skip (id int);
-DO $$
-DECLARE p record;
+-- the smallest such key among the rows kept. (brute_skip(min_c): the rows skip keeps; with a
+-- containment min_c, a kept row that shares a band and has similarity >= 0.5 or containment
+-- >= min_c drops a row.)
+CREATE FUNCTION pg_temp.brute_skip(min_c float8) RETURNS SETOF int LANGUAGE plpgsql AS $$
+DECLARE p record; kept int[] := '{}';
 BEGIN
     FOR p IN SELECT * FROM pool ORDER BY ord LOOP
-        IF NOT EXISTS (SELECT FROM brute_skip s JOIN pairs x ON x.a = s.id AND x.b = p.id WHERE x.j >= 0.5) THEN
-            INSERT INTO brute_skip VALUES (p.id);
+        IF NOT EXISTS (SELECT FROM pairs x WHERE x.b = p.id AND x.a = ANY (kept)
+                       AND CASE WHEN min_c IS NULL THEN x.j >= 0.5 ELSE x.candidate AND (x.j >= 0.5 OR x.c >= min_c) END) THEN
+            kept := kept || p.id;
         END IF;
     END LOOP;
+    RETURN QUERY SELECT unnest(kept);
 END
 $$;
+CREATE TABLE brute_skip AS SELECT id FROM pg_temp.brute_skip(NULL) id;
 CREATE TABLE brute_mark AS
 SELECT p.id, (SELECT min(q.id) FROM pool q JOIN pairs x ON x.a = q.id AND x.b = p.id
               WHERE q.ord < p.ord AND x.j >= 0.5) AS dup_of
@@ -236,18 +240,7 @@ SELECT count(*) AS marked_below_threshold FROM dd_mark m JOIN dd_mark o ON o.id 
 SELECT count(*) FILTER (WHERE c >= 0.7 AND j < 0.5) / 2 AS pairs_by_containment_only,
        count(*) FILTER (WHERE c >= 0.7 AND j < 0.5 AND candidate) / 2 AS of_them_sharing_a_band
 FROM pairs;
-CREATE TABLE brute_skip_c (id int);
-DO $$
-DECLARE p record;
-BEGIN
-    FOR p IN SELECT * FROM pool ORDER BY ord LOOP
-        IF NOT EXISTS (SELECT FROM brute_skip_c s JOIN pairs x ON x.a = s.id AND x.b = p.id
-                       WHERE x.candidate AND (x.j >= 0.5 OR x.c >= 0.7)) THEN
-            INSERT INTO brute_skip_c VALUES (p.id);
-        END IF;
-    END LOOP;
-END
-$$;
+CREATE TABLE brute_skip_c AS SELECT id FROM pg_temp.brute_skip(0.7) id;
 CREATE TABLE dd_skip_c (id int PRIMARY KEY, body text);
 SELECT bands, rows FROM simdup_enable_similar('dd_skip_c', 'body', on_duplicate => 'skip', containment => 0.7);
 INSERT INTO dd_skip_c SELECT id, body FROM pool ORDER BY ord;
