@@ -211,10 +211,10 @@ fn chosen_index(tbl: pg_sys::Oid, threshold: f64, min_recall: f64) -> Search {
         if !heap.is_null() {
             pg_sys::relation_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         }
-        (indexes.iter().map(|ix| (ix.oid, ix.bands, ix.rows)).collect::<Vec<_>>(), chosen)
+        (indexes, chosen)
     };
     let Some((expr, k, bands, rows)) = chosen else {
-        let Some(&(last, b, r)) = indexes.last() else {
+        let Some(&SimilarityIndex { oid: last, bands: b, rows: r, .. }) = indexes.last() else {
             Error::new(Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, format!("table {table} has no similarity index"))
                 .hint("Call simdup_enable_similar(table, text_column, threshold) first.")
                 .raise()
