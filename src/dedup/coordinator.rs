@@ -1,7 +1,8 @@
 //! Plain writes into a Citus distributed dedup table, on its coordinator: `INSERT` (one row,
-//! many rows, `INSERT … SELECT`, prepared or from a function) and `COPY … FROM`, each row
-//! checked across shards by the checked write ([`super::checked::write_row`]), in the
-//! statement's row order, with the answers of the single-node trigger.
+//! many rows, `INSERT … SELECT`, prepared or from a function), `COPY … FROM` and `UPDATE`s that
+//! change the checked column, each row checked across shards by the checked write
+//! ([`super::checked`]), in the statement's row order, with the answers of the single-node
+//! trigger.
 //!
 //! * **`INSERT`.** A planner hook (installed after Citus's, so it runs first and chains it)
 //!   plans the statement's rows as a query of their own — the INSERT's target list after the
@@ -14,13 +15,23 @@
 //!   PostgreSQL's own COPY reader (`BeginCopyFrom` / `NextCopyFrom`: every format and option,
 //!   defaults of the columns left out) and writes them by `INSERT … SELECT`, [`BATCH_ROWS`] at
 //!   a time, which the planner hook plans as above (`COPY n`).
+//! * **`UPDATE`** that assigns the checked column (the text, or an adopted fingerprint). The
+//!   planner hook plans the rows it changes as a SELECT, as the writer — each row's ctid, key
+//!   and checked value as they are, then the new values — under the custom scan
+//!   `SimdupCheckedUpdate`, which writes them one by one through the checked update
+//!   ([`super::checked::update_row`]: the row checked against every shard but itself, then
+//!   written by key *and* ctid, so that a row another transaction changed meanwhile raises
+//!   40001 instead of losing that change); a row a join yields twice is updated once (`UPDATE
+//!   n`). UPDATEs of other columns are Citus's: the shards' triggers let them through.
 //!
-//! The writer's INSERT privileges are checked by the checked write, per column written, as the
-//! executor would. Refused with 0A000: `RETURNING`, `ON CONFLICT` and `COPY … WHERE`. The rest —
-//! writes through a worker, text-changing UPDATEs — the shards' triggers refuse
-//! ([`super::citus`]). The checked write's own INSERT (`simdup.checked_write` naming the table,
-//! as its owner) is left to Citus: it is what the shards' triggers let through.
+//! The writer's INSERT and UPDATE privileges are checked by the checked write, per column
+//! written, as the executor would. Refused with 0A000: `RETURNING`, `ON CONFLICT`, `COPY …
+//! WHERE`, a data-modifying `WITH` around an UPDATE, and an UPDATE assigning several columns
+//! from one sub-SELECT. Writes through a worker the shards' triggers refuse
+//! ([`super::citus`]). The checked write's own INSERT or UPDATE (`simdup.checked_write` naming
+//! the table, as its owner) is left to Citus: it is what the shards' triggers let through.
 
+use std::collections::HashSet;
 use std::ffi::{c_char, c_int, CStr};
 use std::ptr;
 
@@ -30,10 +41,13 @@ use pgrx::prelude::*;
 use crate::catalog::{cells, qualified_name};
 use crate::errors::{Code, ConstraintError, Error};
 
-use super::checked::{array_insert, batchable, row_array, write_batch, write_row, Outcome, Row};
+use super::checked::{
+    array_insert, batchable, checked_columns, row_array, update_row, write_batch, write_row, OldRow, Outcome, Row,
+};
 use super::config::TRIGGER;
 use super::similar::TRIGGER_SIMILAR;
 use super::trigger::trigger_args_named;
+use super::tuple::text_of;
 
 static mut PREVIOUS_PLANNER: pg_sys::planner_hook_type = None;
 static mut PREVIOUS_UTILITY: pg_sys::ProcessUtility_hook_type = None;
@@ -54,6 +68,22 @@ static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
     ..unsafe { std::mem::zeroed() }
 };
 
+const NAME_UPDATE: &CStr = c"SimdupCheckedUpdate";
+
+static mut SCAN_METHODS_UPDATE: pg_sys::CustomScanMethods =
+    pg_sys::CustomScanMethods { CustomName: NAME_UPDATE.as_ptr(), CreateCustomScanState: Some(create_update_state) };
+
+static mut EXEC_METHODS_UPDATE: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
+    CustomName: NAME_UPDATE.as_ptr(),
+    BeginCustomScan: Some(begin),
+    ExecCustomScan: Some(exec_update),
+    EndCustomScan: Some(end),
+    ReScanCustomScan: Some(rescan),
+    ExplainCustomScan: Some(explain),
+    // SAFETY: the remaining callbacks are optional (NULL): no mark/restore, no parallel scan.
+    ..unsafe { std::mem::zeroed() }
+};
+
 /// Installs the hooks after whatever hooks were there, and registers the custom scan (so a
 /// plan holding it can be read back from its text form). Called once from `_PG_init`.
 pub(crate) fn init() {
@@ -65,6 +95,7 @@ pub(crate) fn init() {
         PREVIOUS_UTILITY = pg_sys::ProcessUtility_hook;
         pg_sys::ProcessUtility_hook = Some(process_utility);
         pg_sys::RegisterCustomScanMethods(&raw const SCAN_METHODS);
+        pg_sys::RegisterCustomScanMethods(&raw const SCAN_METHODS_UPDATE);
     }
 }
 
@@ -188,6 +219,8 @@ unsafe extern "C-unwind" fn plan_if_checked(
     unsafe {
         if let Some(relid) = insert_target(parse) {
             *planned = plan_checked_insert(parse, relid, query_string, cursor_options, bound_params);
+        } else if let Some((relid, key)) = update_target(parse) {
+            *planned = plan_checked_update(parse, relid, key, query_string, cursor_options, bound_params);
         }
     }
 }
@@ -230,6 +263,126 @@ unsafe fn insert_target(parse: *mut pg_sys::Query) -> Option<pg_sys::Oid> {
         }
         let relid = (*rte).relid;
         needs_check(relid).then_some(relid)
+    }
+}
+
+/// The target of an UPDATE that must go through the checked write — one that assigns the column
+/// the table's dedup check reads — and that table's key column, if `parse` is one. (An UPDATE of
+/// other columns is left to Citus: the shards' triggers let it through.)
+///
+/// # Safety
+/// `parse` is a query being planned.
+unsafe fn update_target(parse: *mut pg_sys::Query) -> Option<(pg_sys::Oid, i32)> {
+    // SAFETY: a valid Query; its range table holds the result relation, which the statement
+    // has locked.
+    unsafe {
+        if (*parse).commandType != pg_sys::CmdType::CMD_UPDATE || (*parse).resultRelation <= 0 {
+            return None;
+        }
+        let rte = pg_sys::list_nth((*parse).rtable, (*parse).resultRelation - 1) as *mut pg_sys::RangeTblEntry;
+        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION || !needs_check((*rte).relid) {
+            return None;
+        }
+        let relid = (*rte).relid;
+        let rel = pg_sys::RelationIdGetRelation(relid);
+        let columns = super::checked::checked_columns(rel);
+        pg_sys::RelationClose(rel);
+        let (source, key) = columns?;
+        let assigns = cells((*parse).targetList).iter().any(|cell| {
+            let tle = cell.ptr_value as *mut pg_sys::TargetEntry;
+            !(*tle).resjunk && i32::from((*tle).resno) == source
+        });
+        assigns.then_some((relid, key))
+    }
+}
+
+/// Plans `UPDATE t SET … WHERE …` that assigns the checked column as `SimdupCheckedUpdate` over
+/// a SELECT of the rows it changes — each row's ctid, key and checked value as it is, then the
+/// new values of the columns assigned — which the custom scan writes row by row through the
+/// checked update ([`super::checked::update_row`]).
+///
+/// # Safety
+/// The planner's arguments; `relid` is the UPDATE's target, `key` its key column.
+unsafe fn plan_checked_update(
+    parse: *mut pg_sys::Query,
+    relid: pg_sys::Oid,
+    key: i32,
+    query_string: *const c_char,
+    cursor_options: c_int,
+    bound_params: pg_sys::ParamListInfo,
+) -> *mut pg_sys::PlannedStmt {
+    // SAFETY: the Query is copied before it is changed; the nodes built are palloc'd in the
+    // planner's memory context, as the planner's own.
+    unsafe {
+        let rel = pg_sys::RelationIdGetRelation(relid);
+        let table = qualified_name(rel);
+        let source = super::checked::checked_columns(rel).map(|(s, _)| s).unwrap_or(key);
+        pg_sys::RelationClose(rel);
+        if !(*parse).returningList.is_null() {
+            not_supported("UPDATE … RETURNING", &table, "Leave out RETURNING and read the rows changed with a SELECT.");
+        }
+        if (*parse).hasModifyingCTE {
+            not_supported("a data-modifying WITH around an UPDATE", &table, "Run the statements one after another.");
+        }
+        let rows = pg_sys::copyObjectImpl(parse.cast()) as *mut pg_sys::Query;
+        (*rows).commandType = pg_sys::CmdType::CMD_SELECT;
+        let result = (*rows).resultRelation;
+        (*rows).resultRelation = 0;
+        // The target is read as one of the SELECT's relations (an UPDATE's target is in its
+        // FROM list already; marked so, a deparsed SELECT names it there too). Its permissions
+        // stay the UPDATE's: the executor checks the caller's UPDATE privilege on the columns
+        // assigned, and the checked update checks it again.
+        for cell in cells((*(*rows).jointree).fromlist) {
+            let node = cell.ptr_value as *mut pg_sys::Node;
+            if (*node).type_ == pg_sys::NodeTag::T_RangeTblRef {
+                let rti = (*(node as *mut pg_sys::RangeTblRef)).rtindex;
+                (*(pg_sys::list_nth((*rows).rtable, rti - 1) as *mut pg_sys::RangeTblEntry)).inFromCl = true;
+            }
+        }
+        let var = |attnum: i32| {
+            let (mut typ, mut typmod, mut coll) = (pg_sys::InvalidOid, -1, pg_sys::InvalidOid);
+            if attnum > 0 {
+                pg_sys::get_atttypetypmodcoll(relid, attnum as pg_sys::AttrNumber, &mut typ, &mut typmod, &mut coll);
+            } else {
+                typ = pg_sys::TIDOID;
+            }
+            pg_sys::makeVar(result, attnum as pg_sys::AttrNumber, typ, typmod, coll, 0)
+        };
+        // The row as it is: ctid, key, checked value; then the new values. (Named: Citus names
+        // its scan's columns after them, and EXPLAIN prints those names.)
+        let mut columns: *mut pg_sys::List = ptr::null_mut();
+        // (ctid is attribute -1, SelfItemPointerAttributeNumber.)
+        let now = [(-1, c"ctid"), (key, c"key"), (source, c"checked")];
+        for (i, (attnum, name)) in now.into_iter().enumerate() {
+            let tle = pg_sys::makeTargetEntry(
+                var(attnum).cast(),
+                (i + 1) as pg_sys::AttrNumber,
+                pg_sys::pstrdup(name.as_ptr()),
+                false,
+            );
+            columns = pg_sys::lappend(columns, tle.cast());
+        }
+        let mut written: Vec<i32> = Vec::new();
+        for cell in cells((*rows).targetList) {
+            let tle = cell.ptr_value as *mut pg_sys::TargetEntry;
+            if (*tle).resjunk {
+                not_supported(
+                    "an UPDATE assigning several columns from one sub-SELECT",
+                    &table,
+                    "Assign each column its own expression.",
+                );
+            }
+            written.push(i32::from((*tle).resno));
+            if (*tle).resname.is_null() {
+                (*tle).resname = pg_sys::get_attname(relid, (*tle).resno, false);
+            }
+            (*tle).resno = (3 + written.len()) as pg_sys::AttrNumber;
+            columns = pg_sys::lappend(columns, tle.cast());
+        }
+        (*rows).targetList = columns;
+        let options = cursor_options & !(pg_sys::CURSOR_OPT_PARALLEL_OK as c_int);
+        let stmt = previous_planner(rows, query_string, options, bound_params);
+        wrap_in_scan(stmt, parse, relid, &written, &raw const SCAN_METHODS_UPDATE, pg_sys::CmdType::CMD_UPDATE)
     }
 }
 
@@ -318,6 +471,25 @@ unsafe fn plan_checked_insert(
         let options = cursor_options & !(pg_sys::CURSOR_OPT_PARALLEL_OK as c_int);
         let stmt = previous_planner(rows, query_string, options, bound_params);
 
+        wrap_in_scan(stmt, parse, relid, &written, &raw const SCAN_METHODS, pg_sys::CmdType::CMD_INSERT)
+    }
+}
+
+/// Puts the custom scan of `methods` on top of `stmt`, the plan of the rows of write `parse`
+/// (of kind `command`) into table `relid`, filling columns `written`.
+///
+/// # Safety
+/// `stmt` was just planned for `parse`; `methods` are static.
+unsafe fn wrap_in_scan(
+    stmt: *mut pg_sys::PlannedStmt,
+    parse: *mut pg_sys::Query,
+    relid: pg_sys::Oid,
+    written: &[i32],
+    methods: *const pg_sys::CustomScanMethods,
+    command: pg_sys::CmdType::Type,
+) -> *mut pg_sys::PlannedStmt {
+    // SAFETY: nodes palloc'd in the planner's memory context, as the planner's own.
+    unsafe {
         let scan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
         let child = (*stmt).planTree;
         (*scan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
@@ -326,13 +498,13 @@ unsafe fn plan_checked_insert(
         (*scan).scan.plan.plan_node_id = i32::MAX; // numbered apart from the planner's nodes
         (*scan).custom_plans = pg_sys::lappend(ptr::null_mut(), child.cast());
         let mut private = pg_sys::lappend_int(ptr::null_mut(), u32::from(relid) as c_int);
-        for &attnum in &written {
+        for &attnum in written {
             private = pg_sys::lappend_int(private, attnum);
         }
         (*scan).custom_private = private;
-        (*scan).methods = &raw const SCAN_METHODS;
+        (*scan).methods = methods;
         (*stmt).planTree = scan.cast();
-        (*stmt).commandType = pg_sys::CmdType::CMD_INSERT;
+        (*stmt).commandType = command;
         (*stmt).hasReturning = false;
         (*stmt).canSetTag = (*parse).canSetTag;
         // A cached plan is replanned when the table changes (its trigger dropped, say).
@@ -503,6 +675,98 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
                 write_batch(relid, &rows, &written, &ext_schema)
             };
             pg_sys::CurrentMemoryContext = old;
+            match outcome {
+                Outcome::Stored(n) => (*estate).es_processed += n,
+                Outcome::Duplicate(error) => {
+                    *duplicate = Some(error);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn create_update_state(_scan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
+    // SAFETY: a zeroed node of the executor's kind, with our methods, as nodeCustom.c expects.
+    unsafe {
+        let state = pg_sys::palloc0(std::mem::size_of::<State>()) as *mut State;
+        (*state).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
+        (*state).css.methods = &raw const EXEC_METHODS_UPDATE;
+        state.cast()
+    }
+}
+
+/// Writes every row of the child plan through the checked update; returns no tuple.
+unsafe extern "C-unwind" fn exec_update(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    let mut duplicate = None;
+    // SAFETY: the executor's node; `exec_update_rows` is guarded.
+    unsafe { exec_update_rows(node, &mut duplicate) };
+    if let Some(error) = duplicate {
+        // SAFETY: this is the outermost Rust frame, nothing in it needs dropping (a
+        // ConstraintError holds only palloc'd pointers), and the relation is open.
+        unsafe { error.raise() }
+    }
+    ptr::null_mut()
+}
+
+/// # Safety
+/// The executor's node.
+#[pg_guard]
+unsafe extern "C-unwind" fn exec_update_rows(
+    node: *mut pg_sys::CustomScanState,
+    duplicate: *mut Option<ConstraintError>,
+) {
+    // SAFETY: the child's slot is read before the next row is asked for (the row's ctid, key
+    // and old value stay valid for the checked update of that row); each row is formed with the
+    // relation's own descriptor (the target list's types are the columns' types) in memory
+    // reset for each row.
+    unsafe {
+        let state = node as *mut State;
+        let child = pg_sys::list_nth((*node).custom_ps, 0) as *mut pg_sys::PlanState;
+        let (relid, written) = private(node);
+        let ext_schema = CStr::from_ptr((*state).ext_schema).to_string_lossy().into_owned();
+        let rel = (*state).rel;
+        let desc = (*rel).rd_att;
+        let natts = (*desc).natts as usize;
+        let Some((_, key)) = checked_columns(rel) else { return };
+        let key_type = pg_sys::get_atttype(relid, key as pg_sys::AttrNumber);
+        let per_row = (*(*node).ss.ps.ps_ExprContext).ecxt_per_tuple_memory;
+        let estate = (*node).ss.ps.state;
+        let mut values = vec![pg_sys::Datum::from(0); natts];
+        let mut nulls = vec![true; natts];
+        // Keys written by this statement: a row its joins produce more than once is updated
+        // once, as PostgreSQL does.
+        let mut seen: HashSet<String> = HashSet::new();
+        loop {
+            let slot = pg_sys::ExecProcNode(child);
+            if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+                break;
+            }
+            pg_sys::slot_getallattrs(slot);
+            let field = |i: usize| (!*(*slot).tts_isnull.add(i)).then(|| *(*slot).tts_values.add(i));
+            let (Some(ctid), Some(key_value)) = (field(0), field(1)) else { continue };
+            if !seen.insert(text_of(key_value, key_type).unwrap_or_default()) {
+                continue;
+            }
+            pg_sys::MemoryContextReset((*state).rows);
+            values.fill(pg_sys::Datum::from(0));
+            nulls.fill(true);
+            values[key as usize - 1] = key_value;
+            nulls[key as usize - 1] = false;
+            for (i, &attnum) in written.iter().enumerate() {
+                values[attnum as usize - 1] = *(*slot).tts_values.add(3 + i);
+                nulls[attnum as usize - 1] = *(*slot).tts_isnull.add(3 + i);
+            }
+            let mut rows = Vec::new();
+            push_row((*state).rows, desc, &mut values, &mut nulls, &mut rows);
+            let old =
+                OldRow { ctid: *ctid.cast_mut_ptr::<pg_sys::ItemPointerData>(), key: key_value, source: field(2) };
+            pg_sys::MemoryContextReset(per_row);
+            let previous = pg_sys::CurrentMemoryContext;
+            pg_sys::CurrentMemoryContext = per_row;
+            let outcome = update_row(relid, rows[0], &written, &old, &ext_schema);
+            pg_sys::CurrentMemoryContext = previous;
             match outcome {
                 Outcome::Stored(n) => (*estate).es_processed += n,
                 Outcome::Duplicate(error) => {

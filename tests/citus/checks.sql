@@ -307,9 +307,9 @@ SELECT check_that('plain INSERT ... VALUES (one row, many rows) and INSERT ... S
 SELECT check_that('plain INSERT of a stored row''s text under another key: 23505', ok, detail)
 FROM refused_with($$INSERT INTO guarded (id, body) SELECT 200001, body FROM pool WHERE id = 1$$, '23505',
                   'near-duplicate row violates simdup_dedup on relation "guarded"');
-SELECT check_that('UPDATE of the text: 0A000, naming the table (not the shard)', ok, detail)
-FROM refused_with($$UPDATE guarded SET body = body || ' changed' WHERE id = 1$$, '0A000',
-                  'this write to distributed table public.guarded cannot be checked for near-duplicates');
+SELECT check_that('UPDATE of the text on the coordinator: checked, 23505 for another row''s text', ok, detail)
+FROM refused_with($$UPDATE guarded SET body = (SELECT body FROM pool WHERE id = 1) WHERE id = 100001$$, '23505',
+                  'near-duplicate row violates simdup_dedup on relation "guarded"');
 DELETE FROM guarded WHERE id > 1;
 UPDATE guarded SET note = 'kept' WHERE id = 1;
 SELECT check_that('UPDATE of other columns works; nothing refused was stored',

@@ -121,13 +121,13 @@ SELECT check_that('hostile names: after simdup_disable plain INSERTs are stored'
 -- Dedup by verified similarity (simdup_enable_similar, on_duplicate) on a distributed table:
 -- simdup_insert checks every shard through its similarity index and the exact jaccard, with the
 -- answers of the similarity trigger on a local table fed the same rows in the same order.
-CREATE FUNCTION make_similar_pair(name text, mode text, t float8) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION make_similar_pair(name text, mode text, t float8, c float8 DEFAULT NULL) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   EXECUTE format('CREATE TABLE %I (id bigint PRIMARY KEY, body text NOT NULL)', name);
   PERFORM create_distributed_table(name, 'id');
-  PERFORM simdup_enable_similar(name::regclass, 'body', t, on_duplicate => mode);
+  PERFORM simdup_enable_similar(name::regclass, 'body', t, on_duplicate => mode, containment => c);
   EXECUTE format('CREATE TABLE %I (id bigint PRIMARY KEY, body text NOT NULL)', name || '_local');
-  PERFORM simdup_enable_similar((name || '_local')::regclass, 'body', t, on_duplicate => mode);
+  PERFORM simdup_enable_similar((name || '_local')::regclass, 'body', t, on_duplicate => mode, containment => c);
 END $$;
 SELECT make_similar_pair('cs_skip', 'skip', 0.5);
 SELECT simdup_insert_select('cs_skip', 'SELECT id, body FROM pool ORDER BY id') AS sim_skip_stored \gset
@@ -163,11 +163,7 @@ INSERT INTO cs_plain (id, body) SELECT id, body FROM pool ORDER BY id;
 SELECT check_that('similar skip, t = 0.5, one plain INSERT ... SELECT of all rows: the rows the local similarity trigger stores',
   array(SELECT id FROM cs_plain ORDER BY id) = array(SELECT id FROM cs_skip_local ORDER BY id));
 -- With containment => 0.7 (the trigger's second rule, _simdup_similar_match on every shard).
-CREATE TABLE cs_contain (id bigint PRIMARY KEY, body text NOT NULL);
-SELECT create_distributed_table('cs_contain', 'id');
-SELECT simdup_enable_similar('cs_contain', 'body', 0.5, on_duplicate => 'skip', containment => 0.7);
-CREATE TABLE cs_contain_local (id bigint PRIMARY KEY, body text NOT NULL);
-SELECT simdup_enable_similar('cs_contain_local', 'body', 0.5, on_duplicate => 'skip', containment => 0.7);
+SELECT make_similar_pair('cs_contain', 'skip', 0.5, 0.7);
 INSERT INTO cs_contain (id, body) SELECT id, body FROM pool ORDER BY id;
 INSERT INTO cs_contain_local (id, body) SELECT id, body FROM pool ORDER BY id;
 SELECT check_that('similar skip with containment 0.7, one plain INSERT ... SELECT of all rows: the rows the local similarity trigger stores',
@@ -175,6 +171,31 @@ SELECT check_that('similar skip with containment 0.7, one plain INSERT ... SELEC
   AND (SELECT count(*) FROM cs_contain) <= (SELECT count(*) FROM cs_skip_local),
   format('%s vs %s rows (Jaccard alone: %s)', (SELECT count(*) FROM cs_contain), (SELECT count(*) FROM cs_contain_local),
          (SELECT count(*) FROM cs_skip_local)));
+-- Mark mode, one plain INSERT ... SELECT: the pool's rows are one batch (src/dedup/checked.rs,
+-- write_batch), so every dup_of comes from the batch's own earlier rows (a shared band, then the
+-- trigger's decision in Rust); then the same texts under new keys, marked with the stored rows'
+-- keys (the query over every shard). dup_of = the local similarity trigger's for the same rows.
+SELECT make_similar_pair('cs_mark_plain', 'mark', 0.7, 0.8);
+INSERT INTO cs_mark_plain (id, body) SELECT id, body FROM pool ORDER BY id;
+INSERT INTO cs_mark_plain (id, body) SELECT id + 100000, body FROM pool WHERE id % 7 = 0 ORDER BY id DESC;
+INSERT INTO cs_mark_plain_local (id, body) SELECT id, body FROM pool ORDER BY id;
+INSERT INTO cs_mark_plain_local (id, body) SELECT id + 100000, body FROM pool WHERE id % 7 = 0 ORDER BY id DESC;
+SELECT check_that('similar mark (t = 0.7, containment 0.8), plain INSERT ... SELECT in batches: dup_of = the local similarity trigger''s, within the batch and from stored rows',
+  (SELECT count(*) FROM cs_mark_plain d FULL JOIN cs_mark_plain_local l USING (id)
+    WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d.id IS NULL OR l.id IS NULL) = 0
+  AND (SELECT count(*) FROM cs_mark_plain WHERE id < 100000 AND dup_of IS NOT NULL) > 0
+  AND (SELECT count(*) FROM cs_mark_plain WHERE id > 100000 AND dup_of < 100000) = (SELECT count(*) FROM pool WHERE id % 7 = 0),
+  format('%s marked in the first statement, %s in the second', (SELECT count(dup_of) FROM cs_mark_plain WHERE id < 100000),
+         (SELECT count(dup_of) FROM cs_mark_plain WHERE id > 100000)));
+-- Reject: two near-duplicates in one multi-row statement, neither stored: 23505 (the second row
+-- against the first, in the batch), nothing stored.
+CREATE TABLE cs_reject_batch (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT create_distributed_table('cs_reject_batch', 'id');
+SELECT simdup_enable_similar('cs_reject_batch', 'body', 0.6, on_duplicate => 'reject');
+SELECT check_that('similar reject, one INSERT ... SELECT of two near-duplicates: 23505, nothing stored',
+  e = '23505: near-duplicate row violates simdup_dedup_similar on relation "cs_reject_batch"'
+  AND (SELECT count(*) FROM cs_reject_batch) = 0, e)
+FROM error_of(format('INSERT INTO cs_reject_batch (id, body) SELECT id, body FROM pool WHERE id IN (%s, %s) ORDER BY id', :s_a, :s_b)) e;
 
 -- ---------------------------------------------------------------------------------------------
 -- Plain writes on the coordinator (src/dedup/coordinator.rs): INSERT ... SELECT, one INSERT a
@@ -263,6 +284,102 @@ CREATE TABLE pw_plain (id bigint PRIMARY KEY, body text NOT NULL);
 SELECT create_distributed_table('pw_plain', 'id');
 SELECT check_that('a plain INSERT into a distributed table without dedup is Citus''s plan, unchanged',
   (SELECT string_agg(p, E'\n') FROM explain_all('INSERT INTO pw_plain (id, body) VALUES (1, ''x'')') x(p)) !~ 'SimdupCheckedInsert');
+
+-- ---------------------------------------------------------------------------------------------
+-- UPDATEs that change the text, on the coordinator (SimdupCheckedUpdate: each changed row
+-- checked against every shard but its own row, then written by key and ctid), against the
+-- local trigger fed the same statements: one UPDATE a row, for 97 rows, each given the text of
+-- another pool row (many of them near-duplicates of stored rows) or a new text.
+-- ---------------------------------------------------------------------------------------------
+CREATE FUNCTION make_update_pair(name text, mode text, k int, by_similarity boolean DEFAULT false) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY[name, name || '_local'] LOOP
+    EXECUTE format('CREATE TABLE %I (id bigint PRIMARY KEY, body text NOT NULL, note text)', t);
+    IF t = name THEN PERFORM create_distributed_table(t, 'id'); END IF;
+    IF by_similarity THEN
+      -- (Every pool row: most of the pool are variants of a few stories at this threshold.)
+      EXECUTE format('INSERT INTO %I (id, body) SELECT id, body FROM pool ORDER BY id', t);
+      PERFORM simdup_enable_similar(t::regclass, 'body', 0.5, on_duplicate => mode);
+    ELSE
+      PERFORM simdup_enable(t::regclass, 'body', on_duplicate => 'skip', max_distance => k);
+      EXECUTE format('INSERT INTO %I (id, body) SELECT id, body FROM pool ORDER BY id', t);
+      PERFORM simdup_disable(t::regclass);
+      PERFORM simdup_enable(t::regclass, 'body', on_duplicate => mode, max_distance => k);
+    END IF;
+  END LOOP;
+END $$;
+-- update_both(name): the same one-row UPDATEs on name and name_local, in the same order: row
+-- p1 (every sixth stored row) gets the text of pool row (7 p1 mod 584) + 1, or (every other
+-- one) a new text of its own (words made of md5 digests: near nothing else).
+CREATE FUNCTION update_both(name text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE r record; t text;
+BEGIN
+  FOR r IN SELECT p1.id, CASE WHEN p1.id % 12 = 0 THEN p2.body
+                              ELSE (SELECT string_agg(md5(p1.id || '/' || g), ' ') FROM generate_series(1, 12) g) END AS body
+           FROM pool p1 JOIN pool p2 ON p2.id = (p1.id * 7) % 584 + 1 WHERE p1.id % 6 = 0 ORDER BY p1.id LOOP
+    FOREACH t IN ARRAY ARRAY[name, name || '_local'] LOOP
+      EXECUTE format('UPDATE %I SET body = %L WHERE id = %s', t, r.body, r.id);
+    END LOOP;
+  END LOOP;
+END $$;
+CREATE FUNCTION same_rows(name text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  EXECUTE format('SELECT count(*) FROM %1$I d FULL JOIN %1$I_local l USING (id)
+                  WHERE d.body IS DISTINCT FROM l.body OR to_jsonb(d) -> ''dup_of'' IS DISTINCT FROM to_jsonb(l) -> ''dup_of''
+                     OR d.id IS NULL OR l.id IS NULL', name) INTO n;
+  RETURN n;
+END $$;
+SELECT make_update_pair('up_mark', 'mark', 3);
+SELECT update_both('up_mark');
+SELECT check_that('UPDATE of the text, mark, k = 3, one statement a row: bodies and dup_of = the local trigger''s; rows marked',
+  same_rows('up_mark') = 0 AND (SELECT count(*) FROM up_mark WHERE id % 6 = 0 AND dup_of IS NOT NULL) > 0,
+  format('%s rows differ; %s updated rows marked', same_rows('up_mark'), (SELECT count(*) FROM up_mark WHERE id % 6 = 0 AND dup_of IS NOT NULL)));
+SELECT make_update_pair('up_skip', 'skip', 3);
+SELECT update_both('up_skip');
+SELECT check_that('UPDATE of the text, skip, k = 3: the rows the local trigger changes and leaves (a skipped UPDATE keeps the row as it was)',
+  same_rows('up_skip') = 0
+  AND (SELECT count(*) FROM up_skip u JOIN pool p USING (id) WHERE u.id % 6 = 0 AND u.body = p.body) > 0
+  AND (SELECT count(*) FROM up_skip u JOIN pool p USING (id) WHERE u.id % 6 = 0 AND u.body <> p.body) > 0,
+  format('%s rows differ', same_rows('up_skip')));
+SELECT make_update_pair('up_sim', 'mark', 0, true);
+SELECT update_both('up_sim');
+SELECT check_that('UPDATE of the text, similarity mark, t = 0.5: bodies and dup_of = the local similarity trigger''s',
+  same_rows('up_sim') = 0 AND (SELECT count(*) FROM up_sim WHERE id % 6 = 0 AND dup_of IS NOT NULL) > 0,
+  format('%s rows differ', same_rows('up_sim')));
+SELECT make_update_pair('up_reject', 'reject', 3);
+SELECT id AS r_kept FROM up_reject ORDER BY id LIMIT 1 \gset
+SELECT id AS r_other FROM up_reject ORDER BY id DESC LIMIT 1 \gset
+SELECT id AS r_other2 FROM up_reject ORDER BY id DESC OFFSET 1 LIMIT 1 \gset
+SELECT check_that('UPDATE of the text, reject: a row given a stored row''s text gets 23505, and is left as it was',
+  e = '23505: near-duplicate row violates simdup_dedup on relation "up_reject"'
+  AND (SELECT body FROM up_reject WHERE id = :r_kept) = (SELECT body FROM pool WHERE id = :r_kept), e)
+FROM error_of(format('UPDATE up_reject SET body = (SELECT body FROM pool WHERE id = %s) WHERE id = %s', :r_other, :r_kept)) e;
+UPDATE up_reject SET body = 'A text of its own for this row, about tidal mills and the villages that kept them.', note = 'edited' WHERE id = :r_kept;
+UPDATE up_reject SET body = body, note = 'same text' WHERE id = :r_other;
+SELECT check_that('UPDATE of the text, reject: a new text is written (with the other columns); an UPDATE that keeps the text works',
+  (SELECT note || ':' || left(body, 21) FROM up_reject WHERE id = :r_kept) = 'edited:A text of its own for'
+  AND (SELECT note FROM up_reject WHERE id = :r_other) = 'same text');
+-- One statement, several rows given the same new text: the first row it writes gets it, the
+-- others are near-duplicates of that row by then (skip: left as they were; reject: 23505 and
+-- nothing of the statement kept).
+UPDATE up_skip SET body = 'One new text for three rows, about the salt marshes of the estuary and their birds.' WHERE id IN (1, 2, 3);
+SELECT check_that('UPDATE of three rows to one new text, skip: one row has it, the other two are as they were',
+  (SELECT count(*) FROM up_skip WHERE body LIKE 'One new text for three rows%') = 1
+  AND (SELECT count(*) FROM up_skip u JOIN pool p USING (id) WHERE u.id IN (1, 2, 3) AND u.body = p.body) = 2);
+SELECT check_that('UPDATE of two rows to one new text, reject: 23505, neither row changed',
+  e = '23505: near-duplicate row violates simdup_dedup on relation "up_reject"'
+  AND (SELECT count(*) FROM up_reject WHERE body LIKE 'Two rows, one text%') = 0, e)
+FROM error_of(format('UPDATE up_reject SET body = %L WHERE id IN (%s, %s)',
+  'Two rows, one text: a story about the ferry between the islands and its timetable.', :r_other, :r_other2)) e;
+SELECT check_that('UPDATE ... RETURNING of the text: 0A000 with a hint',
+  e = '0A000: UPDATE … RETURNING is not supported on distributed dedup table public.up_reject', e)
+FROM error_of('UPDATE up_reject SET body = ''x'' WHERE id = 1 RETURNING id') e;
+SELECT check_that('EXPLAIN of an UPDATE of the text: the custom scan SimdupCheckedUpdate; of another column: Citus''s plan',
+  (SELECT string_agg(p, E'\n') FROM explain_all('UPDATE up_reject SET body = body || ''!'' WHERE id = 5') x(p))
+    ~ 'Custom Scan \(SimdupCheckedUpdate\)\s+Dedup Check: each row against every shard of public\.up_reject'
+  AND (SELECT string_agg(p, E'\n') FROM explain_all('UPDATE up_reject SET note = ''n'' WHERE id = 5') x(p)) !~ 'SimdupChecked');
 
 -- For the concurrency steps of run.sh.
 CREATE TABLE conc (id bigint PRIMARY KEY, body text NOT NULL);
