@@ -17,7 +17,8 @@
 #    each 3 times, the table emptied between runs; median seconds and rows a second. Then the
 #    same articles into a 4-shard table deduplicated by verified similarity (skip, 0.5): COPY
 #    without the trigger (the similarity index kept), COPY checked (batches of 1,000 rows) and
-#    one plain INSERT a row (5,000 statements in one transaction).
+#    one plain INSERT a row (5,000 statements in one transaction). Then an UPDATE of the text of
+#    1,000 stored articles in one statement, without dedup and in the dedup table (checked).
 # 2. At scale: a 4-shard table holding ROWS random fingerprints (adopted fingerprint column,
 #    skip, k = 10), then COPY of 10,000 rows whose fingerprints are those of real documents
 #    (the 7,632 zh and en articles, then 2,368 of the zh ones with their title in front): the
@@ -112,6 +113,14 @@ timed "real articles: similarity, one INSERT a row" 5000 "TRUNCATE sim4" \
   psql0 -1 -f /tmp/simdup-copy-bench-rows.sql
 rm -f /tmp/simdup-copy-bench-rows.sql
 echo "similarity: stored by the checked COPY $copy_stored, by the single-row INSERTs $(psql0 -tAc "SELECT count(*) FROM sim4") of 5000" >&2
+# 1c. An UPDATE of the text of 1,000 stored articles in one statement: into the table without
+# dedup (Citus alone) and into the SimHash dedup table (each row checked against every shard,
+# then written by key and ctid: a row at a time).
+psql0 -c "TRUNCATE plain4, docs4" -c "INSERT INTO plain4 $q" -c "INSERT INTO docs4 $q"
+timed "real articles: UPDATE of 1,000 texts, table without dedup" 1000 "SELECT 1" \
+  psql0 -c "UPDATE plain4 SET body = body || ' (edited)' WHERE id IN (SELECT id FROM plain4 ORDER BY id LIMIT 1000)"
+timed "real articles: UPDATE of 1,000 texts, dedup table (checked)" 1000 "SELECT 1" \
+  psql0 -c "UPDATE docs4 SET body = body || ' (edited)' WHERE id IN (SELECT id FROM docs4 ORDER BY id LIMIT 1000)"
 [ "$ROWS" -gt 0 ] || exit 0
 
 # 2. At scale.

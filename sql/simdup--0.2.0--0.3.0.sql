@@ -481,9 +481,13 @@ CREATE FUNCTION "_simdup_similar_match"(
 	"threshold" double precision, /* Option<f64> */
 	"containment" double precision /* Option<f64> */
 ) RETURNS double precision /* Option<f64> */
-IMMUTABLE PARALLEL SAFE
+IMMUTABLE PARALLEL SAFE COST 2500
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_simdup_similar_match_wrapper';
+-- A MinHash signature of an article costs about 0.2 ms, the work of thousands of operators: with
+-- the default cost the planner computed the similarity index's expression for every row of a
+-- small or unanalyzed table instead of reading the index (src/minhash.rs).
+ALTER FUNCTION minhash(text, integer, integer) COST 5000;
 COMMENT ON FUNCTION _simdup_similar_match(text, text, integer, double precision, double precision) IS 'simdup (internal): the Jaccard similarity of the character k-shingles of two texts when the similarity dedup trigger counts them as near-duplicates (Jaccard >= threshold, or containment >= containment when that is not NULL), NULL otherwise: the condition of the cross-shard check on Citus';
 
 -- The dedup trigger by verified similarity (src/dedup/similar.rs), installed by

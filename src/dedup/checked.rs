@@ -365,7 +365,6 @@ pub(super) unsafe fn update_row(
                 Error::new(Code::ERRCODE_INSUFFICIENT_PRIVILEGE, format!("permission denied for table {name}")).raise();
             }
         }
-        let attnums: Vec<i32> = written.iter().copied().filter(|&a| Some(a) != cols.dup_of).collect();
         let column = |attnum: i32| column_name(relid, attnum);
         let type_of = |attnum: i32| pg_sys::get_atttype(relid, attnum as pg_sys::AttrNumber);
         let source_type = type_of(cols.source);
@@ -377,7 +376,11 @@ pub(super) unsafe fn update_row(
             (!isnull).then(|| text_of(v, source_type)).flatten()
         };
         let old_value = old.source.and_then(|v| text_of(v, source_type));
-        let changed = attnums.contains(&cols.source) && new_value != old_value;
+        let changed = written.contains(&cols.source) && new_value != old_value;
+        // The columns written: those assigned, but dup_of when the text changes (the trigger
+        // sets it then; an UPDATE that keeps the text keeps what it assigns, as the trigger
+        // lets such a row through).
+        let attnums: Vec<i32> = written.iter().copied().filter(|&a| !(changed && Some(a) == cols.dup_of)).collect();
         let key_text = text_of(old.key, key_type).unwrap_or_default();
 
         let may_read_key = crate::access::read(relid, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;

@@ -155,7 +155,8 @@ fn similar_match(set: &[u64], other: &[u64], threshold: f64, containment: Option
 /// character k-shingles of `a` and `b` when dedup by similarity counts them as near-duplicates
 /// ([`similar_match`]), NULL otherwise or for text without shingles; `containment` NULL: Jaccard
 /// only. The condition of the checked write's query on every shard (src/dedup/checked.rs).
-#[pg_extern(immutable, parallel_safe)]
+/// COST 2500: shingling two articles takes about 0.13 ms (measured, as `jaccard`).
+#[pg_extern(immutable, parallel_safe, cost = 2500)]
 fn _simdup_similar_match(
     a: Option<&str>,
     b: Option<&str>,

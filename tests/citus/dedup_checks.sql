@@ -112,6 +112,15 @@ SELECT check_that('hostile names: a plain INSERT and a COPY on the coordinator a
   (SELECT dup_of FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" = 999999)
     = (SELECT min(q.id) FROM pool p JOIN pool q ON hamming(p.fp, q.fp) <= 10 WHERE p.id = 1)
   AND (SELECT dup_of IS NULL FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" = 999998));
+-- An UPDATE of the new row's text to row 1's: checked (marked like the INSERT above); back to a
+-- text of its own: unmarked again.
+UPDATE "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" SET "Bo""dy $simdup$" = (SELECT body FROM pool WHERE id = 1) WHERE "I d" = 999998;
+SELECT dup_of AS hostile_marked FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" = 999998 \gset
+UPDATE "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" SET "Bo""dy $simdup$" = 'Back to a text of its own: the harbour, the gulls, the fish market at dawn and the long quay.' WHERE "I d" = 999998;
+SELECT check_that('hostile names: an UPDATE of the text on the coordinator is a checked write (marked with the smallest stored key within 10 bits, unmarked again for a new text)',
+  :'hostile_marked'::bigint = (SELECT min(q.id) FROM pool p JOIN pool q ON hamming(p.fp, q.fp) <= 10 WHERE p.id = 1)
+  AND (SELECT dup_of IS NULL FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" = 999998),
+  :'hostile_marked');
 DELETE FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" >= 999998;
 SELECT simdup_disable('"Sch""ema $simdup$ x"."Ta''ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"');
 INSERT INTO "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" ("I d", "Bo""dy $simdup$") SELECT id + 1000000, body FROM pool WHERE id <= 3;
