@@ -290,7 +290,7 @@ fn nearest_stored(
                          AND {similarity} IS NOT NULL"
                     );
                     let args = vec![bands.into(), text.into(), cfg.threshold.into(), cfg.containment.into()];
-                    search(smallest(&similarity, &condition, 4), args)
+                    on_index(|| search(smallest(&similarity, &condition, 4), args))
                 })
                 .flatten()
         }
@@ -665,7 +665,7 @@ pub(super) unsafe fn write_batch(
         let (saved_user, saved_context) = become_owner(rel);
         let (sql, args) = probes.search(ext_schema, &table, &column(cols.fp.unwrap_or(cols.source)), &column(cols.key));
         let mut best: Vec<Option<(i64, f64)>> = vec![None; rows.len()];
-        if (0..rows.len()).any(|i| probes.has(i)) {
+        let mut run = || {
             Spi::connect_mut(|client| {
                 let what = "searching every shard for near-duplicates";
                 for row in client.update(sql.as_str(), None, &args).or_raise(what) {
@@ -681,7 +681,12 @@ pub(super) unsafe fn write_batch(
                         *slot = Some((key, measure));
                     }
                 }
-            });
+            })
+        };
+        match &probes {
+            _ if !(0..rows.len()).any(|i| probes.has(i)) => {}
+            Probes::SimHash { .. } => run(),
+            Probes::Similar { .. } => on_index(run),
         }
 
         // 3. The decisions, in the statement's order.
@@ -1005,13 +1010,35 @@ fn set_local(name: &str, value: &str) {
     }
 }
 
-/// `SET LOCAL simdup.checked_write = marker`, from inside a DO block, which Citus counts as a
-/// transaction block and so propagates to every worker of this transaction.
+/// `SET LOCAL simdup.checked_write = marker`, propagated to every worker of this transaction.
 fn mark(marker: &str) {
-    let literal = pgrx::spi::quote_literal(marker);
-    // The DO block's body quoted as a literal: no dollar tag the name could contain.
-    let body = pgrx::spi::quote_literal(format!("BEGIN SET LOCAL simdup.checked_write = {literal}; END"));
-    Spi::run(&format!("DO {body}")).or_raise("marking the write as checked");
+    set_on_workers("simdup.checked_write", marker);
+}
+
+/// `SET LOCAL name = value` from inside a DO block, which Citus counts as a transaction block
+/// and so propagates to every worker of this transaction (with `citus.propagate_set_commands =
+/// 'local'`); on the coordinator it lasts to the end of the checked write's GUC nest level.
+fn set_on_workers(name: &str, value: &str) {
+    let literal = pgrx::spi::quote_literal(value);
+    // The DO block's body quoted as a literal: no dollar tag the value could contain.
+    let body = pgrx::spi::quote_literal(format!("BEGIN SET LOCAL {name} = {literal}; END"));
+    Spi::run(&format!("DO {body}")).or_raise("setting a parameter on the workers");
+}
+
+/// Runs the query `f` makes over every shard with `enable_seqscan = off` on the shards, then
+/// puts back the caller's value there. The similarity search joins the rows to the table on its
+/// index's `&&`: a shard's planner that believes it empty (statistics from before this
+/// transaction's own rows, after a TRUNCATE, say) would otherwise scan it and sign every row.
+fn on_index<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: reads a built-in setting by name (missing_ok false: it exists).
+    let before = unsafe {
+        CStr::from_ptr(pg_sys::GetConfigOption(c"enable_seqscan".as_ptr(), false, false)).to_string_lossy().into_owned()
+    };
+    set_local("citus.propagate_set_commands", "local");
+    set_on_workers("enable_seqscan", "off");
+    let result = f();
+    set_on_workers("enable_seqscan", &before);
+    result
 }
 
 /// `_simdup_checked_insert(tbl regclass, row jsonb) RETURNS bigint`, declared in sql/dedup.sql.
