@@ -329,9 +329,9 @@ unsafe fn plan_checked_update(
         let result = (*rows).resultRelation;
         (*rows).resultRelation = 0;
         // The target is read as one of the SELECT's relations (an UPDATE's target is in its
-        // FROM list already; marked so, a deparsed SELECT names it there too). Its permissions
-        // stay the UPDATE's: the executor checks the caller's UPDATE privilege on the columns
-        // assigned, and the checked update checks it again.
+        // FROM list already; marked so, a deparsed SELECT names it there too), as the writer,
+        // with the writer's rights to read it; the checked update checks the writer's UPDATE
+        // privilege on each column assigned.
         for cell in cells((*(*rows).jointree).fromlist) {
             let node = cell.ptr_value as *mut pg_sys::Node;
             if (*node).type_ == pg_sys::NodeTag::T_RangeTblRef {
