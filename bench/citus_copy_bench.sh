@@ -63,7 +63,7 @@ timed() {
   local label="$1" rows="$2" prep="$3"; shift 3
   local times=()
   for _ in 1 2 3; do
-    psql0 -c "$prep"
+    psql0 -o /dev/null -c "$prep"
     local t0 t1
     t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N)
     times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')")
