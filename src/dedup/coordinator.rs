@@ -219,8 +219,8 @@ unsafe extern "C-unwind" fn plan_if_checked(
     unsafe {
         if let Some(relid) = insert_target(parse) {
             *planned = plan_checked_insert(parse, relid, query_string, cursor_options, bound_params);
-        } else if let Some((relid, key)) = update_target(parse) {
-            *planned = plan_checked_update(parse, relid, key, query_string, cursor_options, bound_params);
+        } else if let Some((relid, source, key)) = update_target(parse) {
+            *planned = plan_checked_update(parse, relid, source, key, query_string, cursor_options, bound_params);
         }
     }
 }
@@ -268,11 +268,12 @@ unsafe fn insert_target(parse: *mut pg_sys::Query) -> Option<pg_sys::Oid> {
 
 /// The target of an UPDATE that must go through the checked write — one that assigns the column
 /// the table's dedup check reads — and that table's key column, if `parse` is one. (An UPDATE of
-/// other columns is left to Citus: the shards' triggers let it through.)
+/// other columns is left to Citus: the shards' triggers let it through.) Returns the table, the
+/// checked column and the key column.
 ///
 /// # Safety
 /// `parse` is a query being planned.
-unsafe fn update_target(parse: *mut pg_sys::Query) -> Option<(pg_sys::Oid, i32)> {
+unsafe fn update_target(parse: *mut pg_sys::Query) -> Option<(pg_sys::Oid, i32, i32)> {
     // SAFETY: a valid Query; its range table holds the result relation, which the statement
     // has locked.
     unsafe {
@@ -292,7 +293,7 @@ unsafe fn update_target(parse: *mut pg_sys::Query) -> Option<(pg_sys::Oid, i32)>
             let tle = cell.ptr_value as *mut pg_sys::TargetEntry;
             !(*tle).resjunk && i32::from((*tle).resno) == source
         });
-        assigns.then_some((relid, key))
+        assigns.then_some((relid, source, key))
     }
 }
 
@@ -302,10 +303,12 @@ unsafe fn update_target(parse: *mut pg_sys::Query) -> Option<(pg_sys::Oid, i32)>
 /// checked update ([`super::checked::update_row`]).
 ///
 /// # Safety
-/// The planner's arguments; `relid` is the UPDATE's target, `key` its key column.
+/// The planner's arguments; `relid` is the UPDATE's target, `source` the column its check reads,
+/// `key` its key column.
 unsafe fn plan_checked_update(
     parse: *mut pg_sys::Query,
     relid: pg_sys::Oid,
+    source: i32,
     key: i32,
     query_string: *const c_char,
     cursor_options: c_int,
@@ -316,7 +319,6 @@ unsafe fn plan_checked_update(
     unsafe {
         let rel = pg_sys::RelationIdGetRelation(relid);
         let table = qualified_name(rel);
-        let source = super::checked::checked_columns(rel).map(|(s, _)| s).unwrap_or(key);
         pg_sys::RelationClose(rel);
         if !(*parse).returningList.is_null() {
             not_supported("UPDATE … RETURNING", &table, "Leave out RETURNING and read the rows changed with a SELECT.");
