@@ -567,11 +567,22 @@ struct State {
 
 #[pg_guard]
 unsafe extern "C-unwind" fn create_state(_scan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
-    // SAFETY: a zeroed node of the executor's kind, with our methods, as nodeCustom.c expects.
+    new_state(&raw const EXEC_METHODS)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn create_update_state(_scan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
+    new_state(&raw const EXEC_METHODS_UPDATE)
+}
+
+/// A zeroed state node of the executor's kind with the custom scan's `methods`, as nodeCustom.c
+/// expects.
+fn new_state(methods: *const pg_sys::CustomExecMethods) -> *mut pg_sys::Node {
+    // SAFETY: palloc0 of a node the size of State, in the executor's memory context.
     unsafe {
         let state = pg_sys::palloc0(std::mem::size_of::<State>()) as *mut State;
         (*state).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
-        (*state).css.methods = &raw const EXEC_METHODS;
+        (*state).css.methods = methods;
         state.cast()
     }
 }
@@ -611,12 +622,32 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
 
 /// Writes every row of the child plan; returns no tuple.
 unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    let mut duplicate = None;
     // SAFETY: the executor's node; `exec_rows` is guarded.
-    unsafe { exec_rows(node, &mut duplicate) };
+    unsafe { write_all(node, exec_rows) }
+}
+
+/// Writes every row of the child plan through the checked update; returns no tuple.
+unsafe extern "C-unwind" fn exec_update(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    // SAFETY: the executor's node; `exec_update_rows` is guarded.
+    unsafe { write_all(node, exec_update_rows) }
+}
+
+/// Runs `write` (a guarded writer of the child plan's rows) on `node`, then raises the
+/// near-duplicate error it stopped at, if any, from this frame; returns no tuple.
+///
+/// # Safety
+/// The executor's node; `write` is guarded (its errors become PostgreSQL errors there).
+unsafe fn write_all(
+    node: *mut pg_sys::CustomScanState,
+    write: unsafe extern "C-unwind" fn(*mut pg_sys::CustomScanState, *mut Option<ConstraintError>),
+) -> *mut pg_sys::TupleTableSlot {
+    let mut duplicate = None;
+    // SAFETY: as the caller guarantees.
+    unsafe { write(node, &mut duplicate) };
     if let Some(error) = duplicate {
-        // SAFETY: this is the outermost Rust frame, nothing in it needs dropping (a
-        // ConstraintError holds only palloc'd pointers), and the relation is open.
+        // SAFETY: the frames above are the executor's callback and this one, nothing in them
+        // needs dropping (a ConstraintError holds only palloc'd pointers), and the relation is
+        // open.
         unsafe { error.raise() }
     }
     ptr::null_mut()
@@ -686,30 +717,6 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
             }
         }
     }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn create_update_state(_scan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
-    // SAFETY: a zeroed node of the executor's kind, with our methods, as nodeCustom.c expects.
-    unsafe {
-        let state = pg_sys::palloc0(std::mem::size_of::<State>()) as *mut State;
-        (*state).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
-        (*state).css.methods = &raw const EXEC_METHODS_UPDATE;
-        state.cast()
-    }
-}
-
-/// Writes every row of the child plan through the checked update; returns no tuple.
-unsafe extern "C-unwind" fn exec_update(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    let mut duplicate = None;
-    // SAFETY: the executor's node; `exec_update_rows` is guarded.
-    unsafe { exec_update_rows(node, &mut duplicate) };
-    if let Some(error) = duplicate {
-        // SAFETY: this is the outermost Rust frame, nothing in it needs dropping (a
-        // ConstraintError holds only palloc'd pointers), and the relation is open.
-        unsafe { error.raise() }
-    }
-    ptr::null_mut()
 }
 
 /// # Safety
