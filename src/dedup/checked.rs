@@ -27,6 +27,7 @@
 //! security context is restricted (as for VACUUM's index functions). Before that, the caller's
 //! own rights are checked: INSERT on the table or on every column written.
 
+use std::collections::{HashMap, HashSet};
 use std::ffi::{CStr, CString};
 
 use pgrx::datum::DatumWithOid;
@@ -325,7 +326,8 @@ pub(super) unsafe fn checked_columns(rel: pg_sys::Relation) -> Option<(i32, i32)
 pub(super) struct OldRow {
     pub ctid: pg_sys::ItemPointerData,
     pub key: pg_sys::Datum,
-    pub source: Option<pg_sys::Datum>,
+    /// The checked value as text (None: NULL).
+    pub source: Option<String>,
 }
 
 /// The checked write of one row of an UPDATE of distributed table `relid` that assigns the
@@ -352,35 +354,9 @@ pub(super) unsafe fn update_row(
     // SAFETY: as write_row: the relation stays open; the user switch and settings are undone on
     // every path.
     unsafe {
-        let Target { rel, name, table, check, cols, mode, nest } = open_target(relid);
-        // The caller's UPDATE privilege, per column assigned (the executor's check of the
-        // statement's rows covers what they read).
-        for &attnum in written {
-            let allowed = crate::access::column_privilege(
-                relid,
-                attnum as pg_sys::AttrNumber,
-                pg_sys::ACL_UPDATE as pg_sys::AclMode,
-            );
-            if !allowed {
-                Error::new(Code::ERRCODE_INSUFFICIENT_PRIVILEGE, format!("permission denied for table {name}")).raise();
-            }
-        }
-        let column = |attnum: i32| column_name(relid, attnum);
-        let type_of = |attnum: i32| pg_sys::get_atttype(relid, attnum as pg_sys::AttrNumber);
-        let source_type = type_of(cols.source);
-        let key_type = type_of(cols.key);
-        let new_value = {
-            let mut isnull = false;
-            let header = row.cast_mut_ptr::<pg_sys::HeapTupleHeaderData>();
-            let v = pg_sys::GetAttributeByNum(header, cols.source as pg_sys::AttrNumber, &mut isnull);
-            (!isnull).then(|| text_of(v, source_type)).flatten()
-        };
-        let old_value = old.source.and_then(|v| text_of(v, source_type));
-        let changed = written.contains(&cols.source) && new_value != old_value;
-        // The columns written: those assigned, but dup_of when the text changes (the trigger
-        // sets it then; an UPDATE that keeps the text keeps what it assigns, as the trigger
-        // lets such a row through).
-        let attnums: Vec<i32> = written.iter().copied().filter(|&a| !(changed && Some(a) == cols.dup_of)).collect();
+        let (Target { rel, name, table, check, cols, mode, nest }, source_type, key_type) = open_update(relid, written);
+        let new_value = field(row, cols.source).and_then(|v| text_of(v, source_type));
+        let changed = written.contains(&cols.source) && new_value != old.source;
         let key_text = text_of(old.key, key_type).unwrap_or_default();
 
         let may_read_key = crate::access::read(relid, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
@@ -396,49 +372,259 @@ pub(super) unsafe fn update_row(
             }
             (Some(_), Mode::Skip) => Outcome::Stored(0),
             _ => {
-                // The key's equality operator, named with its schema (search_path is
-                // pg_catalog's): the UPDATE routes to the row's shard through it.
-                let eq = key_equality(key_type);
-                let mut sets: Vec<String> =
-                    attnums.iter().map(|&a| column(a)).map(|c| format!("{c} = ($1).{c}")).collect();
-                let mut args = vec![
-                    DatumWithOid::new(row, (*(*rel).rd_rel).reltype),
-                    DatumWithOid::new(old.key, key_type),
-                    DatumWithOid::new(pg_sys::Datum::from(&old.ctid as *const pg_sys::ItemPointerData), pg_sys::TIDOID),
-                ];
-                if let (true, Some(typ)) = (changed, dup_of_type(relid, &cols)) {
-                    sets.push(format!("{} = $4::{typ}", quote_identifier(DUP_OF)));
-                    args.push(found.as_ref().map(|(k, _)| k.clone()).into());
-                }
-                let key_column = column(cols.key);
-                let update = format!(
-                    "UPDATE {table} t SET {} WHERE t.{key_column} {eq} $2 AND t.ctid OPERATOR(pg_catalog.=) $3 RETURNING 1",
-                    sets.join(", ")
-                );
-                let n = write_as_checked(&table, &update, &args);
-                if n == 0 {
-                    // Changed since the statement read it, or deleted.
-                    let still = query(
-                        &format!("SELECT 'x' FROM {table} t WHERE t.{key_column} {eq} $1"),
-                        &[DatumWithOid::new(old.key, key_type)],
-                        "looking for the row again",
-                    );
-                    if !still.is_empty() {
-                        Error::new(
-                            Code::ERRCODE_T_R_SERIALIZATION_FAILURE,
-                            "could not serialize access due to concurrent update".to_owned(),
-                        )
-                        .detail(format!(
-                            "A row of distributed table {table} changed after the UPDATE read it and before its checked write."
-                        ))
-                        .hint("Retry the statement.")
-                        .raise();
-                    }
-                }
-                Outcome::Stored(n)
+                let dup_of = changed.then(|| found.map(|(key, _)| key));
+                Outcome::Stored(as_checked(&table, || update_by_ctid(relid, &table, &cols, row, old, written, dup_of)))
             }
         };
         finish(rel, nest, (saved_user, saved_context), result)
+    }
+}
+
+/// [`open_target`] for a checked UPDATE of the columns `written`, with the types of the checked
+/// and the key column: 42501 unless the caller may UPDATE each of those columns, as the
+/// executor checks an UPDATE's target list (its check of the statement's rows covers what they
+/// read).
+///
+/// # Safety
+/// In a transaction, inside pgrx's guard.
+unsafe fn open_update(relid: pg_sys::Oid, written: &[i32]) -> (Target, pg_sys::Oid, pg_sys::Oid) {
+    // SAFETY: as open_target; privilege and catalog lookups of columns of the open relation.
+    unsafe {
+        let target = open_target(relid);
+        for &attnum in written {
+            let allowed = crate::access::column_privilege(
+                relid,
+                attnum as pg_sys::AttrNumber,
+                pg_sys::ACL_UPDATE as pg_sys::AclMode,
+            );
+            if !allowed {
+                Error::new(
+                    Code::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                    format!("permission denied for table {}", target.name),
+                )
+                .raise();
+            }
+        }
+        let source_type = pg_sys::get_atttype(relid, target.cols.source as pg_sys::AttrNumber);
+        let key_type = pg_sys::get_atttype(relid, target.cols.key as pg_sys::AttrNumber);
+        (target, source_type, key_type)
+    }
+}
+
+/// Column `attnum` of the composite datum `row` (None: NULL).
+///
+/// # Safety
+/// `row` is a composite datum with that column.
+unsafe fn field(row: pg_sys::Datum, attnum: i32) -> Option<pg_sys::Datum> {
+    let mut isnull = false;
+    // SAFETY: as the caller guarantees.
+    let value = unsafe {
+        pg_sys::GetAttributeByNum(
+            row.cast_mut_ptr::<pg_sys::HeapTupleHeaderData>(),
+            attnum as pg_sys::AttrNumber,
+            &mut isnull,
+        )
+    };
+    (!isnull).then_some(value)
+}
+
+/// The write of one row of a checked UPDATE, as the owner, the caller having set the marker
+/// ([`as_checked`]): `UPDATE t SET … WHERE key = $k AND ctid = $ctid` of the columns `written`
+/// from `row` — and `dup_of` = the key given (as text; None: NULL) when `dup_of` is `Some`,
+/// for a row whose text changes (then the UPDATE's own `dup_of`, if it assigns one, is not
+/// taken: the trigger sets it) — routed to the row's shard by its key. Returns the rows
+/// written: 0 for a row deleted since the UPDATE read it; a row changed since (its ctid moved)
+/// raises 40001, as an UPDATE at REPEATABLE READ would, instead of being overwritten with values
+/// computed from the old row.
+///
+/// # Safety
+/// In a transaction; `row` is of `relid`'s row type, `old.key` of its key's type.
+unsafe fn update_by_ctid(
+    relid: pg_sys::Oid,
+    table: &str,
+    cols: &Cols,
+    row: pg_sys::Datum,
+    old: &OldRow,
+    written: &[i32],
+    dup_of: Option<Option<String>>,
+) -> u64 {
+    let column = |attnum: i32| column_name(relid, attnum);
+    // SAFETY: catalog lookups of columns of the open relation.
+    let (key_type, reltype) =
+        unsafe { (pg_sys::get_atttype(relid, cols.key as pg_sys::AttrNumber), pg_sys::get_rel_type_id(relid)) };
+    // The key's equality operator, named with its schema (search_path is pg_catalog's): the
+    // UPDATE routes to the row's shard through it.
+    let eq = key_equality(key_type);
+    let mut sets: Vec<String> = written
+        .iter()
+        .filter(|&&a| !(dup_of.is_some() && Some(a) == cols.dup_of))
+        .map(|&a| column(a))
+        .map(|c| format!("{c} = ($1).{c}"))
+        .collect();
+    // SAFETY: the datums are of the types given (the caller's promise; a TID by reference),
+    // and outlive the statements.
+    let (row_arg, ctid_arg) = unsafe {
+        (
+            DatumWithOid::new(row, reltype),
+            DatumWithOid::new(pg_sys::Datum::from(&old.ctid as *const pg_sys::ItemPointerData), pg_sys::TIDOID),
+        )
+    };
+    // SAFETY: as above.
+    let key_arg = || unsafe { DatumWithOid::new(old.key, key_type) };
+    let mut args = vec![row_arg, key_arg(), ctid_arg];
+    if let (Some(dup_of), Some(typ)) = (dup_of, dup_of_type(relid, cols)) {
+        sets.push(format!("{} = $4::{typ}", quote_identifier(DUP_OF)));
+        args.push(dup_of.into());
+    }
+    let key_column = column(cols.key);
+    let update = format!(
+        "UPDATE {table} t SET {} WHERE t.{key_column} {eq} $2 AND t.ctid OPERATOR(pg_catalog.=) $3 RETURNING 1",
+        sets.join(", ")
+    );
+    let n = Spi::connect_mut(|client| client.update(&update, None, &args).or_raise("writing the row").len()) as u64;
+    if n == 0 {
+        // Changed since the statement read it, or deleted.
+        let still = query(
+            &format!("SELECT 'x' FROM {table} t WHERE t.{key_column} {eq} $1"),
+            &[key_arg()],
+            "looking for the row again",
+        );
+        if !still.is_empty() {
+            Error::new(
+                Code::ERRCODE_T_R_SERIALIZATION_FAILURE,
+                "could not serialize access due to concurrent update".to_owned(),
+            )
+            .detail(format!(
+                "A row of distributed table {table} changed after the UPDATE read it and before its checked write."
+            ))
+            .hint("Retry the statement.")
+            .raise();
+        }
+    }
+    n
+}
+
+/// The checked UPDATE of a batch of rows of distributed table `relid` (one that is
+/// [`batchable`]) — `rows[i]` holding row i's key and the new values of columns `written`,
+/// `olds[i]` the row as the UPDATE read it, in the statement's order, each row once — with the
+/// answers [`update_row`] gives them one after another, checked in one round of queries:
+///
+/// 1. the lock stripes of every row whose checked value changes, ascending;
+/// 2. one query over every shard for the stored near-duplicates of any of them;
+/// 3. in Rust, row by row in order, the trigger's decision on the stored rows as they are by
+///    then: each row's own, and those of the batch's earlier rows that got a new text, are left
+///    out (the new texts of the latter are offered instead, as [`write_batch`] offers a batch's
+///    rows: SimHash all of them, similarity those sharing a band); rows that keep their text
+///    are written as they are;
+/// 4. the rows to write, one routed UPDATE each ([`update_by_ctid`]), under one marker.
+///
+/// # Safety
+/// In a transaction, inside pgrx's guard; the datums are of `relid`'s row type.
+pub(super) unsafe fn update_batch(
+    relid: pg_sys::Oid,
+    rows: &[pg_sys::Datum],
+    olds: &[OldRow],
+    written: &[i32],
+    ext_schema: &str,
+) -> Outcome {
+    // SAFETY: as update_row.
+    unsafe {
+        let (Target { rel, name, table, check, cols, mode, nest }, source_type, key_type) = open_update(relid, written);
+        let keys: Vec<i64> = olds.iter().map(|old| int_key(old.key, key_type)).collect();
+        let changed: Vec<bool> = rows
+            .iter()
+            .zip(olds)
+            .map(|(&row, old)| {
+                written.contains(&cols.source)
+                    && field(row, cols.source).and_then(|v| text_of(v, source_type)) != old.source
+            })
+            .collect();
+
+        // 1. What the check reads of the rows that change, and their stripes.
+        let checked: Vec<Option<pg_sys::Datum>> =
+            rows.iter().zip(&changed).map(|(&row, &c)| if c { field(row, cols.source) } else { None }).collect();
+        let probes = probes_of(&check, &cols, &checked, source_type);
+        for stripe in probes.stripes() {
+            lock_stripe(relid, stripe);
+        }
+
+        // 2. Their stored near-duplicates, from every shard (as the owner).
+        let may_read_key = crate::access::read(relid, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
+        let (saved_user, saved_context) = become_owner(rel);
+        let matches = stored_matches(
+            &probes,
+            ext_schema,
+            &table,
+            &column_name(relid, cols.fp.unwrap_or(cols.source)),
+            &column_name(relid, cols.key),
+        );
+
+        // 3. The decisions, in the statement's order: None leaves the row as it is; Some(d)
+        // writes it, with `dup_of` = d where d is Some (a row whose text changes).
+        let mut plan: Vec<Option<Option<Option<i64>>>> = vec![None; rows.len()];
+        let mut replaced: HashSet<i64> = HashSet::new(); // keys whose stored text this batch changes
+        let mut renewed: Vec<usize> = Vec::new(); // those rows, in order
+        let mut by_band: HashMap<i64, Vec<usize>> = HashMap::new();
+        let mut duplicate = None;
+        for i in 0..rows.len() {
+            if !changed[i] {
+                plan[i] = Some(None);
+                continue;
+            }
+            let mut found: Option<(i64, f64)> = None;
+            if probes.has(i) {
+                for &(key, measure) in &matches[i] {
+                    if key != keys[i] && !replaced.contains(&key) && found.is_none_or(|(k, _)| key < k) {
+                        found = Some((key, measure));
+                    }
+                }
+                for j in probes.earlier(i, &renewed, &by_band) {
+                    if found.is_none_or(|(k, _)| keys[j] < k) {
+                        if let Some(measure) = probes.near(i, j) {
+                            found = Some((keys[j], measure));
+                        }
+                    }
+                }
+            }
+            match (found, mode) {
+                (Some((key, measure)), Mode::Reject) => {
+                    duplicate = Some(check.duplicate(rel, &name, &key.to_string(), measure, may_read_key));
+                    break;
+                }
+                (Some(_), Mode::Skip) => {}
+                (found, _) => {
+                    plan[i] = Some(Some(found.map(|(key, _)| key)));
+                    replaced.insert(keys[i]);
+                    renewed.push(i);
+                    probes.add_bands(i, &mut by_band);
+                }
+            }
+        }
+
+        // 4. The writes, a routed UPDATE a row, under one marker.
+        let result = match duplicate {
+            Some(error) => Outcome::Duplicate(error),
+            None => Outcome::Stored(as_checked(&table, || {
+                let mut stored = 0;
+                for (i, todo) in plan.iter().enumerate() {
+                    if let Some(dup_of) = todo {
+                        let dup_of = dup_of.map(|d| d.map(|key| key.to_string()));
+                        stored += update_by_ctid(relid, &table, &cols, rows[i], &olds[i], written, dup_of);
+                    }
+                }
+                stored
+            })),
+        };
+        finish(rel, nest, (saved_user, saved_context), result)
+    }
+}
+
+/// A key of a [`batchable`] table (int2, int4 or int8) as an `i64`.
+fn int_key(value: pg_sys::Datum, key_type: pg_sys::Oid) -> i64 {
+    match key_type {
+        pg_sys::INT2OID => i64::from(value.value() as i16),
+        pg_sys::INT4OID => i64::from(value.value() as i32),
+        _ => value.value() as i64,
     }
 }
 
@@ -557,6 +743,30 @@ impl Probes<'_> {
         }
     }
 
+    /// The rows among `through` (earlier rows of the batch that the statement let through, in
+    /// order) that row `i` is checked against: all of them (SimHash), or those sharing a band
+    /// with it (similarity: `by_band` of [`Probes::add_bands`]), as the index offers candidates.
+    fn earlier(&self, i: usize, through: &[usize], by_band: &HashMap<i64, Vec<usize>>) -> Vec<usize> {
+        match self {
+            Probes::SimHash { .. } => through.to_vec(),
+            Probes::Similar { bands, .. } => {
+                let mut js: Vec<usize> = bands[i].iter().filter_map(|b| by_band.get(b)).flatten().copied().collect();
+                js.sort_unstable();
+                js.dedup();
+                js
+            }
+        }
+    }
+
+    /// Files row `i`, let through, under its band values (similarity).
+    fn add_bands(&self, i: usize, by_band: &mut HashMap<i64, Vec<usize>>) {
+        if let Probes::Similar { bands, .. } = self {
+            for &b in &bands[i] {
+                by_band.entry(b).or_default().push(i);
+            }
+        }
+    }
+
     /// The trigger's decision on row `i` against an earlier row `j` of the batch that the
     /// statement let through: the measure when `j` makes `i` a near-duplicate (for similarity,
     /// only a row sharing a band, as the index offers candidates).
@@ -574,6 +784,78 @@ impl Probes<'_> {
             }
         }
     }
+}
+
+/// What `check` reads of each row's checked value (`values[i]`: the text or adopted
+/// fingerprint, None for NULL or a row not to check, which then matches nothing).
+///
+/// # Safety
+/// The datums are of the checked column's type `source_type`.
+unsafe fn probes_of<'a>(
+    check: &'a Check,
+    cols: &Cols,
+    values: &[Option<pg_sys::Datum>],
+    source_type: pg_sys::Oid,
+) -> Probes<'a> {
+    // SAFETY: as the caller guarantees.
+    let text = |v: &Option<pg_sys::Datum>| v.and_then(|v| unsafe { text_of(v, source_type) });
+    match check {
+        Check::SimHash(cfg) => Probes::SimHash {
+            cfg,
+            fps: values
+                .iter()
+                .map(|v| match cols.text {
+                    true => text(v).and_then(|t| crate::fingerprint::simhash(&t)),
+                    false => v.map(|v| v.value() as i64),
+                })
+                .collect(),
+        },
+        Check::Similar(cfg) => {
+            let texts: Vec<String> = values.iter().map(|v| text(v).unwrap_or_default()).collect();
+            let sets: Vec<Vec<u64>> = texts.iter().map(|t| char_set(t, cfg.k)).collect();
+            let bands = sets
+                .iter()
+                .map(|s| if s.is_empty() { Vec::new() } else { set_bands(s, cfg.bands, cfg.rows) })
+                .collect();
+            Probes::Similar { cfg, texts, sets, bands }
+        }
+    }
+}
+
+/// The stored near-duplicates of a batch's rows, by one query over every shard ([`Probes::search`]:
+/// one round trip to each shard), as whoever calls it (the owner): per row, the key and measure
+/// of each match. None is asked for when no row has anything to match.
+fn stored_matches(probes: &Probes, ext_schema: &str, table: &str, source: &str, key: &str) -> Vec<Vec<(i64, f64)>> {
+    let n = match probes {
+        Probes::SimHash { fps, .. } => fps.len(),
+        Probes::Similar { sets, .. } => sets.len(),
+    };
+    let mut found: Vec<Vec<(i64, f64)>> = vec![Vec::new(); n];
+    if !(0..n).any(|i| probes.has(i)) {
+        return found;
+    }
+    let (sql, args) = probes.search(ext_schema, table, source, key);
+    let run = || {
+        Spi::connect_mut(|client| {
+            let what = "searching every shard for near-duplicates";
+            for row in client.update(sql.as_str(), None, &args).or_raise(what) {
+                let (Some(i), Some(key), Some(measure)) = (
+                    row.get::<i64>(1).or_raise(what),
+                    row.get::<i64>(2).or_raise(what),
+                    row.get::<f64>(3).or_raise(what),
+                ) else {
+                    continue;
+                };
+                found[i as usize - 1].push((key, measure));
+            }
+        })
+    };
+    let mut run = run;
+    match probes {
+        Probes::SimHash { .. } => run(),
+        Probes::Similar { .. } => on_index(run),
+    }
+    found
 }
 
 /// The checked write of `rows` — datums of `relid`'s row type, filling columns `written`, in
@@ -614,86 +896,27 @@ pub(super) unsafe fn write_batch(
         };
         let key_type = pg_sys::get_atttype(relid, cols.key as pg_sys::AttrNumber);
         let source_type = pg_sys::get_atttype(relid, cols.source as pg_sys::AttrNumber);
-        let keys: Vec<Option<i64>> = rows
-            .iter()
-            .map(|&row| {
-                field(row, cols.key).map(|v| match key_type {
-                    pg_sys::INT2OID => i64::from(v.value() as i16),
-                    pg_sys::INT4OID => i64::from(v.value() as i32),
-                    _ => v.value() as i64,
-                })
-            })
-            .collect();
+        let keys: Vec<Option<i64>> =
+            rows.iter().map(|&row| field(row, cols.key).map(|v| int_key(v, key_type))).collect();
 
         // 1. What the check reads of every row, and the stripes of all of them.
-        let probes = match &check {
-            Check::SimHash(cfg) => Probes::SimHash {
-                cfg,
-                fps: rows
-                    .iter()
-                    .map(|&row| {
-                        field(row, cols.source).and_then(|v| {
-                            if cols.text {
-                                text_of(v, source_type).and_then(|t| crate::fingerprint::simhash(&t))
-                            } else {
-                                Some(v.value() as i64)
-                            }
-                        })
-                    })
-                    .collect(),
-            },
-            Check::Similar(cfg) => {
-                let texts: Vec<String> = rows
-                    .iter()
-                    .map(|&row| field(row, cols.source).and_then(|v| text_of(v, source_type)).unwrap_or_default())
-                    .collect();
-                let sets: Vec<Vec<u64>> = texts.iter().map(|t| char_set(t, cfg.k)).collect();
-                let bands = sets
-                    .iter()
-                    .map(|s| if s.is_empty() { Vec::new() } else { set_bands(s, cfg.bands, cfg.rows) })
-                    .collect();
-                Probes::Similar { cfg, texts, sets, bands }
-            }
-        };
+        let sources: Vec<Option<pg_sys::Datum>> = rows.iter().map(|&row| field(row, cols.source)).collect();
+        let probes = probes_of(&check, &cols, &sources, source_type);
         for stripe in probes.stripes() {
             lock_stripe(relid, stripe);
         }
 
         // 2. The stored near-duplicates, from every shard (as the owner: the caller needs no
-        // SELECT). The smallest key of each row's matches.
+        // SELECT).
         let may_read_key = crate::access::read(relid, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
         let (saved_user, saved_context) = become_owner(rel);
-        let (sql, args) = probes.search(ext_schema, &table, &column(cols.fp.unwrap_or(cols.source)), &column(cols.key));
-        let mut best: Vec<Option<(i64, f64)>> = vec![None; rows.len()];
-        let mut run = || {
-            Spi::connect_mut(|client| {
-                let what = "searching every shard for near-duplicates";
-                for row in client.update(sql.as_str(), None, &args).or_raise(what) {
-                    let (Some(i), Some(key), Some(measure)) = (
-                        row.get::<i64>(1).or_raise(what),
-                        row.get::<i64>(2).or_raise(what),
-                        row.get::<f64>(3).or_raise(what),
-                    ) else {
-                        continue;
-                    };
-                    let slot = &mut best[i as usize - 1];
-                    if slot.is_none_or(|(k, _)| key < k) {
-                        *slot = Some((key, measure));
-                    }
-                }
-            })
-        };
-        match &probes {
-            _ if !(0..rows.len()).any(|i| probes.has(i)) => {}
-            Probes::SimHash { .. } => run(),
-            Probes::Similar { .. } => on_index(run),
-        }
+        let matches =
+            stored_matches(&probes, ext_schema, &table, &column(cols.fp.unwrap_or(cols.source)), &column(cols.key));
 
-        // 3. The decisions, in the statement's order.
+        // 3. The decisions, in the statement's order: the smallest key among each row's stored
+        // matches and the batch's earlier rows let through.
         let mut kept: Vec<usize> = Vec::new();
-        // Similarity: the rows kept so far under each band value (a row's candidates are the
-        // rows sharing a band with it, as the index offers them).
-        let mut by_band: std::collections::HashMap<i64, Vec<usize>> = std::collections::HashMap::new();
+        let mut by_band: HashMap<i64, Vec<usize>> = HashMap::new();
         let mut dup_of: Vec<Option<i64>> = vec![None; rows.len()];
         let mut duplicate = None;
         for i in 0..rows.len() {
@@ -701,19 +924,8 @@ pub(super) unsafe fn write_batch(
                 kept.push(i); // NULL, featureless or shingle-less text: never a duplicate
                 continue;
             }
-            let mut found = best[i];
-            let sharing: Vec<usize> = match &probes {
-                Probes::SimHash { .. } => Vec::new(),
-                Probes::Similar { bands, .. } => {
-                    let mut js: Vec<usize> =
-                        bands[i].iter().filter_map(|b| by_band.get(b)).flatten().copied().collect();
-                    js.sort_unstable();
-                    js.dedup();
-                    js
-                }
-            };
-            let earlier = if matches!(probes, Probes::SimHash { .. }) { &kept } else { &sharing };
-            for &j in earlier {
+            let mut found = matches[i].iter().copied().min_by_key(|&(key, _)| key);
+            for j in probes.earlier(i, &kept, &by_band) {
                 let Some(key) = keys[j] else { continue };
                 if found.is_some_and(|(k, _)| k <= key) {
                     continue;
@@ -732,11 +944,7 @@ pub(super) unsafe fn write_batch(
                 (found, _) => {
                     dup_of[i] = found.map(|(key, _)| key);
                     kept.push(i);
-                    if let Probes::Similar { bands, .. } = &probes {
-                        for &b in &bands[i] {
-                            by_band.entry(b).or_default().push(i);
-                        }
-                    }
+                    probes.add_bands(i, &mut by_band);
                 }
             }
         }
@@ -984,11 +1192,20 @@ pub(super) unsafe fn row_array(rel: pg_sys::Relation, rows: &[pg_sys::Datum]) ->
 /// statement (propagated to the workers), which the shards' triggers let through for the
 /// owner the caller has become; returns the rows written.
 fn write_as_checked(table: &str, insert: &str, args: &[DatumWithOid]) -> u64 {
+    as_checked(table, || {
+        Spi::connect_mut(|client| client.update(insert, None, args).or_raise("writing the rows").len())
+    }) as u64
+}
+
+/// Runs `write` (statements writing `table`) as checked writes: with `simdup.checked_write`
+/// naming the table while it runs (propagated to the workers), which the shards' triggers let
+/// through for the owner the caller has become.
+fn as_checked<T>(table: &str, write: impl FnOnce() -> T) -> T {
     set_local("citus.propagate_set_commands", "local");
     mark(table);
-    let n = Spi::connect_mut(|client| client.update(insert, None, args).or_raise("writing the rows").len());
+    let result = write();
     mark("");
-    n as u64
+    result
 }
 
 /// Sets a setting until the end of the current GUC nest level (`GUC_ACTION_SAVE`, as a

@@ -18,10 +18,12 @@
 //! * **`UPDATE`** that assigns the checked column (the text, or an adopted fingerprint). The
 //!   planner hook plans the rows it changes as a SELECT, as the writer — each row's ctid, key
 //!   and checked value as they are, then the new values — under the custom scan
-//!   `SimdupCheckedUpdate`, which writes them one by one through the checked update
-//!   ([`super::checked::update_row`]: the row checked against every shard but itself, then
+//!   `SimdupCheckedUpdate`, which checks them up to [`BATCH_ROWS`] at a time where the table
+//!   allows it ([`super::checked::update_batch`]), else one by one
+//!   ([`super::checked::update_row`]): each row checked against every shard but itself (and,
+//!   in a batch, against the batch's earlier new texts instead of their old ones), then
 //!   written by key *and* ctid, so that a row another transaction changed meanwhile raises
-//!   40001 instead of losing that change); a row a join yields twice is updated once (`UPDATE
+//!   40001 instead of losing that change; a row a join yields twice is updated once (`UPDATE
 //!   n`). UPDATEs of other columns are Citus's: the shards' triggers let them through.
 //!
 //! The writer's INSERT and UPDATE privileges are checked by the checked write, per column
@@ -42,7 +44,8 @@ use crate::catalog::{cells, qualified_name};
 use crate::errors::{Code, ConstraintError, Error};
 
 use super::checked::{
-    array_insert, batchable, checked_columns, row_array, update_row, write_batch, write_row, OldRow, Outcome, Row,
+    array_insert, batchable, checked_columns, row_array, update_batch, update_row, write_batch, write_row, OldRow,
+    Outcome, Row,
 };
 use super::config::TRIGGER;
 use super::similar::TRIGGER_SIMILAR;
@@ -217,6 +220,7 @@ unsafe extern "C-unwind" fn plan_if_checked(
 ) {
     // SAFETY: as the caller guarantees.
     unsafe {
+        refuse_unchecked_merge(parse);
         if let Some(relid) = insert_target(parse) {
             *planned = plan_checked_insert(parse, relid, query_string, cursor_options, bound_params);
         } else if let Some((relid, source, key)) = update_target(parse) {
@@ -297,10 +301,56 @@ unsafe fn update_target(parse: *mut pg_sys::Query) -> Option<(pg_sys::Oid, i32, 
     }
 }
 
+/// Refuses a `MERGE` into a distributed dedup table that could store a new text: one with an
+/// `INSERT` action, or an `UPDATE` action that assigns the checked column. Citus would run its
+/// actions on the shards, where nothing checks them against the other shards (the shards'
+/// trigger would refuse the write with an error about writes through a worker). A MERGE that
+/// only deletes, or updates other columns, is Citus's own, as such an UPDATE or DELETE is.
+///
+/// # Safety
+/// `parse` is a query being planned.
+unsafe fn refuse_unchecked_merge(parse: *mut pg_sys::Query) {
+    // SAFETY: a valid Query; its range table holds the result relation, which the statement
+    // has locked; the MERGE's actions are MergeAction nodes.
+    unsafe {
+        if (*parse).commandType != pg_sys::CmdType::CMD_MERGE || (*parse).resultRelation <= 0 {
+            return;
+        }
+        let rte = pg_sys::list_nth((*parse).rtable, (*parse).resultRelation - 1) as *mut pg_sys::RangeTblEntry;
+        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION || !needs_check((*rte).relid) {
+            return;
+        }
+        let rel = pg_sys::RelationIdGetRelation((*rte).relid);
+        let table = qualified_name(rel);
+        let columns = super::checked::checked_columns(rel);
+        pg_sys::RelationClose(rel);
+        let Some((source, _)) = columns else { return };
+        let writes_text = cells((*parse).mergeActionList).iter().any(|cell| {
+            let action = cell.ptr_value as *mut pg_sys::MergeAction;
+            match (*action).commandType {
+                pg_sys::CmdType::CMD_INSERT => true,
+                pg_sys::CmdType::CMD_UPDATE => cells((*action).targetList).iter().any(|cell| {
+                    let tle = cell.ptr_value as *mut pg_sys::TargetEntry;
+                    !(*tle).resjunk && i32::from((*tle).resno) == source
+                }),
+                _ => false,
+            }
+        });
+        if writes_text {
+            not_supported(
+                "MERGE that inserts rows or changes the checked column",
+                &table,
+                "Write the new rows with INSERT and the changed texts with UPDATE: both are checked across shards.",
+            );
+        }
+    }
+}
+
 /// Plans `UPDATE t SET … WHERE …` that assigns the checked column as `SimdupCheckedUpdate` over
 /// a SELECT of the rows it changes — each row's ctid, key and checked value as it is, then the
-/// new values of the columns assigned — which the custom scan writes row by row through the
-/// checked update ([`super::checked::update_row`]).
+/// new values of the columns assigned — which the custom scan writes through the checked
+/// update, in batches ([`super::checked::update_batch`]) or row by row
+/// ([`super::checked::update_row`]).
 ///
 /// # Safety
 /// The planner's arguments; `relid` is the UPDATE's target, `source` the column its check reads,
@@ -680,22 +730,15 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
         while !done {
             pg_sys::MemoryContextReset((*state).rows);
             let mut rows: Vec<pg_sys::Datum> = Vec::new();
-            let mut bytes = 0usize;
-            while rows.len() < batch_rows && bytes < BATCH_BYTES {
-                let slot = pg_sys::ExecProcNode(child);
-                if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
-                    done = true;
-                    break;
-                }
-                pg_sys::slot_getallattrs(slot);
+            done = !pull_batch(child, batch_rows, |slot| {
                 values.fill(pg_sys::Datum::from(0));
                 nulls.fill(true);
                 for (i, &attnum) in written.iter().enumerate() {
                     values[attnum as usize - 1] = *(*slot).tts_values.add(i);
                     nulls[attnum as usize - 1] = *(*slot).tts_isnull.add(i);
                 }
-                bytes += push_row((*state).rows, desc, &mut values, &mut nulls, &mut rows);
-            }
+                Some(push_row((*state).rows, desc, &mut values, &mut nulls, &mut rows))
+            });
             if rows.is_empty() {
                 break;
             }
@@ -726,10 +769,10 @@ unsafe extern "C-unwind" fn exec_update_rows(
     node: *mut pg_sys::CustomScanState,
     duplicate: *mut Option<ConstraintError>,
 ) {
-    // SAFETY: the child's slot is read before the next row is asked for (the row's ctid, key
-    // and old value stay valid for the checked update of that row); each row is formed with the
-    // relation's own descriptor (the target list's types are the columns' types) in memory
-    // reset for each row.
+    // SAFETY: a key that is not an integer points into the child's slot: such rows go one at a
+    // time, each written before the next is asked for; integer keys are by value, and the old
+    // value is read into a String at once. Each row is formed with the relation's own descriptor
+    // (the target list's types are the columns' types) in memory reset for each batch.
     unsafe {
         let state = node as *mut State;
         let child = pg_sys::list_nth((*node).custom_ps, 0) as *mut pg_sys::PlanState;
@@ -738,43 +781,55 @@ unsafe extern "C-unwind" fn exec_update_rows(
         let rel = (*state).rel;
         let desc = (*rel).rd_att;
         let natts = (*desc).natts as usize;
-        let Some((_, key)) = checked_columns(rel) else { return };
+        let Some((source, key)) = checked_columns(rel) else { return };
         let key_type = pg_sys::get_atttype(relid, key as pg_sys::AttrNumber);
-        let per_row = (*(*node).ss.ps.ps_ExprContext).ecxt_per_tuple_memory;
+        let source_type = pg_sys::get_atttype(relid, source as pg_sys::AttrNumber);
+        let per_batch = (*(*node).ss.ps.ps_ExprContext).ecxt_per_tuple_memory;
         let estate = (*node).ss.ps.state;
+        // A batch at a time where the check allows it (src/dedup/checked.rs, update_batch),
+        // else a row at a time.
+        let batch_rows = if batchable(rel) { BATCH_ROWS } else { 1 };
         let mut values = vec![pg_sys::Datum::from(0); natts];
         let mut nulls = vec![true; natts];
         // Keys written by this statement: a row its joins produce more than once is updated
         // once, as PostgreSQL does.
         let mut seen: HashSet<String> = HashSet::new();
-        loop {
-            let slot = pg_sys::ExecProcNode(child);
-            if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+        let mut done = false;
+        while !done {
+            pg_sys::MemoryContextReset((*state).rows);
+            let (mut rows, mut olds) = (Vec::new(), Vec::new());
+            done = !pull_batch(child, batch_rows, |slot| {
+                let field = |i: usize| (!*(*slot).tts_isnull.add(i)).then(|| *(*slot).tts_values.add(i));
+                let (Some(ctid), Some(key_value)) = (field(0), field(1)) else { return None };
+                if !seen.insert(text_of(key_value, key_type).unwrap_or_default()) {
+                    return None;
+                }
+                values.fill(pg_sys::Datum::from(0));
+                nulls.fill(true);
+                values[key as usize - 1] = key_value;
+                nulls[key as usize - 1] = false;
+                for (i, &attnum) in written.iter().enumerate() {
+                    values[attnum as usize - 1] = *(*slot).tts_values.add(3 + i);
+                    nulls[attnum as usize - 1] = *(*slot).tts_isnull.add(3 + i);
+                }
+                olds.push(OldRow {
+                    ctid: *ctid.cast_mut_ptr::<pg_sys::ItemPointerData>(),
+                    key: key_value,
+                    source: field(2).and_then(|v| text_of(v, source_type)),
+                });
+                Some(push_row((*state).rows, desc, &mut values, &mut nulls, &mut rows))
+            });
+            if rows.is_empty() {
                 break;
             }
-            pg_sys::slot_getallattrs(slot);
-            let field = |i: usize| (!*(*slot).tts_isnull.add(i)).then(|| *(*slot).tts_values.add(i));
-            let (Some(ctid), Some(key_value)) = (field(0), field(1)) else { continue };
-            if !seen.insert(text_of(key_value, key_type).unwrap_or_default()) {
-                continue;
-            }
-            pg_sys::MemoryContextReset((*state).rows);
-            values.fill(pg_sys::Datum::from(0));
-            nulls.fill(true);
-            values[key as usize - 1] = key_value;
-            nulls[key as usize - 1] = false;
-            for (i, &attnum) in written.iter().enumerate() {
-                values[attnum as usize - 1] = *(*slot).tts_values.add(3 + i);
-                nulls[attnum as usize - 1] = *(*slot).tts_isnull.add(3 + i);
-            }
-            let mut rows = Vec::new();
-            push_row((*state).rows, desc, &mut values, &mut nulls, &mut rows);
-            let old =
-                OldRow { ctid: *ctid.cast_mut_ptr::<pg_sys::ItemPointerData>(), key: key_value, source: field(2) };
-            pg_sys::MemoryContextReset(per_row);
+            pg_sys::MemoryContextReset(per_batch);
             let previous = pg_sys::CurrentMemoryContext;
-            pg_sys::CurrentMemoryContext = per_row;
-            let outcome = update_row(relid, rows[0], &written, &old, &ext_schema);
+            pg_sys::CurrentMemoryContext = per_batch;
+            let outcome = if rows.len() == 1 {
+                update_row(relid, rows[0], &written, &olds[0], &ext_schema)
+            } else {
+                update_batch(relid, &rows, &olds, &written, &ext_schema)
+            };
             pg_sys::CurrentMemoryContext = previous;
             match outcome {
                 Outcome::Stored(n) => (*estate).es_processed += n,
@@ -785,6 +840,35 @@ unsafe extern "C-unwind" fn exec_update_rows(
             }
         }
     }
+}
+
+/// Asks `child` for rows and hands each, its attributes read, to `take`, which returns the bytes
+/// it kept of it (None: the row is left out), until `limit` rows were kept or [`BATCH_BYTES`].
+/// False once the plan has returned its end (it is not asked again: a scan would start over).
+///
+/// # Safety
+/// `child` is an initialised plan state; `take` reads the slot before the next row is asked for.
+unsafe fn pull_batch(
+    child: *mut pg_sys::PlanState,
+    limit: usize,
+    mut take: impl FnMut(*mut pg_sys::TupleTableSlot) -> Option<usize>,
+) -> bool {
+    let (mut kept, mut bytes) = (0, 0);
+    while kept < limit && bytes < BATCH_BYTES {
+        // SAFETY: as the caller guarantees; a slot the plan returns is valid until the next call.
+        let slot = unsafe { pg_sys::ExecProcNode(child) };
+        // SAFETY: as above.
+        if slot.is_null() || unsafe { (*slot).tts_flags } & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+            return false;
+        }
+        // SAFETY: as above.
+        unsafe { pg_sys::slot_getallattrs(slot) };
+        if let Some(b) = take(slot) {
+            kept += 1;
+            bytes += b;
+        }
+    }
+    true
 }
 
 #[pg_guard]

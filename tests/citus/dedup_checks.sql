@@ -335,8 +335,11 @@ END $$;
 CREATE FUNCTION same_rows(name text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE n bigint;
 BEGIN
-  EXECUTE format('SELECT count(*) FROM %1$I d FULL JOIN %1$I_local l USING (id)
-                  WHERE d.body IS DISTINCT FROM l.body OR to_jsonb(d) -> ''dup_of'' IS DISTINCT FROM to_jsonb(l) -> ''dup_of''
+  -- (The distributed table's rows read first, on their own: joined to a local table, a
+  -- one-shard table's query would be sent to its worker whole.)
+  EXECUTE format('WITH d AS MATERIALIZED (SELECT id, body, to_jsonb(x) -> ''dup_of'' AS dup_of FROM %1$I x)
+                  SELECT count(*) FROM d FULL JOIN %1$I_local l USING (id)
+                  WHERE d.body IS DISTINCT FROM l.body OR d.dup_of IS DISTINCT FROM to_jsonb(l) -> ''dup_of''
                      OR d.id IS NULL OR l.id IS NULL', name) INTO n;
   RETURN n;
 END $$;
@@ -389,6 +392,102 @@ SELECT check_that('EXPLAIN of an UPDATE of the text: the custom scan SimdupCheck
   (SELECT string_agg(p, E'\n') FROM explain_all('UPDATE up_reject SET body = body || ''!'' WHERE id = 5') x(p))
     ~ 'Custom Scan \(SimdupCheckedUpdate\)\s+Dedup Check: each row against every shard of public\.up_reject'
   AND (SELECT string_agg(p, E'\n') FROM explain_all('UPDATE up_reject SET note = ''n'' WHERE id = 5') x(p)) !~ 'SimdupChecked');
+-- One UPDATE statement of many rows, checked in batches (update_batch): every sixth row gets
+-- next_body — every twelfth the text of another pool row (7 id mod 584 + 1), the others a new
+-- text shared by three rows (so the second and third are near-duplicates of the first by then).
+-- The answers depend on the order the UPDATE reads the rows in: on one shard that is the
+-- shard's heap order, read first (ORDER BY ctid), and the local table gets the same changes
+-- one row at a time in that order (update_local_in_order).
+CREATE FUNCTION make_batch_pair(name text, mode text, k int, by_similarity boolean DEFAULT false) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY[name, name || '_local'] LOOP
+    EXECUTE format('CREATE TABLE %I (id bigint PRIMARY KEY, body text NOT NULL, note text, next_body text)', t);
+    IF t = name THEN PERFORM create_distributed_table(t, 'id', shard_count => 1); END IF;
+    IF NOT by_similarity THEN
+      PERFORM simdup_enable(t::regclass, 'body', on_duplicate => 'skip', max_distance => k);
+    END IF;
+    EXECUTE format($i$INSERT INTO %I (id, body, next_body)
+      SELECT p.id, p.body,
+             CASE WHEN p.id %% 12 = 0 THEN (SELECT q.body FROM pool q WHERE q.id = (7 * p.id) %% 584 + 1)
+                  WHEN p.id %% 12 = 6 THEN 'Batch text ' || (p.id / 36) || ': '
+                       || (SELECT string_agg(md5((p.id / 36) || '/' || g), ' ') FROM generate_series(1, 12) g) END
+      FROM pool p ORDER BY p.id$i$, t);
+    IF by_similarity THEN
+      PERFORM simdup_enable_similar(t::regclass, 'body', 0.5, on_duplicate => mode);
+    ELSE
+      PERFORM simdup_disable(t::regclass);
+      PERFORM simdup_enable(t::regclass, 'body', on_duplicate => mode, max_distance => k);
+    END IF;
+  END LOOP;
+END $$;
+CREATE FUNCTION update_local_in_order(name text, ids bigint[]) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE r bigint;
+BEGIN
+  FOREACH r IN ARRAY ids LOOP
+    EXECUTE format('UPDATE %I SET body = next_body, note = ''batch'' WHERE id = $1', name || '_local') USING r;
+  END LOOP;
+END $$;
+-- (A query that names only one-shard tables goes to their worker whole, functions and all:
+-- the comparisons with the local tables run on their own, their counts kept in variables.)
+SELECT make_batch_pair('ub_mark', 'mark', 3);
+SELECT array_agg(id ORDER BY ctid) AS ids FROM ub_mark WHERE next_body IS NOT NULL \gset
+UPDATE ub_mark SET body = next_body, note = 'batch' WHERE next_body IS NOT NULL;
+SELECT update_local_in_order('ub_mark', :'ids');
+SELECT same_rows('ub_mark') AS differ \gset
+SELECT count(*) FILTER (WHERE id % 12 = 0 AND dup_of IS NOT NULL) AS by_stored,
+       count(*) FILTER (WHERE id % 12 = 6 AND dup_of IS NOT NULL) AS by_own FROM ub_mark \gset
+SELECT check_that('one UPDATE of many texts, mark, k = 3 (checked in a batch): bodies and dup_of = the local trigger''s; rows marked by stored rows and by the statement''s own',
+  :differ = 0 AND :by_stored > 0 AND :by_own > 0, format('%s rows differ, %s and %s marked', :differ, :by_stored, :by_own));
+SELECT make_batch_pair('ub_skip', 'skip', 3);
+SELECT array_agg(id ORDER BY ctid) AS ids FROM ub_skip WHERE next_body IS NOT NULL \gset
+UPDATE ub_skip SET body = next_body, note = 'batch' WHERE next_body IS NOT NULL;
+SELECT update_local_in_order('ub_skip', :'ids');
+SELECT same_rows('ub_skip') AS differ \gset
+SELECT count(*) FILTER (WHERE body = next_body) AS changed, count(*) FILTER (WHERE body <> next_body) AS left_as_was
+FROM ub_skip WHERE next_body IS NOT NULL \gset
+SELECT check_that('one UPDATE of many texts, skip, k = 3: the rows the local trigger changes and leaves',
+  :differ = 0 AND :changed > 0 AND :left_as_was > 0, format('%s rows differ, %s changed, %s left', :differ, :changed, :left_as_was));
+SELECT make_batch_pair('ub_sim', 'mark', 0, true);
+SELECT array_agg(id ORDER BY ctid) AS ids FROM ub_sim WHERE next_body IS NOT NULL \gset
+UPDATE ub_sim SET body = next_body, note = 'batch' WHERE next_body IS NOT NULL;
+SELECT update_local_in_order('ub_sim', :'ids');
+SELECT same_rows('ub_sim') AS differ \gset
+SELECT count(*) AS by_own FROM ub_sim WHERE id % 12 = 6 AND dup_of IS NOT NULL \gset
+SELECT check_that('one UPDATE of many texts, similarity mark, t = 0.5: bodies and dup_of = the local similarity trigger''s',
+  :differ = 0 AND :by_own > 0, format('%s rows differ, %s marked by the statement''s own', :differ, :by_own));
+SELECT make_batch_pair('ub_reject', 'reject', 3);
+SELECT array_agg(id ORDER BY ctid) AS ids FROM ub_reject WHERE next_body IS NOT NULL \gset
+SELECT e AS dist_error, l AS local_error
+FROM error_of('UPDATE ub_reject SET body = next_body, note = ''batch'' WHERE next_body IS NOT NULL') e,
+     error_of(format('SELECT update_local_in_order(%L, %L)', 'ub_reject', :'ids')) l \gset
+SELECT count(*) AS changed FROM ub_reject WHERE note = 'batch' \gset
+SELECT check_that('one UPDATE of many texts, reject: 23505 as on the local table, no row changed',
+  :'dist_error' = '23505: near-duplicate row violates simdup_dedup on relation "ub_reject"'
+  AND :'local_error' = '23505: near-duplicate row violates simdup_dedup on relation "ub_reject_local"' AND :changed = 0,
+  :'dist_error');
+-- MERGE: Citus runs its actions on the shards (its source must be a Citus table), unchecked
+-- across them. One that can store a new text (an INSERT action, an UPDATE of the text) is
+-- refused on the coordinator; one that only changes other columns or deletes is Citus's, as
+-- such an UPDATE is.
+CREATE TABLE merge_src (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT create_distributed_table('merge_src', 'id', colocate_with => 'up_reject');
+SELECT body AS kept_body FROM up_reject WHERE id = :r_kept \gset
+INSERT INTO merge_src VALUES (900001, :'kept_body'), (:r_other, 'x');
+-- (Errors and counts read in statements of their own: a query naming one row of a
+-- distributed table goes to that row's worker whole.)
+SELECT e AS merge_insert FROM error_of($$MERGE INTO up_reject t USING merge_src s ON t.id = s.id
+                                         WHEN NOT MATCHED THEN INSERT (id, body) VALUES (s.id, s.body)$$) e \gset
+SELECT e AS merge_text FROM error_of($$MERGE INTO up_reject t USING merge_src s ON t.id = s.id
+                                       WHEN MATCHED THEN UPDATE SET body = s.body$$) e \gset
+SELECT count(*) AS inserted FROM up_reject WHERE id = 900001 \gset
+SELECT count(*) AS texts_x FROM up_reject WHERE id = :r_other AND body = 'x' \gset
+SELECT check_that('MERGE with an INSERT action, or updating the text: 0A000 with a hint, nothing changed',
+  :'merge_insert' = '0A000: MERGE that inserts rows or changes the checked column is not supported on distributed dedup table public.up_reject'
+  AND :'merge_text' = :'merge_insert' AND :inserted = 0 AND :texts_x = 0, :'merge_insert');
+MERGE INTO up_reject t USING merge_src s ON t.id = s.id WHEN MATCHED THEN UPDATE SET note = 'merged';
+SELECT note AS merged_note FROM up_reject WHERE id = :r_other \gset
+SELECT check_that('MERGE that updates another column: Citus''s own, the row changed', :'merged_note' = 'merged');
 
 -- For the concurrency steps of run.sh.
 CREATE TABLE conc (id bigint PRIMARY KEY, body text NOT NULL);
