@@ -373,7 +373,8 @@ pub(super) unsafe fn update_row(
             (Some(_), Mode::Skip) => Outcome::Stored(0),
             _ => {
                 let dup_of = changed.then(|| found.map(|(key, _)| key));
-                Outcome::Stored(as_checked(&table, || update_by_ctid(relid, &table, &cols, row, old, written, dup_of)))
+                let writer = RowWriter::new(relid, &table, &cols, written);
+                Outcome::Stored(as_checked(&table, || writer.write(row, old, dup_of)))
             }
         };
         finish(rel, nest, (saved_user, saved_context), result)
@@ -428,80 +429,106 @@ unsafe fn field(row: pg_sys::Datum, attnum: i32) -> Option<pg_sys::Datum> {
     (!isnull).then_some(value)
 }
 
-/// The write of one row of a checked UPDATE, as the owner, the caller having set the marker
+/// The writes of a checked UPDATE's rows, as the owner, the caller having set the marker
 /// ([`as_checked`]): `UPDATE t SET … WHERE key = $k AND ctid = $ctid` of the columns `written`
-/// from `row` — and `dup_of` = the key given (as text; None: NULL) when `dup_of` is `Some`,
-/// for a row whose text changes (then the UPDATE's own `dup_of`, if it assigns one, is not
-/// taken: the trigger sets it) — routed to the row's shard by its key. Returns the rows
-/// written: 0 for a row deleted since the UPDATE read it; a row changed since (its ctid moved)
-/// raises 40001, as an UPDATE at REPEATABLE READ would, instead of being overwritten with values
-/// computed from the old row.
-///
-/// # Safety
-/// In a transaction; `row` is of `relid`'s row type, `old.key` of its key's type.
-unsafe fn update_by_ctid(
-    relid: pg_sys::Oid,
-    table: &str,
-    cols: &Cols,
-    row: pg_sys::Datum,
-    old: &OldRow,
-    written: &[i32],
-    dup_of: Option<Option<String>>,
-) -> u64 {
-    let column = |attnum: i32| column_name(relid, attnum);
-    // SAFETY: catalog lookups of columns of the open relation.
-    let (key_type, reltype) =
-        unsafe { (pg_sys::get_atttype(relid, cols.key as pg_sys::AttrNumber), pg_sys::get_rel_type_id(relid)) };
-    // The key's equality operator, named with its schema (search_path is pg_catalog's): the
-    // UPDATE routes to the row's shard through it.
-    let eq = key_equality(key_type);
-    let mut sets: Vec<String> = written
-        .iter()
-        .filter(|&&a| !(dup_of.is_some() && Some(a) == cols.dup_of))
-        .map(|&a| column(a))
-        .map(|c| format!("{c} = ($1).{c}"))
-        .collect();
-    // SAFETY: the datums are of the types given (the caller's promise; a TID by reference),
-    // and outlive the statements.
-    let (row_arg, ctid_arg) = unsafe {
-        (
-            DatumWithOid::new(row, reltype),
-            DatumWithOid::new(pg_sys::Datum::from(&old.ctid as *const pg_sys::ItemPointerData), pg_sys::TIDOID),
-        )
-    };
-    // SAFETY: as above.
-    let key_arg = || unsafe { DatumWithOid::new(old.key, key_type) };
-    let mut args = vec![row_arg, key_arg(), ctid_arg];
-    if let (Some(dup_of), Some(typ)) = (dup_of, dup_of_type(relid, cols)) {
-        sets.push(format!("{} = $4::{typ}", quote_identifier(DUP_OF)));
-        args.push(dup_of.into());
+/// from the row, routed to the row's shard by its key; for a row whose text changes, `dup_of`
+/// set by the check instead of taken from the UPDATE. The statements are built once per
+/// UPDATE statement or batch.
+struct RowWriter {
+    /// For a row whose text changes: `dup_of = $4` (if the table has it) instead of the
+    /// UPDATE's own `dup_of`.
+    changed: String,
+    /// For a row that keeps its text: the columns assigned, as assigned.
+    kept: String,
+    /// The row, by its key alone: whether it is still there after a write found nothing.
+    again: String,
+    key_type: pg_sys::Oid,
+    reltype: pg_sys::Oid,
+    has_dup_of: bool,
+    table: String,
+}
+
+impl RowWriter {
+    fn new(relid: pg_sys::Oid, table: &str, cols: &Cols, written: &[i32]) -> RowWriter {
+        let column = |attnum: i32| column_name(relid, attnum);
+        // SAFETY: catalog lookups of columns of the open relation.
+        let (key_type, reltype) =
+            unsafe { (pg_sys::get_atttype(relid, cols.key as pg_sys::AttrNumber), pg_sys::get_rel_type_id(relid)) };
+        // The key's equality operator, named with its schema (search_path is pg_catalog's): the
+        // UPDATE routes to the row's shard through it.
+        let eq = key_equality(key_type);
+        let key_column = column(cols.key);
+        let statement = |changed: bool| {
+            let mut sets: Vec<String> = written
+                .iter()
+                .filter(|&&a| !(changed && Some(a) == cols.dup_of))
+                .map(|&a| column(a))
+                .map(|c| format!("{c} = ($1).{c}"))
+                .collect();
+            if let (true, Some(typ)) = (changed, dup_of_type(relid, cols)) {
+                sets.push(format!("{} = $4::{typ}", quote_identifier(DUP_OF)));
+            }
+            format!(
+                "UPDATE {table} t SET {} WHERE t.{key_column} {eq} $2 AND t.ctid OPERATOR(pg_catalog.=) $3 RETURNING 1",
+                sets.join(", ")
+            )
+        };
+        RowWriter {
+            changed: statement(true),
+            kept: statement(false),
+            again: format!("SELECT 'x' FROM {table} t WHERE t.{key_column} {eq} $1"),
+            key_type,
+            reltype,
+            has_dup_of: cols.dup_of.is_some(),
+            table: table.to_owned(),
+        }
     }
-    let key_column = column(cols.key);
-    let update = format!(
-        "UPDATE {table} t SET {} WHERE t.{key_column} {eq} $2 AND t.ctid OPERATOR(pg_catalog.=) $3 RETURNING 1",
-        sets.join(", ")
-    );
-    let n = Spi::connect_mut(|client| client.update(&update, None, &args).or_raise("writing the row").len()) as u64;
-    if n == 0 {
-        // Changed since the statement read it, or deleted.
-        let still = query(
-            &format!("SELECT 'x' FROM {table} t WHERE t.{key_column} {eq} $1"),
-            &[key_arg()],
-            "looking for the row again",
-        );
-        if !still.is_empty() {
+
+    /// Writes `row` (the table's row type: its key and the new values), which the UPDATE read
+    /// as `old`; `dup_of` is `Some` for a row whose text changes (the key given as text, None:
+    /// NULL). Returns the rows written: 0 for a row deleted since the UPDATE read it; a row
+    /// changed since (its ctid moved) raises 40001, as an UPDATE at REPEATABLE READ would,
+    /// instead of being overwritten with values computed from the old row.
+    ///
+    /// # Safety
+    /// In a transaction; `row` is of the table's row type, `old.key` of its key's type.
+    unsafe fn write(&self, row: pg_sys::Datum, old: &OldRow, dup_of: Option<Option<String>>) -> u64 {
+        // SAFETY: the datums are of the types given (the caller's promise; a TID by reference),
+        // and outlive the statements.
+        let (row_arg, ctid_arg) = unsafe {
+            (
+                DatumWithOid::new(row, self.reltype),
+                DatumWithOid::new(pg_sys::Datum::from(&old.ctid as *const pg_sys::ItemPointerData), pg_sys::TIDOID),
+            )
+        };
+        // SAFETY: as above.
+        let key_arg = || unsafe { DatumWithOid::new(old.key, self.key_type) };
+        let mut args = vec![row_arg, key_arg(), ctid_arg];
+        let update = match dup_of {
+            Some(dup_of) => {
+                if self.has_dup_of {
+                    args.push(dup_of.into());
+                }
+                &self.changed
+            }
+            None => &self.kept,
+        };
+        let n = Spi::connect_mut(|client| client.update(update, None, &args).or_raise("writing the row").len()) as u64;
+        if n == 0 && !query(&self.again, &[key_arg()], "looking for the row again").is_empty() {
+            // Changed since the statement read it (deleted: left out).
             Error::new(
                 Code::ERRCODE_T_R_SERIALIZATION_FAILURE,
                 "could not serialize access due to concurrent update".to_owned(),
             )
             .detail(format!(
-                "A row of distributed table {table} changed after the UPDATE read it and before its checked write."
+                "A row of distributed table {} changed after the UPDATE read it and before its checked write.",
+                self.table
             ))
             .hint("Retry the statement.")
             .raise();
         }
+        n
     }
-    n
 }
 
 /// The checked UPDATE of a batch of rows of distributed table `relid` (one that is
@@ -516,7 +543,7 @@ unsafe fn update_by_ctid(
 ///    out (the new texts of the latter are offered instead, as [`write_batch`] offers a batch's
 ///    rows: SimHash all of them, similarity those sharing a band); rows that keep their text
 ///    are written as they are;
-/// 4. the rows to write, one routed UPDATE each ([`update_by_ctid`]), under one marker.
+/// 4. the rows to write, one routed UPDATE each ([`RowWriter`]), under one marker.
 ///
 /// # Safety
 /// In a transaction, inside pgrx's guard; the datums are of `relid`'s row type.
@@ -604,16 +631,18 @@ pub(super) unsafe fn update_batch(
         // 4. The writes, a routed UPDATE a row, under one marker.
         let result = match duplicate {
             Some(error) => Outcome::Duplicate(error),
-            None => Outcome::Stored(as_checked(&table, || {
-                let mut stored = 0;
-                for (i, todo) in plan.iter().enumerate() {
-                    if let Some(dup_of) = todo {
-                        let dup_of = dup_of.map(|d| d.map(|key| key.to_string()));
-                        stored += update_by_ctid(relid, &table, &cols, rows[i], &olds[i], written, dup_of);
+            None => {
+                let writer = RowWriter::new(relid, &table, &cols, written);
+                Outcome::Stored(as_checked(&table, || {
+                    let mut stored = 0;
+                    for (i, todo) in plan.iter().enumerate() {
+                        if let Some(dup_of) = todo {
+                            stored += writer.write(rows[i], &olds[i], dup_of.map(|d| d.map(|key| key.to_string())));
+                        }
                     }
-                }
-                stored
-            })),
+                    stored
+                }))
+            }
         };
         finish(rel, nest, (saved_user, saved_context), result)
     }

@@ -256,17 +256,29 @@ unsafe fn previous_planner(
 /// # Safety
 /// `parse` is a query being planned.
 unsafe fn insert_target(parse: *mut pg_sys::Query) -> Option<pg_sys::Oid> {
-    // SAFETY: a valid Query; its range table holds the result relation.
+    // SAFETY: a valid Query.
     unsafe {
-        if (*parse).commandType != pg_sys::CmdType::CMD_INSERT || (*parse).resultRelation <= 0 {
+        if (*parse).commandType != pg_sys::CmdType::CMD_INSERT {
+            return None;
+        }
+        result_to_check(parse)
+    }
+}
+
+/// The result relation of `parse`, if it is a table whose writes this coordinator checks
+/// ([`needs_check`]).
+///
+/// # Safety
+/// `parse` is a query being planned.
+unsafe fn result_to_check(parse: *mut pg_sys::Query) -> Option<pg_sys::Oid> {
+    // SAFETY: a valid Query; its range table holds the result relation, which the statement
+    // has locked.
+    unsafe {
+        if (*parse).resultRelation <= 0 {
             return None;
         }
         let rte = pg_sys::list_nth((*parse).rtable, (*parse).resultRelation - 1) as *mut pg_sys::RangeTblEntry;
-        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION {
-            return None;
-        }
-        let relid = (*rte).relid;
-        needs_check(relid).then_some(relid)
+        ((*rte).rtekind == pg_sys::RTEKind::RTE_RELATION && needs_check((*rte).relid)).then_some((*rte).relid)
     }
 }
 
@@ -278,26 +290,44 @@ unsafe fn insert_target(parse: *mut pg_sys::Query) -> Option<pg_sys::Oid> {
 /// # Safety
 /// `parse` is a query being planned.
 unsafe fn update_target(parse: *mut pg_sys::Query) -> Option<(pg_sys::Oid, i32, i32)> {
-    // SAFETY: a valid Query; its range table holds the result relation, which the statement
-    // has locked.
+    // SAFETY: a valid Query.
     unsafe {
-        if (*parse).commandType != pg_sys::CmdType::CMD_UPDATE || (*parse).resultRelation <= 0 {
+        if (*parse).commandType != pg_sys::CmdType::CMD_UPDATE {
             return None;
         }
-        let rte = pg_sys::list_nth((*parse).rtable, (*parse).resultRelation - 1) as *mut pg_sys::RangeTblEntry;
-        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION || !needs_check((*rte).relid) {
-            return None;
-        }
-        let relid = (*rte).relid;
+        let (relid, source, key) = checked_target(parse)?;
+        assigns((*parse).targetList, source).then_some((relid, source, key))
+    }
+}
+
+/// [`result_to_check`], with the column its check reads and its key column.
+///
+/// # Safety
+/// `parse` is a query being planned.
+unsafe fn checked_target(parse: *mut pg_sys::Query) -> Option<(pg_sys::Oid, i32, i32)> {
+    // SAFETY: a valid Query; the relation is locked by the statement.
+    unsafe {
+        let relid = result_to_check(parse)?;
         let rel = pg_sys::RelationIdGetRelation(relid);
         let columns = super::checked::checked_columns(rel);
         pg_sys::RelationClose(rel);
         let (source, key) = columns?;
-        let assigns = cells((*parse).targetList).iter().any(|cell| {
+        Some((relid, source, key))
+    }
+}
+
+/// Whether the target list `targets` (of an UPDATE, or a MERGE's UPDATE action) assigns column
+/// `attnum`.
+///
+/// # Safety
+/// `targets` is a List of TargetEntry.
+unsafe fn assigns(targets: *mut pg_sys::List, attnum: i32) -> bool {
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        cells(targets).iter().any(|cell| {
             let tle = cell.ptr_value as *mut pg_sys::TargetEntry;
-            !(*tle).resjunk && i32::from((*tle).resno) == source
-        });
-        assigns.then_some((relid, source, key))
+            !(*tle).resjunk && i32::from((*tle).resno) == attnum
+        })
     }
 }
 
@@ -310,33 +340,25 @@ unsafe fn update_target(parse: *mut pg_sys::Query) -> Option<(pg_sys::Oid, i32, 
 /// # Safety
 /// `parse` is a query being planned.
 unsafe fn refuse_unchecked_merge(parse: *mut pg_sys::Query) {
-    // SAFETY: a valid Query; its range table holds the result relation, which the statement
-    // has locked; the MERGE's actions are MergeAction nodes.
+    // SAFETY: a valid Query; the MERGE's actions are MergeAction nodes; the result relation is
+    // locked by the statement.
     unsafe {
-        if (*parse).commandType != pg_sys::CmdType::CMD_MERGE || (*parse).resultRelation <= 0 {
+        if (*parse).commandType != pg_sys::CmdType::CMD_MERGE {
             return;
         }
-        let rte = pg_sys::list_nth((*parse).rtable, (*parse).resultRelation - 1) as *mut pg_sys::RangeTblEntry;
-        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION || !needs_check((*rte).relid) {
-            return;
-        }
-        let rel = pg_sys::RelationIdGetRelation((*rte).relid);
-        let table = qualified_name(rel);
-        let columns = super::checked::checked_columns(rel);
-        pg_sys::RelationClose(rel);
-        let Some((source, _)) = columns else { return };
+        let Some((relid, source, _)) = checked_target(parse) else { return };
         let writes_text = cells((*parse).mergeActionList).iter().any(|cell| {
             let action = cell.ptr_value as *mut pg_sys::MergeAction;
             match (*action).commandType {
                 pg_sys::CmdType::CMD_INSERT => true,
-                pg_sys::CmdType::CMD_UPDATE => cells((*action).targetList).iter().any(|cell| {
-                    let tle = cell.ptr_value as *mut pg_sys::TargetEntry;
-                    !(*tle).resjunk && i32::from((*tle).resno) == source
-                }),
+                pg_sys::CmdType::CMD_UPDATE => assigns((*action).targetList, source),
                 _ => false,
             }
         });
         if writes_text {
+            let rel = pg_sys::RelationIdGetRelation(relid);
+            let table = qualified_name(rel);
+            pg_sys::RelationClose(rel);
             not_supported(
                 "MERGE that inserts rows or changes the checked column",
                 &table,

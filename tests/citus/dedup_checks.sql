@@ -428,31 +428,32 @@ BEGIN
     EXECUTE format('UPDATE %I SET body = next_body, note = ''batch'' WHERE id = $1', name || '_local') USING r;
   END LOOP;
 END $$;
+-- update_batch_pair(name): the one UPDATE on name, the same changes on name_local in its order;
+-- returns same_rows(name).
+CREATE FUNCTION update_batch_pair(name text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE ids bigint[];
+BEGIN
+  EXECUTE format('SELECT array_agg(id ORDER BY ctid) FROM %I WHERE next_body IS NOT NULL', name) INTO ids;
+  EXECUTE format('UPDATE %I SET body = next_body, note = ''batch'' WHERE next_body IS NOT NULL', name);
+  PERFORM update_local_in_order(name, ids);
+  RETURN same_rows(name);
+END $$;
 -- (A query that names only one-shard tables goes to their worker whole, functions and all:
 -- the comparisons with the local tables run on their own, their counts kept in variables.)
 SELECT make_batch_pair('ub_mark', 'mark', 3);
-SELECT array_agg(id ORDER BY ctid) AS ids FROM ub_mark WHERE next_body IS NOT NULL \gset
-UPDATE ub_mark SET body = next_body, note = 'batch' WHERE next_body IS NOT NULL;
-SELECT update_local_in_order('ub_mark', :'ids');
-SELECT same_rows('ub_mark') AS differ \gset
+SELECT update_batch_pair('ub_mark') AS differ \gset
 SELECT count(*) FILTER (WHERE id % 12 = 0 AND dup_of IS NOT NULL) AS by_stored,
        count(*) FILTER (WHERE id % 12 = 6 AND dup_of IS NOT NULL) AS by_own FROM ub_mark \gset
 SELECT check_that('one UPDATE of many texts, mark, k = 3 (checked in a batch): bodies and dup_of = the local trigger''s; rows marked by stored rows and by the statement''s own',
   :differ = 0 AND :by_stored > 0 AND :by_own > 0, format('%s rows differ, %s and %s marked', :differ, :by_stored, :by_own));
 SELECT make_batch_pair('ub_skip', 'skip', 3);
-SELECT array_agg(id ORDER BY ctid) AS ids FROM ub_skip WHERE next_body IS NOT NULL \gset
-UPDATE ub_skip SET body = next_body, note = 'batch' WHERE next_body IS NOT NULL;
-SELECT update_local_in_order('ub_skip', :'ids');
-SELECT same_rows('ub_skip') AS differ \gset
+SELECT update_batch_pair('ub_skip') AS differ \gset
 SELECT count(*) FILTER (WHERE body = next_body) AS changed, count(*) FILTER (WHERE body <> next_body) AS left_as_was
 FROM ub_skip WHERE next_body IS NOT NULL \gset
 SELECT check_that('one UPDATE of many texts, skip, k = 3: the rows the local trigger changes and leaves',
   :differ = 0 AND :changed > 0 AND :left_as_was > 0, format('%s rows differ, %s changed, %s left', :differ, :changed, :left_as_was));
 SELECT make_batch_pair('ub_sim', 'mark', 0, true);
-SELECT array_agg(id ORDER BY ctid) AS ids FROM ub_sim WHERE next_body IS NOT NULL \gset
-UPDATE ub_sim SET body = next_body, note = 'batch' WHERE next_body IS NOT NULL;
-SELECT update_local_in_order('ub_sim', :'ids');
-SELECT same_rows('ub_sim') AS differ \gset
+SELECT update_batch_pair('ub_sim') AS differ \gset
 SELECT count(*) AS by_own FROM ub_sim WHERE id % 12 = 6 AND dup_of IS NOT NULL \gset
 SELECT check_that('one UPDATE of many texts, similarity mark, t = 0.5: bodies and dup_of = the local similarity trigger''s',
   :differ = 0 AND :by_own > 0, format('%s rows differ, %s marked by the statement''s own', :differ, :by_own));
