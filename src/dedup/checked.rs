@@ -558,18 +558,16 @@ pub(super) unsafe fn update_batch(
     unsafe {
         let (Target { rel, name, table, check, cols, mode, nest }, source_type, key_type) = open_update(relid, written);
         let keys: Vec<i64> = olds.iter().map(|old| int_key(old.key, key_type)).collect();
-        let changed: Vec<bool> = rows
+        let news: Vec<Option<pg_sys::Datum>> = rows.iter().map(|&row| field(row, cols.source)).collect();
+        let changed: Vec<bool> = news
             .iter()
             .zip(olds)
-            .map(|(&row, old)| {
-                written.contains(&cols.source)
-                    && field(row, cols.source).and_then(|v| text_of(v, source_type)) != old.source
-            })
+            .map(|(new, old)| written.contains(&cols.source) && new.and_then(|v| text_of(v, source_type)) != old.source)
             .collect();
 
         // 1. What the check reads of the rows that change, and their stripes.
         let checked: Vec<Option<pg_sys::Datum>> =
-            rows.iter().zip(&changed).map(|(&row, &c)| if c { field(row, cols.source) } else { None }).collect();
+            news.iter().zip(&changed).map(|(&new, &c)| if c { new } else { None }).collect();
         let probes = probes_of(&check, &cols, &checked, source_type);
         for stripe in probes.stripes() {
             lock_stripe(relid, stripe);
@@ -917,12 +915,6 @@ pub(super) unsafe fn write_batch(
         let Target { rel, name, table, check, cols, mode, nest } = open_target(relid);
         let attnums = columns_written(relid, &name, &cols, written);
         let column = |attnum: i32| column_name(relid, attnum);
-        let field = |datum: pg_sys::Datum, attnum: i32| {
-            let mut isnull = false;
-            let header = datum.cast_mut_ptr::<pg_sys::HeapTupleHeaderData>();
-            let value = pg_sys::GetAttributeByNum(header, attnum as pg_sys::AttrNumber, &mut isnull);
-            (!isnull).then_some(value)
-        };
         let key_type = pg_sys::get_atttype(relid, cols.key as pg_sys::AttrNumber);
         let source_type = pg_sys::get_atttype(relid, cols.source as pg_sys::AttrNumber);
         let keys: Vec<Option<i64>> =
