@@ -26,6 +26,11 @@
 # medians of the documents/s and the ratio trigger / plain, and the table and block-index sizes
 # at each E.
 #
+# SIMDUP_BENCH_LOAD=N (0) adds a bulk load after the last E: N new documents (nine in ten new
+# synthetic ones, one in ten a stored row's text) written by one INSERT ... SELECT, with the
+# trigger disabled and enabled (its bulk check, simdup.bulk_check = auto), SIMDUP_BENCH_LOAD_REPS
+# (SIMDUP_BENCH_REPS) times interleaved, the rows deleted and the table vacuumed after each; medians in seconds.
+#
 # SIMDUP_BENCH_SIMILAR=1 adds dedup by verified similarity side by side: a second table sdocs
 # with the same rows and simdup_enable_similar('sdocs', 'body', SIMDUP_BENCH_THRESHOLD (0.5),
 # on_duplicate => SIMDUP_BENCH_MODE), variants "similar" (its trigger enabled) and
@@ -51,6 +56,8 @@ MODE="${SIMDUP_BENCH_MODE:-skip}"
 BLOCKS="${SIMDUP_BENCH_BLOCKS:-4}"
 SIMILAR="${SIMDUP_BENCH_SIMILAR:-0}"
 THRESHOLD="${SIMDUP_BENCH_THRESHOLD:-0.5}"
+LOAD="${SIMDUP_BENCH_LOAD:-0}"
+LOAD_REPS="${SIMDUP_BENCH_LOAD_REPS:-$REPS}"
 variants="plain trigger"
 [ "$SIMILAR" = 1 ] && variants="plain trigger similar-plain similar"
 cluster="${SIMDUP_CLUSTER:-regress}-dedupbench"
@@ -161,6 +168,53 @@ SQL
   done
 done
 psql -c "ALTER TABLE docs ENABLE TRIGGER simdup_dedup"
+
+if [ "$LOAD" -gt 0 ]; then
+  # The bulk load: LOAD new documents (nine in ten new synthetic ones, one in ten a copy of a
+  # stored row's text, shuffled) written by one INSERT ... SELECT into the table as it is after
+  # the last E, with the trigger disabled ("plain": fingerprints and indexes only) and enabled
+  # (the trigger, with its bulk check at the default simdup.bulk_check = auto), interleaved.
+  echo "-- bulk load: $LOAD documents by one INSERT ... SELECT, $LOAD_REPS repetitions"
+  psql <<SQL
+SELECT setseed(0.25) \g /dev/null
+CREATE TABLE newdocs AS
+SELECT row_number() OVER (ORDER BY random())::int AS n, body FROM (
+  SELECT string_agg(t.s, '' ORDER BY p.j) AS body
+  FROM (SELECT g, j, 1 + floor(random() * (SELECT count(*) FROM sentences))::int AS i
+        FROM generate_series(1, $LOAD - $LOAD / 10) g, generate_series(1, 20) j) p
+  JOIN sentences t USING (i) GROUP BY p.g
+  UNION ALL
+  (SELECT body FROM docs ORDER BY random() LIMIT $LOAD / 10)) x;
+VACUUM ANALYZE newdocs;
+SQL
+  base=$(psql -At -c "SELECT coalesce(max(id), 0) FROM docs")
+  for rep in $(seq 1 "$LOAD_REPS"); do
+    for variant in plain trigger; do
+      on=$([ "$variant" = plain ] && echo DISABLE || echo ENABLE)
+      psql -c "ALTER TABLE docs $on TRIGGER simdup_dedup" -c "CHECKPOINT"
+      ms=$(psql -At <<SQL | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'
+\timing on
+INSERT INTO docs (body) SELECT body FROM newdocs ORDER BY n;
+SQL
+)
+      stored=$(psql -At -c "SELECT count(*) FROM docs WHERE id > $base")
+      psql -c "DELETE FROM docs WHERE id > $base" -c "VACUUM docs"
+      echo "bulk load rep=$rep $variant: $ms ms ($stored of $LOAD stored)"
+      echo "$variant $ms" >>"$work/load"
+    done
+  done
+  psql -c "ALTER TABLE docs ENABLE TRIGGER simdup_dedup"
+  echo "== bulk load of $LOAD documents into $(psql -At -c "SELECT count(*) FROM docs") stored, medians of $LOAD_REPS"
+  psql <<SQL
+CREATE TEMP TABLE l (variant text, ms float8);
+\copy l FROM '$work/load' WITH (DELIMITER ' ')
+SELECT round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'plain') / 1000)::numeric, 1) AS "plain s",
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'trigger') / 1000)::numeric, 1) AS "trigger s",
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'trigger')
+            / percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'plain'))::numeric, 2) AS "trigger / plain"
+FROM l;
+SQL
+fi
 
 echo
 echo "== medians of $REPS (documents/s; one document per transaction; mode $MODE)"
