@@ -93,6 +93,13 @@ ALTER TABLE src ADD PRIMARY KEY (n);
 CREATE TABLE sentences AS
 SELECT row_number() OVER ()::int AS i, s FROM raw, regexp_split_to_table(body, '(?<=[。！？])') s WHERE length(s) > 8;
 ALTER TABLE sentences ADD PRIMARY KEY (i);
+-- n synthetic documents: 20 random sentences of the corpus each.
+CREATE FUNCTION synthetic(n int) RETURNS SETOF text LANGUAGE sql AS \$\$
+  SELECT string_agg(t.s, '' ORDER BY p.j)
+  FROM (SELECT g, j, 1 + floor(random() * (SELECT count(*) FROM sentences))::int AS i
+        FROM generate_series(1, n) g, generate_series(1, 20) j) p
+  JOIN sentences t USING (i) GROUP BY p.g
+\$\$;
 CREATE SEQUENCE ctr MINVALUE 0 START 0;
 CREATE TABLE docs (id bigserial PRIMARY KEY, body text);
 SELECT simdup_enable('docs', 'body', on_duplicate => '$MODE', blocks => $BLOCKS);
@@ -118,11 +125,7 @@ for e in $EXISTING; do
     psql <<SQL
 ALTER TABLE docs DISABLE TRIGGER simdup_dedup;
 \timing on
-INSERT INTO docs (body)
-SELECT string_agg(t.s, '' ORDER BY p.j)
-FROM (SELECT g, j, 1 + floor(random() * (SELECT count(*) FROM sentences))::int AS i
-      FROM generate_series(1, $((e - have))) g, generate_series(1, 20) j) p
-JOIN sentences t USING (i) GROUP BY p.g;
+INSERT INTO docs (body) SELECT synthetic($((e - have)));
 \timing off
 ALTER TABLE docs ENABLE TRIGGER simdup_dedup;
 VACUUM ANALYZE docs;
@@ -179,10 +182,7 @@ if [ "$LOAD" -gt 0 ]; then
 SELECT setseed(0.25) \g /dev/null
 CREATE TABLE newdocs AS
 SELECT row_number() OVER (ORDER BY random())::int AS n, body FROM (
-  SELECT string_agg(t.s, '' ORDER BY p.j) AS body
-  FROM (SELECT g, j, 1 + floor(random() * (SELECT count(*) FROM sentences))::int AS i
-        FROM generate_series(1, $LOAD - $LOAD / 10) g, generate_series(1, 20) j) p
-  JOIN sentences t USING (i) GROUP BY p.g
+  SELECT synthetic($LOAD - $LOAD / 10) AS body
   UNION ALL
   (SELECT body FROM docs ORDER BY random() LIMIT $LOAD / 10)) x;
 VACUUM ANALYZE newdocs;
