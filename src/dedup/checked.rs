@@ -372,9 +372,9 @@ pub(super) unsafe fn update_row(
             }
             (Some(_), Mode::Skip) => Outcome::Stored(0),
             _ => {
-                let dup_of = changed.then(|| found.map(|(key, _)| key));
+                let write = if changed { Write::Checked(found.map(|(key, _)| key)) } else { Write::AsAssigned };
                 let writer = RowWriter::new(relid, &table, &cols, written);
-                Outcome::Stored(as_checked(&table, || writer.write(row, old, dup_of)))
+                Outcome::Stored(as_checked(&table, || writer.write(row, old, write)))
             }
         };
         finish(rel, nest, (saved_user, saved_context), result)
@@ -427,6 +427,15 @@ unsafe fn field(row: pg_sys::Datum, attnum: i32) -> Option<pg_sys::Datum> {
         )
     };
     (!isnull).then_some(value)
+}
+
+/// How a checked UPDATE writes a row.
+enum Write {
+    /// The row keeps its checked value: the columns assigned, as assigned.
+    AsAssigned,
+    /// The checked value changes: `dup_of` (if the table has it) set to the key given as text
+    /// (None: NULL) instead of taken from the UPDATE.
+    Checked(Option<String>),
 }
 
 /// The writes of a checked UPDATE's rows, as the owner, the caller having set the marker
@@ -485,14 +494,13 @@ impl RowWriter {
     }
 
     /// Writes `row` (the table's row type: its key and the new values), which the UPDATE read
-    /// as `old`; `dup_of` is `Some` for a row whose text changes (the key given as text, None:
-    /// NULL). Returns the rows written: 0 for a row deleted since the UPDATE read it; a row
+    /// as `old`, as `write` says. Returns the rows written: 0 for a row deleted since the UPDATE read it; a row
     /// changed since (its ctid moved) raises 40001, as an UPDATE at REPEATABLE READ would,
     /// instead of being overwritten with values computed from the old row.
     ///
     /// # Safety
     /// In a transaction; `row` is of the table's row type, `old.key` of its key's type.
-    unsafe fn write(&self, row: pg_sys::Datum, old: &OldRow, dup_of: Option<Option<String>>) -> u64 {
+    unsafe fn write(&self, row: pg_sys::Datum, old: &OldRow, write: Write) -> u64 {
         // SAFETY: the datums are of the types given (the caller's promise; a TID by reference),
         // and outlive the statements.
         let (row_arg, ctid_arg) = unsafe {
@@ -504,14 +512,14 @@ impl RowWriter {
         // SAFETY: as above.
         let key_arg = || unsafe { DatumWithOid::new(old.key, self.key_type) };
         let mut args = vec![row_arg, key_arg(), ctid_arg];
-        let update = match dup_of {
-            Some(dup_of) => {
+        let update = match write {
+            Write::Checked(dup_of) => {
                 if self.has_dup_of {
                     args.push(dup_of.into());
                 }
                 &self.changed
             }
-            None => &self.kept,
+            Write::AsAssigned => &self.kept,
         };
         let n = Spi::connect_mut(|client| client.update(update, None, &args).or_raise("writing the row").len()) as u64;
         if n == 0 && !query(&self.again, &[key_arg()], "looking for the row again").is_empty() {
@@ -584,16 +592,15 @@ pub(super) unsafe fn update_batch(
             &column_name(relid, cols.key),
         );
 
-        // 3. The decisions, in the statement's order: None leaves the row as it is; Some(d)
-        // writes it, with `dup_of` = d where d is Some (a row whose text changes).
-        let mut plan: Vec<Option<Option<Option<i64>>>> = vec![None; rows.len()];
+        // 3. The decisions, in the statement's order (None: the row is left as it is).
+        let mut plan: Vec<Option<Write>> = (0..rows.len()).map(|_| None).collect();
         let mut replaced: HashSet<i64> = HashSet::new(); // keys whose stored text this batch changes
         let mut renewed: Vec<usize> = Vec::new(); // those rows, in order
         let mut by_band: HashMap<i64, Vec<usize>> = HashMap::new();
         let mut duplicate = None;
         for i in 0..rows.len() {
             if !changed[i] {
-                plan[i] = Some(None);
+                plan[i] = Some(Write::AsAssigned);
                 continue;
             }
             let mut found: Option<(i64, f64)> = None;
@@ -618,7 +625,7 @@ pub(super) unsafe fn update_batch(
                 }
                 (Some(_), Mode::Skip) => {}
                 (found, _) => {
-                    plan[i] = Some(Some(found.map(|(key, _)| key)));
+                    plan[i] = Some(Write::Checked(found.map(|(key, _)| key.to_string())));
                     replaced.insert(keys[i]);
                     renewed.push(i);
                     probes.add_bands(i, &mut by_band);
@@ -633,9 +640,9 @@ pub(super) unsafe fn update_batch(
                 let writer = RowWriter::new(relid, &table, &cols, written);
                 Outcome::Stored(as_checked(&table, || {
                     let mut stored = 0;
-                    for (i, todo) in plan.iter().enumerate() {
-                        if let Some(dup_of) = todo {
-                            stored += writer.write(rows[i], &olds[i], dup_of.map(|d| d.map(|key| key.to_string())));
+                    for (i, write) in plan.into_iter().enumerate() {
+                        if let Some(write) = write {
+                            stored += writer.write(rows[i], &olds[i], write);
                         }
                     }
                     stored
@@ -862,7 +869,7 @@ fn stored_matches(probes: &Probes, ext_schema: &str, table: &str, source: &str, 
         return found;
     }
     let (sql, args) = probes.search(ext_schema, table, source, key);
-    let run = || {
+    let mut run = || {
         Spi::connect_mut(|client| {
             let what = "searching every shard for near-duplicates";
             for row in client.update(sql.as_str(), None, &args).or_raise(what) {
@@ -877,7 +884,6 @@ fn stored_matches(probes: &Probes, ext_schema: &str, table: &str, source: &str, 
             }
         })
     };
-    let mut run = run;
     match probes {
         Probes::SimHash { .. } => run(),
         Probes::Similar { .. } => on_index(run),
