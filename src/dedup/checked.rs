@@ -494,9 +494,10 @@ impl RowWriter {
     }
 
     /// Writes `row` (the table's row type: its key and the new values), which the UPDATE read
-    /// as `old`, as `write` says. Returns the rows written: 0 for a row deleted since the UPDATE read it; a row
-    /// changed since (its ctid moved) raises 40001, as an UPDATE at REPEATABLE READ would,
-    /// instead of being overwritten with values computed from the old row.
+    /// as `old`, as `write` says. Returns the rows written: 0 for a row deleted since the
+    /// UPDATE read it; a row changed since (its ctid moved) raises 40001, as an UPDATE at
+    /// REPEATABLE READ would, instead of being overwritten with values computed from the old
+    /// row.
     ///
     /// # Safety
     /// In a transaction; `row` is of the table's row type, `old.key` of its key's type.
