@@ -98,15 +98,20 @@ install_build() { # build and install the extension once per run, for the parts 
 
 # The pg_regress suite and the schema check against a throwaway cluster of the installed build.
 regress_suite() { # regress_suite CLUSTER PORT
-  local cluster="$1" port="$2" out tests
+  local cluster="$1" port="$2" out listed
+  # Every test file is in the schedule once (a test left out of it would silently not run).
+  listed=$(sed -n 's/^test: *//p' tests/pg_regress/schedule | tr ' ' '\n' | grep . | sort)
+  if [ "$listed" != "$(cd tests/pg_regress/sql && ls *.sql | sed 's/\.sql$//' | sort)" ]; then
+    echo "tests/pg_regress/schedule does not name every tests/pg_regress/sql/*.sql exactly once" >&2
+    exit 1
+  fi
   trap "scripts/cluster.sh stop '$cluster'" EXIT
   scripts/cluster.sh start "$cluster" "$port"
   out=/tmp/simdup-$cluster-out; rm -rf "$out"; mkdir -p "$out"
-  tests=$(cd tests/pg_regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
   if ! "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
       --bindir="$("$PG_CONFIG" --bindir)" --inputdir=tests/pg_regress --outputdir="$out" \
       --host="/tmp/simdup-$cluster/sock" --port="$port" --user=postgres \
-      --dbname=simdup_regress --load-extension=simdup $tests; then
+      --dbname=simdup_regress --load-extension=simdup --schedule=tests/pg_regress/schedule; then
     cat "$out/regression.diffs" >&2 || true
     exit 1
   fi

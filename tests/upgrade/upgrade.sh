@@ -61,9 +61,14 @@ SQL
 
 step "build and install simdup 0.1.0 (commit ${OLD_COMMIT:0:7})"
 git -C "$SIMDUP_ROOT" archive "$OLD_COMMIT" | tar -x -C "$old"
-# A target directory of its own, kept between runs (cargo would mix up the two trees' simdup-core,
-# which have the same name, version and relative path).
-CARGO_TARGET_DIR="$SIMDUP_ROOT/target/v0.1.0" scripts/install.sh --source "$old" --debug --pg-config "$PG_CONFIG"
+# One target directory for both old versions, kept between runs: they pin the same crates, which
+# build once. Their own two crates (simdup, simdup-core) have the same names and relative paths
+# in both trees, so cargo keys them alike and decides freshness by modification time. tar gives
+# the files their commit's time, older than the other tree's build: every file is touched, so
+# cargo rebuilds those two crates from the tree at hand.
+old_target="$SIMDUP_ROOT/target/old-versions"
+find "$old" -type f -exec touch {} +
+CARGO_TARGET_DIR="$old_target" scripts/install.sh --source "$old" --debug --pg-config "$PG_CONFIG"
 
 scripts/cluster.sh start upgrade "$port"
 psql -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE upgrade"
@@ -74,7 +79,8 @@ make_tables
 
 step "build and install simdup 0.2.0 (commit ${V020_COMMIT:0:7}); a database enabled under it"
 git -C "$SIMDUP_ROOT" archive "$V020_COMMIT" | tar -x -C "$v020"
-CARGO_TARGET_DIR="$SIMDUP_ROOT/target/v0.2.0" scripts/install.sh --source "$v020" --debug --pg-config "$PG_CONFIG"
+find "$v020" -type f -exec touch {} +
+CARGO_TARGET_DIR="$old_target" scripts/install.sh --source "$v020" --debug --pg-config "$PG_CONFIG"
 psql -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE upgrade2"
 db=upgrade2
 make_tables
