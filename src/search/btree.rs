@@ -626,20 +626,15 @@ struct Start {
 
 /// The downlink of the last pivot below `lo` on the locked internal page `page` (its first
 /// data item is minus infinity, so there is one unless the page is empty), with the bounds of
-/// its subtree ([`Start`]).
+/// its subtree ([`Start`]). The pivots after the first are found as a leaf's keys are
+/// ([`lower_bound`]: they are hashes too, spread evenly).
 fn child(page: &Page, lo: i64) -> Option<Start> {
-    let (mut a, mut b) = (page.first_data(), page.max_offset() + 1);
-    if a >= b {
+    let (first, end) = (page.first_data(), page.max_offset() + 1);
+    if first >= end {
         return None;
     }
-    while b - a > 1 {
-        let m = a + (b - a) / 2;
-        if page.key(m) < Key::Value(lo) {
-            a = m;
-        } else {
-            b = m;
-        }
-    }
+    // The first pivot at least `lo` after the first item; the one before it is below `lo`.
+    let a = lower_bound(|i| page.key(i), first + 1, end, lo, None) - 1;
     let upper = if a < page.max_offset() { Some(page.key(a + 1)) } else { page.high_key() };
     let bounds = match (page.key(a), upper) {
         (Key::Value(x), Some(Key::Value(y))) if x < y => Some((x, y)),
@@ -757,13 +752,13 @@ fn read_leaf(
     page.high_key().is_none_or(|hk| hk > Key::Value(hi))
 }
 
-/// The first offset in `a..b` whose key is at least `lo` (`b` if none) on a leaf, whose keys
-/// ascend. The keys are hashes, spread evenly, so interpolating between the keys that bound the
-/// leaf (`bounds`, from its parent; else the keys at the ends, read here) lands within a few
-/// items of the answer; galloping from there brackets it and a binary search finishes. Each key
-/// read is a line pointer and a tuple, two cache misses on a leaf not read lately: this reads
-/// about 5 keys where a plain binary search reads 9. Whatever `bounds` say, the answer is the
-/// keys'.
+/// The first offset in `a..b` whose key is at least `lo` (`b` if none) on a leaf, or among an
+/// internal page's pivots, whose keys ascend. The keys are hashes, spread evenly, so
+/// interpolating between the keys that bound the page (`bounds`, from its parent; else the keys
+/// at the ends, read here) lands within a few items of the answer; galloping from there brackets
+/// it and a binary search finishes. Each key read is a line pointer and a tuple, two cache misses
+/// on a page not read lately: this reads about 5 keys where a plain binary search reads 9.
+/// Whatever `bounds` say, the answer is the keys'.
 fn lower_bound(key: impl Fn(u16) -> Key, mut a: u16, mut b: u16, lo: i64, bounds: Option<(i64, i64)>) -> u16 {
     let lo_key = Key::Value(lo);
     if b - a > 16 {
