@@ -374,7 +374,7 @@ pub(super) unsafe fn update_row(
             _ => {
                 let write = if changed { Write::Checked(found.map(|(key, _)| key)) } else { Write::AsAssigned };
                 let writer = RowWriter::new(relid, &table, &cols, written);
-                Outcome::Stored(as_checked(&table, || writer.write(row, old, write)))
+                Outcome::Stored(as_checked(&table, || writer.write(&[(row, old, write)])))
             }
         };
         finish(rel, nest, (saved_user, saved_context), result)
@@ -439,21 +439,22 @@ enum Write {
 }
 
 /// The writes of a checked UPDATE's rows, as the owner, the caller having set the marker
-/// ([`as_checked`]): `UPDATE t SET … WHERE key = $k AND ctid = $ctid` of the columns `written`
-/// from the row, routed to the row's shard by its key; for a row whose text changes, `dup_of`
-/// set by the check instead of taken from the UPDATE. The statements are built once per
+/// ([`as_checked`]): one `UPDATE t SET … FROM` the rows (arrays: `$1` the rows, `$2` their keys,
+/// `$3` their ctids, `$4` the check's `dup_of` as text, `$5` whether the check decided it)
+/// `WHERE t.key = k AND t.ctid = c AND t.key = ANY ($2)`, of the columns `written` from each
+/// row; for a row whose text changes, `dup_of` set by the check instead of taken from the UPDATE.
+/// The last condition lets Citus send the statement only to the shards that hold the keys (one,
+/// for one row), where each row is found by the key's index. The statements are built once per
 /// UPDATE statement or batch.
 struct RowWriter {
-    /// For a row whose text changes: `dup_of = $4` (if the table has it) instead of the
-    /// UPDATE's own `dup_of`.
-    changed: String,
-    /// For a row that keeps its text: the columns assigned, as assigned.
+    /// When every row keeps its text: the columns assigned, as assigned.
     kept: String,
+    /// When some row's text changes: for those rows `dup_of` (if the table has it) is `$4`.
+    checked: String,
     /// The row, by its key alone: whether it is still there after a write found nothing.
     again: String,
     key_type: pg_sys::Oid,
     reltype: pg_sys::Oid,
-    has_dup_of: bool,
     table: String,
 }
 
@@ -463,80 +464,105 @@ impl RowWriter {
         // SAFETY: catalog lookups of columns of the open relation.
         let (key_type, reltype) =
             unsafe { (pg_sys::get_atttype(relid, cols.key as pg_sys::AttrNumber), pg_sys::get_rel_type_id(relid)) };
-        // The key's equality operator, named with its schema (search_path is pg_catalog's): the
-        // UPDATE routes to the row's shard through it.
+        // The key's equality operator, named with its schema (search_path is pg_catalog's): Citus
+        // prunes the shards by it.
         let eq = key_equality(key_type);
         let key_column = column(cols.key);
-        let statement = |changed: bool| {
+        let statement = |checked: bool| {
             let mut sets: Vec<String> = written
                 .iter()
-                .filter(|&&a| !(changed && Some(a) == cols.dup_of))
+                .filter(|&&a| !(checked && Some(a) == cols.dup_of))
                 .map(|&a| column(a))
-                .map(|c| format!("{c} = ($1).{c}"))
+                .map(|c| format!("{c} = (w.r).{c}"))
                 .collect();
-            if let (true, Some(typ)) = (changed, dup_of_type(relid, cols)) {
-                sets.push(format!("{} = $4::{typ}", quote_identifier(DUP_OF)));
+            if let (true, Some(typ), Some(attnum)) = (checked, dup_of_type(relid, cols), cols.dup_of) {
+                let dup_of = column(attnum);
+                // Rows that keep their text keep dup_of as the UPDATE leaves it.
+                let kept = if written.contains(&attnum) { format!("(w.r).{dup_of}") } else { format!("t.{dup_of}") };
+                sets.push(format!("{dup_of} = CASE WHEN w.checked THEN w.d::{typ} ELSE {kept} END"));
             }
             format!(
-                "UPDATE {table} t SET {} WHERE t.{key_column} {eq} $2 AND t.ctid OPERATOR(pg_catalog.=) $3 RETURNING 1",
+                "UPDATE {table} t SET {} FROM (SELECT s.i, ($1)[s.i] AS r, ($2)[s.i] AS k, ($3)[s.i] AS c, \
+                 ($4::pg_catalog.text[])[s.i] AS d, ($5::pg_catalog.bool[])[s.i] AS checked \
+                 FROM pg_catalog.generate_subscripts($1, 1) AS s(i)) w \
+                 WHERE t.{key_column} {eq} w.k AND t.ctid OPERATOR(pg_catalog.=) w.c AND t.{key_column} {eq} ANY ($2) \
+                 RETURNING w.i",
                 sets.join(", ")
             )
         };
         RowWriter {
-            changed: statement(true),
             kept: statement(false),
+            checked: statement(true),
             again: format!("SELECT 'x' FROM {table} t WHERE t.{key_column} {eq} $1"),
             key_type,
             reltype,
-            has_dup_of: cols.dup_of.is_some(),
             table: table.to_owned(),
         }
     }
 
-    /// Writes `row` (the table's row type: its key and the new values), which the UPDATE read
-    /// as `old`, as `write` says. Returns the rows written: 0 for a row deleted since the
-    /// UPDATE read it; a row changed since (its ctid moved) raises 40001, as an UPDATE at
-    /// REPEATABLE READ would, instead of being overwritten with values computed from the old
-    /// row.
+    /// Writes `rows` — each a row (the table's row type: its key and the new values), the row
+    /// as the UPDATE read it, and how to write it — in one statement. Returns the rows written:
+    /// a row deleted since the UPDATE read it is left out; a row changed since (its ctid moved)
+    /// raises 40001, as an UPDATE at REPEATABLE READ would, instead of being overwritten with
+    /// values computed from the old row.
     ///
     /// # Safety
-    /// In a transaction; `row` is of the table's row type, `old.key` of its key's type.
-    unsafe fn write(&self, row: pg_sys::Datum, old: &OldRow, write: Write) -> u64 {
-        // SAFETY: the datums are of the types given (the caller's promise; a TID by reference),
-        // and outlive the statements.
-        let (row_arg, ctid_arg) = unsafe {
-            (
-                DatumWithOid::new(row, self.reltype),
-                DatumWithOid::new(pg_sys::Datum::from(&old.ctid as *const pg_sys::ItemPointerData), pg_sys::TIDOID),
-            )
-        };
-        // SAFETY: as above.
-        let key_arg = || unsafe { DatumWithOid::new(old.key, self.key_type) };
-        let mut args = vec![row_arg, key_arg(), ctid_arg];
-        let update = match write {
-            Write::Checked(dup_of) => {
-                if self.has_dup_of {
-                    args.push(dup_of.into());
-                }
-                &self.changed
-            }
-            Write::AsAssigned => &self.kept,
-        };
-        let n = Spi::connect_mut(|client| client.update(update, None, &args).or_raise("writing the row").len()) as u64;
-        if n == 0 && !query(&self.again, &[key_arg()], "looking for the row again").is_empty() {
-            // Changed since the statement read it (deleted: left out).
-            Error::new(
-                Code::ERRCODE_T_R_SERIALIZATION_FAILURE,
-                "could not serialize access due to concurrent update".to_owned(),
-            )
-            .detail(format!(
-                "A row of distributed table {} changed after the UPDATE read it and before its checked write.",
-                self.table
-            ))
-            .hint("Retry the statement.")
-            .raise();
+    /// In a transaction; the rows are of the table's row type, the old keys of its key's type.
+    unsafe fn write(&self, rows: &[(pg_sys::Datum, &OldRow, Write)]) -> u64 {
+        if rows.is_empty() {
+            return 0;
         }
-        n
+        // SAFETY: the datums are of the types given (the caller's promise; TIDs by reference),
+        // copied into arrays that outlive the statement.
+        let args = unsafe {
+            let array = |datums: Vec<pg_sys::Datum>, typ: pg_sys::Oid| {
+                let (array, array_type) = datum_array(&datums, typ);
+                DatumWithOid::new(array, array_type)
+            };
+            vec![
+                array(rows.iter().map(|r| r.0).collect(), self.reltype),
+                array(rows.iter().map(|r| r.1.key).collect(), self.key_type),
+                array(
+                    rows.iter().map(|r| pg_sys::Datum::from(&r.1.ctid as *const pg_sys::ItemPointerData)).collect(),
+                    pg_sys::TIDOID,
+                ),
+                rows.iter()
+                    .map(|r| match &r.2 {
+                        Write::Checked(dup_of) => dup_of.clone(),
+                        Write::AsAssigned => None,
+                    })
+                    .collect::<Vec<Option<String>>>()
+                    .into(),
+                rows.iter().map(|r| matches!(r.2, Write::Checked(_))).collect::<Vec<bool>>().into(),
+            ]
+        };
+        let update = if rows.iter().any(|r| matches!(r.2, Write::Checked(_))) { &self.checked } else { &self.kept };
+        let what = "writing the rows";
+        let written: HashSet<usize> = Spi::connect_mut(|client| {
+            client
+                .update(update, None, &args)
+                .or_raise(what)
+                .map(|row| row.get::<i32>(1).or_raise(what).map_or(0, |i| i as usize))
+                .collect()
+        });
+        for (i, (_, old, _)) in rows.iter().enumerate() {
+            // SAFETY: the key is of the key's type.
+            let key = unsafe { DatumWithOid::new(old.key, self.key_type) };
+            if !written.contains(&(i + 1)) && !query(&self.again, &[key], "looking for the row again").is_empty() {
+                // Changed since the statement read it (deleted: left out).
+                Error::new(
+                    Code::ERRCODE_T_R_SERIALIZATION_FAILURE,
+                    "could not serialize access due to concurrent update".to_owned(),
+                )
+                .detail(format!(
+                    "A row of distributed table {} changed after the UPDATE read it and before its checked write.",
+                    self.table
+                ))
+                .hint("Retry the statement.")
+                .raise();
+            }
+        }
+        written.len() as u64
     }
 }
 
@@ -552,7 +578,7 @@ impl RowWriter {
 ///    out (the new texts of the latter are offered instead, as [`write_batch`] offers a batch's
 ///    rows: SimHash all of them, similarity those sharing a band); rows that keep their text
 ///    are written as they are;
-/// 4. the rows to write, one routed UPDATE each ([`RowWriter`]), under one marker.
+/// 4. the rows to write, in one UPDATE ([`RowWriter`]), under the marker.
 ///
 /// # Safety
 /// In a transaction, inside pgrx's guard; the datums are of `relid`'s row type.
@@ -634,20 +660,17 @@ pub(super) unsafe fn update_batch(
             }
         }
 
-        // 4. The writes, a routed UPDATE a row, under one marker.
+        // 4. The writes, in one statement, under the marker.
         let result = match duplicate {
             Some(error) => Outcome::Duplicate(error),
             None => {
                 let writer = RowWriter::new(relid, &table, &cols, written);
-                Outcome::Stored(as_checked(&table, || {
-                    let mut stored = 0;
-                    for (i, write) in plan.into_iter().enumerate() {
-                        if let Some(write) = write {
-                            stored += writer.write(rows[i], &olds[i], write);
-                        }
-                    }
-                    stored
-                }))
+                let writes: Vec<(pg_sys::Datum, &OldRow, Write)> = plan
+                    .into_iter()
+                    .enumerate()
+                    .filter_map(|(i, write)| write.map(|write| (rows[i], &olds[i], write)))
+                    .collect();
+                Outcome::Stored(as_checked(&table, || writer.write(&writes)))
             }
         };
         finish(rel, nest, (saved_user, saved_context), result)
@@ -1205,14 +1228,23 @@ pub(super) fn array_insert(table: &str, target: &str, values: &[String]) -> Stri
 /// # Safety
 /// `rel` is an open relation; the datums are of its row type.
 pub(super) unsafe fn row_array(rel: pg_sys::Relation, rows: &[pg_sys::Datum]) -> (pg_sys::Datum, pg_sys::Oid) {
+    // SAFETY: as the caller guarantees.
+    unsafe { datum_array(rows, (*(*rel).rd_rel).reltype) }
+}
+
+/// The array of `datums` of type `typ` (no NULLs), allocated in the current memory context, and
+/// its array type.
+///
+/// # Safety
+/// The datums are of type `typ`.
+unsafe fn datum_array(datums: &[pg_sys::Datum], typ: pg_sys::Oid) -> (pg_sys::Datum, pg_sys::Oid) {
     // SAFETY: as the caller guarantees; construct_array copies the datums.
     unsafe {
-        let reltype = (*(*rel).rd_rel).reltype;
         let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
-        pg_sys::get_typlenbyvalalign(reltype, &mut len, &mut byval, &mut align);
-        let mut elems = rows.to_vec();
-        let array = pg_sys::construct_array(elems.as_mut_ptr(), elems.len() as i32, reltype, len.into(), byval, align);
-        (pg_sys::Datum::from(array), pg_sys::get_array_type(reltype))
+        pg_sys::get_typlenbyvalalign(typ, &mut len, &mut byval, &mut align);
+        let mut elems = datums.to_vec();
+        let array = pg_sys::construct_array(elems.as_mut_ptr(), elems.len() as i32, typ, len.into(), byval, align);
+        (pg_sys::Datum::from(array), pg_sys::get_array_type(typ))
     }
 }
 
