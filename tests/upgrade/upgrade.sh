@@ -62,10 +62,10 @@ SQL
 step "build and install simdup 0.1.0 (commit ${OLD_COMMIT:0:7})"
 git -C "$SIMDUP_ROOT" archive "$OLD_COMMIT" | tar -x -C "$old"
 # One target directory for both old versions, kept between runs: they pin the same crates, which
-# build once. Their own two crates (simdup, simdup-core) have the same names and relative paths
-# in both trees, so cargo keys them alike and decides freshness by modification time. tar gives
-# the files their commit's time, older than the other tree's build: every file is touched, so
-# cargo rebuilds those two crates from the tree at hand.
+# build once. Their own crates have the same names in both trees (the library, libsimdup.so, is
+# one file name for both), and cargo judges a path crate fresh by the modification times of its
+# sources; tar gives the files their commit's time, older than the other tree's build. So every
+# file is touched first, and cargo rebuilds those crates from the tree at hand.
 old_target="$SIMDUP_ROOT/target/old-versions"
 find "$old" -type f -exec touch {} +
 CARGO_TARGET_DIR="$old_target" scripts/install.sh --source "$old" --debug --pg-config "$PG_CONFIG"
