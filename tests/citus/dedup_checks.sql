@@ -446,6 +446,30 @@ SELECT count(*) FILTER (WHERE id % 12 = 0 AND dup_of IS NOT NULL) AS by_stored,
        count(*) FILTER (WHERE id % 12 = 6 AND dup_of IS NOT NULL) AS by_own FROM ub_mark \gset
 SELECT check_that('one UPDATE of many texts, mark, k = 3 (checked in a batch): bodies and dup_of = the local trigger''s; rows marked by stored rows and by the statement''s own',
   :differ = 0 AND :by_stored > 0 AND :by_own > 0, format('%s rows differ, %s and %s marked', :differ, :by_stored, :by_own));
+-- A batch of rows that change their text and rows that keep it, with dup_of assigned by the
+-- UPDATE (one statement writes them all): the local trigger sets dup_of where the text changes
+-- and lets the assigned value through where it stays.
+CREATE FUNCTION update_mixed_local_in_order(name text, ids bigint[]) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE r bigint;
+BEGIN
+  FOREACH r IN ARRAY ids LOOP
+    EXECUTE format('UPDATE %I SET body = CASE WHEN id %% 24 = 0 THEN body ELSE next_body END, note = ''mixed'', dup_of = -1
+                    WHERE id = $1', name || '_local') USING r;
+  END LOOP;
+END $$;
+SELECT make_batch_pair('ub_mixed', 'mark', 3);
+SELECT array_agg(id ORDER BY ctid) AS ids FROM ub_mixed WHERE next_body IS NOT NULL \gset
+UPDATE ub_mixed SET body = CASE WHEN id % 24 = 0 THEN body ELSE next_body END, note = 'mixed', dup_of = -1
+WHERE next_body IS NOT NULL;
+SELECT update_mixed_local_in_order('ub_mixed', :'ids');
+SELECT same_rows('ub_mixed') AS differ \gset
+SELECT count(*) FILTER (WHERE id % 24 = 0 AND dup_of = -1) AS kept_assigned,
+       count(*) FILTER (WHERE id % 24 <> 0 AND dup_of IS DISTINCT FROM -1) AS set_by_check,
+       count(*) FILTER (WHERE note = 'mixed') AS written
+FROM ub_mixed WHERE next_body IS NOT NULL \gset
+SELECT check_that('one UPDATE of many rows, mark, k = 3, some keeping their text, dup_of assigned: bodies and dup_of = the local trigger''s (the assigned value where the text stays, the check''s where it changes)',
+  :differ = 0 AND :kept_assigned > 0 AND :set_by_check > 0 AND :written > 0,
+  format('%s rows differ, %s kept the assigned dup_of, %s set by the check, %s written', :differ, :kept_assigned, :set_by_check, :written));
 SELECT make_batch_pair('ub_skip', 'skip', 3);
 SELECT update_batch_pair('ub_skip') AS differ \gset
 SELECT count(*) FILTER (WHERE body = next_body) AS changed, count(*) FILTER (WHERE body <> next_body) AS left_as_was
