@@ -512,6 +512,8 @@ impl RowWriter {
         if rows.is_empty() {
             return 0;
         }
+        let checked: Vec<bool> = rows.iter().map(|r| matches!(r.2, Write::Checked(_))).collect();
+        let update = if checked.contains(&true) { &self.checked } else { &self.kept };
         // SAFETY: the datums are of the types given (the caller's promise; TIDs by reference),
         // copied into arrays that outlive the statement.
         let args = unsafe {
@@ -533,10 +535,9 @@ impl RowWriter {
                     })
                     .collect::<Vec<Option<String>>>()
                     .into(),
-                rows.iter().map(|r| matches!(r.2, Write::Checked(_))).collect::<Vec<bool>>().into(),
+                checked.into(),
             ]
         };
-        let update = if rows.iter().any(|r| matches!(r.2, Write::Checked(_))) { &self.checked } else { &self.kept };
         let what = "writing the rows";
         let written: HashSet<usize> = Spi::connect_mut(|client| {
             client
