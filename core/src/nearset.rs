@@ -190,8 +190,15 @@ impl NearSet {
     /// twice), `built` telling whether it was a member when the set was built (or was added
     /// since), and stops early when it returns false. Returns whether it was not stopped.
     pub fn within(&self, q: u64, mut found: impl FnMut(u64, bool) -> bool) -> bool {
-        // First every probe's buckets, their members' memory prefetched (a probe's buckets are
-        // a random access each: hundreds of them at k = 10, which then overlap), then the scan.
+        // First every probe's buckets, the first cache line of each prefetched (a probe's
+        // buckets are a random access each: hundreds of them at k = 10, which then overlap),
+        // then the scan, which prefetches the whole of the buckets LOOKAHEAD reads ahead (a
+        // bucket is ~16 lines at 1M members: the hardware's stream prefetcher alone ramps up too
+        // late in each).
+        let members_of = |&(i, lo, hi): &(usize, usize, usize)| {
+            let block = &self.blocks[i];
+            &block.fps[block.starts[lo] as usize..block.starts[hi + 1] as usize]
+        };
         // The next bucket of each block not yet read: a block's probes ascend, and runs of
         // values in one bucket (blocks wider than the buckets) read it once.
         let mut next = [0usize; MAX_BLOCKS];
@@ -210,7 +217,13 @@ impl NearSet {
             prefetch(block.fps.as_ptr().wrapping_add(block.starts[lo] as usize));
             reads.push((i, lo, hi));
         }
-        for (i, lo, hi) in reads {
+        for r in reads.iter().take(LOOKAHEAD) {
+            prefetch_all(members_of(r));
+        }
+        for (n, &(i, lo, hi)) in reads.iter().enumerate() {
+            if let Some(r) = reads.get(n + LOOKAHEAD) {
+                prefetch_all(members_of(r));
+            }
             let block = &self.blocks[i];
             let first = block.starts[lo] as usize;
             let members = &block.fps[first..block.starts[hi + 1] as usize];
@@ -237,6 +250,19 @@ impl NearSet {
     /// Whether some member is within k of `q`.
     pub fn any_within(&self, q: u64) -> bool {
         !self.within(q, |_, _| false)
+    }
+}
+
+/// Reads ahead of the scan whose buckets it prefetches whole (`bench/rust/examples/nearset.rs`
+/// at 1M members, k = 10, interleaved: 44.7–46.7 µs a query with first lines only, 32.0–34.3 µs
+/// with three reads ahead; one or two ahead a little slower, four to six no faster).
+const LOOKAHEAD: usize = 3;
+
+/// Asks the CPU to bring in every cache line of `xs`.
+#[inline(always)]
+fn prefetch_all(xs: &[u64]) {
+    for c in xs.chunks(8) {
+        prefetch(c.as_ptr());
     }
 }
 
