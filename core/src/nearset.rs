@@ -214,19 +214,19 @@ impl NearSet {
                 continue;
             }
             next[i] = hi + 1;
-            prefetch(block.fps.as_ptr().wrapping_add(block.starts[lo] as usize));
             reads.push((i, lo, hi));
+            prefetch(members_of(&(i, lo, hi)).as_ptr());
         }
         for r in reads.iter().take(LOOKAHEAD) {
             prefetch_all(members_of(r));
         }
-        for (n, &(i, lo, hi)) in reads.iter().enumerate() {
-            if let Some(r) = reads.get(n + LOOKAHEAD) {
-                prefetch_all(members_of(r));
+        for (n, r) in reads.iter().enumerate() {
+            if let Some(ahead) = reads.get(n + LOOKAHEAD) {
+                prefetch_all(members_of(ahead));
             }
-            let block = &self.blocks[i];
-            let first = block.starts[lo] as usize;
-            let members = &block.fps[first..block.starts[hi + 1] as usize];
+            let (i, block) = (r.0, &self.blocks[r.0]);
+            let first = block.starts[r.1] as usize;
+            let members = members_of(r);
             let mut at = 0;
             while let Some(j) = first_within(&members[at..], q, self.k) {
                 let fp = members[at + j];
@@ -253,9 +253,10 @@ impl NearSet {
     }
 }
 
-/// Reads ahead of the scan whose buckets it prefetches whole (`bench/rust/examples/nearset.rs`
-/// at 1M members, k = 10, interleaved: 44.7–46.7 µs a query with first lines only, 32.0–34.3 µs
-/// with three reads ahead; one or two ahead a little slower, four to six no faster).
+/// Reads ahead of the scan whose buckets it prefetches whole. Measured at 1M members, k = 10,
+/// the settings interleaved in one process (docs/performance.md, "Whole buckets prefetched"):
+/// 44.7–46.7 µs a query with first lines only, 32.0–34.3 µs with three reads ahead; one or two
+/// ahead a little slower, four to six no faster.
 const LOOKAHEAD: usize = 3;
 
 /// Asks the CPU to bring in every cache line of `xs`.
