@@ -17,7 +17,9 @@
 //!    index probes (Manku, Jain, Das Sarma, WWW 2007); [`pairs`] finds all near-duplicate pairs of a set
 //!    and [`components`] groups them.
 //! 6. [`locks`]: the advisory lock stripes of the dedup trigger (k + 1 pieces, pigeonhole);
-//!    [`nearset`]: the block probes over a set in memory, for the trigger's bulk check.
+//!    [`nearset`]: the block probes over a set in memory, for the trigger's bulk check;
+//!    [`expected`]: a batch known up front, checked against the stored set and itself by one
+//!    pair join.
 //!
 //! [`scheme`] holds alternative weightings selectable by name (title-aware, Zhang & He 2020);
 //! the default scheme is format 1 itself. [`minhash`] is the set-similarity side (shingles,
@@ -25,11 +27,12 @@
 //!
 //! Module layers (each uses only those above it): [`hash`], [`normalize`] → [`tokens`],
 //! [`idf`] → [`features`] → [`simhash`] → [`scheme`]; [`minhash`] on [`tokens`] and [`hash`];
-//! [`locks`] on [`hash`] (its tests also use [`blocks`]); [`blocks`] → [`pairs`] → [`leaders`], [`blocks`] → [`nearset`];
+//! [`locks`] on [`hash`] (its tests also use [`blocks`]); [`blocks`] → [`pairs`] → [`leaders`], [`blocks`] → [`nearset`], [`pairs`] → [`expected`];
 //! [`components`] alone.
 
 pub mod blocks;
 pub mod components;
+pub mod expected;
 pub mod features;
 pub mod hash;
 pub mod idf;

@@ -38,11 +38,27 @@
 //! by one that their index searches would have cost as much as the load (ski rental: never more
 //! than twice the better choice), at the earliest after [`AUTO_MIN_ROWS`] rows, so short
 //! statements never lock the table.
+//!
+//! **A batch known up front.** `simdup_insert_select` and `simdup_insert` know their rows before
+//! their INSERT starts: they give the rows' fingerprints to [`_simdup_bulk_hint`] first (the
+//! table must adopt its fingerprints: a text column's are computed by the trigger itself).
+//! The INSERT's bulk check then chooses by the batch's size and the table's (loading at its
+//! first row when the rows' searches would cost more than the load and the join), and answers
+//! the batch's rows from one pair join of the loaded fingerprints with the batch's
+//! ([`simdup_core::expected::Expected`]): the stored fingerprints within k of each, and its
+//! neighbours within the batch, of which those the statement let through count, as the copy's
+//! added members do. The answers are the copy's: the same loaded rows, the same added ones. A
+//! hint is only a list of numbers: a row whose fingerprint is not in it (a BEFORE trigger
+//! changed it, or the hint is another statement's) turns the lists into the copy in memory for
+//! the rest of the statement, so whatever a role passes as a hint can cost time, never an
+//! answer. It lasts until its table's next statement in the same transaction.
 
 use std::cell::RefCell;
 
 use pgrx::pg_sys;
 
+use pgrx::prelude::*;
+use simdup_core::expected::Expected;
 use simdup_core::nearset::{max_bytes, NearSet};
 
 use crate::catalog::estimated_rows;
@@ -57,6 +73,9 @@ const AUTO_MIN_ROWS: u64 = 100;
 const ROW_SEARCH_US: f64 = 1500.0;
 const LOAD_PAGE_US: f64 = 1.0;
 const LOAD_ROW_US: f64 = 0.3;
+/// The pair join of a hinted batch with n fingerprints in all: about this many µs times
+/// (n / 10⁶)² (its candidate checks grow with n², docs/performance.md "Batch pair join").
+const JOIN_US_PER_M2: f64 = 1.0e6;
 
 /// Rows read between interrupt checks while loading.
 const ROWS_PER_INTERRUPT: u64 = 1 << 12;
@@ -71,6 +90,11 @@ struct State {
     next_try: u64,
     /// Fingerprints the statement let through before the load.
     early: Vec<u64>,
+    k: u32,
+    /// The batch the statement was said to insert ([`_simdup_bulk_hint`]), until the load.
+    hint: Vec<u64>,
+    /// The copy: the hinted batch's lists, or the set.
+    expected: Option<Expected>,
     set: Option<NearSet>,
     /// The rows loaded, by fingerprint: where to look when a stored candidate decides.
     stored: Vec<(u64, pg_sys::ItemPointerData)>,
@@ -78,7 +102,83 @@ struct State {
 
 thread_local! {
     static STATE: RefCell<Option<State>> = const { RefCell::new(None) };
+    static HINT: RefCell<Option<Hint>> = const { RefCell::new(None) };
 }
+
+/// Fingerprints a statement of this transaction is about to insert into a table.
+struct Hint {
+    relid: pg_sys::Oid,
+    transaction: pg_sys::LocalTransactionId,
+    fps: Vec<u64>,
+}
+
+/// This backend's local transaction id: the one in which a hint was given.
+fn local_transaction() -> pg_sys::LocalTransactionId {
+    // SAFETY: MyProc is this backend's PGPROC, set up before any SQL function runs.
+    unsafe {
+        #[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15", feature = "pg16"))]
+        return (*pg_sys::MyProc).lxid;
+        #[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15", feature = "pg16")))]
+        return (*pg_sys::MyProc).vxid.lxid;
+    }
+}
+
+/// The hint for `relid` given in this transaction, taken (any other hint is dropped).
+fn take_hint(relid: pg_sys::Oid) -> Vec<u64> {
+    let transaction = local_transaction();
+    HINT.with(|h| h.borrow_mut().take())
+        .filter(|h| h.relid == relid && h.transaction == transaction)
+        .map_or_else(Vec::new, |h| h.fps)
+}
+
+/// `_simdup_bulk_hint(tbl, fps)`: the fingerprints of the rows the caller's next INSERT into
+/// `tbl` in this transaction will check, in any order (NULLs ignored). Only a speed-up (the
+/// module's doc): no answer of the check depends on it. Ignored when it would take more than
+/// `simdup.bulk_check_memory`.
+#[pg_extern(volatile, strict)]
+fn _simdup_bulk_hint(tbl: pg_sys::Oid, fps: Array<'_, i64>) {
+    if bulk_check() == BulkCheck::Off || bytes(fps.len()) > bulk_check_memory() {
+        HINT.with(|h| h.borrow_mut().take());
+        return;
+    }
+    let fps: Vec<u64> = fps.iter().flatten().map(|fp| fp as u64).collect();
+    let transaction = local_transaction();
+    HINT.with(|h| *h.borrow_mut() = Some(Hint { relid: tbl, transaction, fps }));
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_bulk_hint(oid, bigint[]) IS 'simdup (internal): gives the dedup trigger''s bulk check the fingerprints of the rows the next INSERT into the table in this transaction will check (simdup_insert and simdup_insert_select call it), so that it checks them by one pair join; a speed-up only, no answer depends on it';",
+    name = "comment__simdup_bulk_hint",
+    requires = [_simdup_bulk_hint]
+);
+
+/// `_simdup_bulk_hint_column(tbl)`: the column whose values `_simdup_bulk_hint` takes for
+/// `tbl`: the fingerprint column of its dedup trigger when the trigger adopts it (the
+/// application fills it); NULL when the trigger computes fingerprints from text, or the table
+/// has no such trigger.
+#[pg_extern(stable, strict)]
+fn _simdup_bulk_hint_column(tbl: pg_sys::Oid) -> Option<String> {
+    // SAFETY: the relation is opened (42P01 if missing) and closed here; its trigger descriptor
+    // is valid while it is open.
+    unsafe {
+        let rel = crate::catalog::open_relation(tbl);
+        let column =
+            super::trigger::dedup_config(rel).filter(|c| c.text_column.is_none()).map(|c| c.fp_column).filter(|name| {
+                // A bigint column (the trigger checks it on every row: anything else is its error).
+                let name = std::ffi::CString::new(name.as_str()).unwrap_or_default();
+                let attnum = pg_sys::get_attnum(tbl, name.as_ptr());
+                attnum > 0 && pg_sys::get_atttype(tbl, attnum) == pg_sys::INT8OID
+            });
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        column
+    }
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_bulk_hint_column(oid) IS 'simdup (internal): the fingerprint column whose values simdup_insert gives _simdup_bulk_hint: the dedup trigger''s adopted fingerprint column, NULL when the trigger fingerprints text';",
+    name = "comment__simdup_bulk_hint_column",
+    requires = [_simdup_bulk_hint_column]
+);
 
 /// Drops the state of the statement whose executor context is being reset or deleted (a
 /// memory context callback: it cannot fail).
@@ -150,10 +250,11 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
                     pg_sys::MemoryContextRegisterResetCallback(context, cb);
                 }
             }
+            let hint = take_hint(relid);
             let next_try = match mode {
                 BulkCheck::On => 1,
                 // SAFETY: the caller guarantees `rel`.
-                _ => unsafe { auto_threshold(rel) },
+                _ => unsafe { auto_threshold(rel, hint.len()) },
             };
             *guard = Some(State {
                 relid,
@@ -163,33 +264,36 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
                 checked: 0,
                 next_try,
                 early: Vec::new(),
+                k,
+                hint,
+                expected: None,
                 set: None,
                 stored: Vec::new(),
             });
         }
         let state = guard.as_mut().expect("set above");
-        if state.set.is_some() {
+        if state.loaded() {
             // SAFETY: the caller guarantees `rel`.
             let locked = unsafe { pg_sys::CheckRelationLockedByMe(rel, pg_sys::ShareRowExclusiveLock as i32, true) };
             if !locked {
                 state.drop_copy();
             }
         }
-        if state.set.is_none() {
+        if !state.loaded() {
             state.checked += 1;
             if state.checked < state.next_try {
                 return Verdict::Search;
             }
             // SAFETY: the caller guarantees `rel` and `fp_attnum`.
-            match unsafe { load(rel, fp_attnum, k, state.early.len()) } {
-                Load::Loaded(mut set, stored) => {
-                    // The statement's rows so far: added, not built in (they may not have landed).
-                    for &e in &state.early {
-                        set.insert(e);
-                    }
-                    state.set = Some(set);
+            match unsafe { load(rel, fp_attnum, state.early.len() + state.hint.len()) } {
+                Load::Loaded(stored) => {
                     state.stored = stored;
+                    state.expected = state.join_hint();
+                    if state.expected.is_none() {
+                        state.use_set();
+                    }
                     state.early = Vec::new();
+                    state.hint = Vec::new();
                 }
                 Load::Busy => {
                     state.next_try = state.checked.saturating_mul(2);
@@ -201,13 +305,29 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
                 }
             }
         }
+        let fp = fp as u64;
+        if let Some(e) = state.expected.as_ref() {
+            match e.index(fp) {
+                Some(i) => {
+                    let any = e.passed_near(i) || !e.stored_near(i).is_empty();
+                    // SAFETY: the caller guarantees `rel` and `fp_attnum`.
+                    let stored = stored_decides
+                        && e.stored_near(i)
+                            .iter()
+                            .any(|&near| unsafe { still_stored(rel, fp_attnum, &state.stored, near) });
+                    return verdict(stored, any);
+                }
+                // Not one of the batch's rows: the copy in memory answers from here on.
+                None => state.use_set(),
+            }
+        }
         let set = state.set.as_ref().expect("loaded");
         if !stored_decides {
-            return if set.any_within(fp as u64) { Verdict::Search } else { Verdict::Clear };
+            return if set.any_within(fp) { Verdict::Search } else { Verdict::Clear };
         }
         let mut stored = Vec::new();
         let mut any = false;
-        set.within(fp as u64, |near, built| {
+        set.within(fp, |near, built| {
             any = true;
             if built {
                 stored.push(near);
@@ -217,23 +337,77 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
         // A stored candidate decides only while its row is still there: the statement itself
         // may have deleted it (MERGE, a data-modifying WITH) without this trigger seeing it.
         // SAFETY: the caller guarantees `rel` and `fp_attnum`.
-        if stored.iter().any(|&near| unsafe { still_stored(rel, fp_attnum, &state.stored, near) }) {
-            Verdict::Stored
-        } else if any {
-            Verdict::Search
-        } else {
-            Verdict::Clear
-        }
+        verdict(stored.iter().any(|&near| unsafe { still_stored(rel, fp_attnum, &state.stored, near) }), any)
     })
 }
 
+/// The verdict on a row: a stored row within k that decides (`stored`), else a candidate
+/// (`any`) that the search decides on, else nothing.
+fn verdict(stored: bool, any: bool) -> Verdict {
+    if stored {
+        Verdict::Stored
+    } else if any {
+        Verdict::Search
+    } else {
+        Verdict::Clear
+    }
+}
+
 impl State {
+    fn loaded(&self) -> bool {
+        self.set.is_some() || self.expected.is_some()
+    }
+
     /// Forgets the copy for the rest of the statement (its rows are checked one by one).
     fn drop_copy(&mut self) {
         self.set = None;
+        self.expected = None;
         self.stored = Vec::new();
         self.early = Vec::new();
+        self.hint = Vec::new();
         self.next_try = u64::MAX;
+    }
+
+    /// The hinted batch's lists, right after the load: None without a hint, when the rows the
+    /// statement let through before the load are not all the batch's, or when the join finds
+    /// more pairs than `simdup.bulk_check_memory` leaves room for.
+    fn join_hint(&self) -> Option<Expected> {
+        if self.hint.is_empty() {
+            return None;
+        }
+        let room = bulk_check_memory().saturating_sub(bytes(self.stored.len() + self.hint.len()));
+        let max_pairs = room / (4 * std::mem::size_of::<(u64, u64)>());
+        let stored: Vec<u64> = self.stored.iter().map(|&(fp, _)| fp).collect();
+        let threads = crate::gucs::batch_threads();
+        let mut e = Expected::new(&stored, &self.hint, self.k, threads, max_pairs, &mut |_| {
+            pgrx::check_for_interrupts!();
+        })
+        .ok()?;
+        for &fp in &self.early {
+            e.pass(e.index(fp)?);
+        }
+        pgrx::debug1!(
+            "simdup: bulk check of {} hinted rows by one join with {} loaded fingerprints",
+            self.hint.len(),
+            stored.len()
+        );
+        Some(e)
+    }
+
+    /// Turns the copy into the set in memory: the rows loaded, and those the statement let
+    /// through (before the load, or among the hinted batch's) added.
+    fn use_set(&mut self) {
+        let stored: Vec<u64> = self.stored.iter().map(|&(fp, _)| fp).collect();
+        let mut set = NearSet::new(self.k, &stored);
+        for &fp in &self.early {
+            set.insert(fp);
+        }
+        if let Some(e) = self.expected.take() {
+            for fp in e.passed() {
+                set.insert(fp);
+            }
+        }
+        self.set = Some(set);
     }
 }
 
@@ -298,6 +472,12 @@ pub(super) fn passed(rel: pg_sys::Relation, fp: i64) {
     let relid = unsafe { (*rel).rd_id };
     STATE.with(|cell| {
         if let Some(state) = cell.borrow_mut().as_mut().filter(|s| s.relid == relid) {
+            if let Some(e) = state.expected.as_mut() {
+                match e.index(fp as u64) {
+                    Some(i) => return e.pass(i),
+                    None => state.use_set(),
+                }
+            }
             match state.set.as_mut() {
                 Some(set) => set.insert(fp as u64),
                 // Kept for a load to come, within the memory a load may take (a statement that
@@ -316,22 +496,28 @@ pub(super) fn passed(rel: pg_sys::Relation, fp: i64) {
 }
 
 /// The row count at which auto tries to load: when the rows' index searches would have cost
-/// as much as reading the table.
+/// as much as reading the table. With a hinted batch of `hinted` rows: its first row when
+/// the batch has [`AUTO_MIN_ROWS`] rows or more and their searches would cost more than the
+/// load and the join, else as without.
 ///
 /// # Safety
 /// `rel` is an open relation.
-unsafe fn auto_threshold(rel: pg_sys::Relation) -> u64 {
+unsafe fn auto_threshold(rel: pg_sys::Relation, hinted: usize) -> u64 {
     // SAFETY: the caller guarantees `rel`.
     let (pages, rows) = unsafe {
         (f64::from(pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM)), estimated_rows(rel))
     };
     let load = pages * LOAD_PAGE_US + rows * LOAD_ROW_US;
+    let join = JOIN_US_PER_M2 * ((rows + hinted as f64) / 1e6).powi(2);
+    if hinted as u64 >= AUTO_MIN_ROWS && hinted as f64 * ROW_SEARCH_US > load + join {
+        return 1;
+    }
     ((load / ROW_SEARCH_US).ceil() as u64).max(AUTO_MIN_ROWS)
 }
 
 enum Load {
-    /// The set, and the rows loaded (fingerprint, tid) in fingerprint order.
-    Loaded(NearSet, Vec<(u64, pg_sys::ItemPointerData)>),
+    /// The rows loaded (fingerprint, tid) in fingerprint order.
+    Loaded(Vec<(u64, pg_sys::ItemPointerData)>),
     /// Another transaction writes the table: try again later.
     Busy,
     /// Not for this statement: the role may not lock the table, or it is too large.
@@ -339,11 +525,11 @@ enum Load {
 }
 
 /// Takes SHARE ROW EXCLUSIVE on `rel` if it is free, then reads every fingerprint a fresh
-/// snapshot sees into a set.
+/// snapshot sees; `more` fingerprints are to be added (within the memory it checks).
 ///
 /// # Safety
 /// `rel` is an open table, `fp_attnum` its bigint fingerprint column.
-unsafe fn load(rel: pg_sys::Relation, fp_attnum: i32, k: u32, early: usize) -> Load {
+unsafe fn load(rel: pg_sys::Relation, fp_attnum: i32, more: usize) -> Load {
     // SAFETY: catalog, ACL and lock calls on an open relation; the scan, its snapshot and its
     // slot are created and released here (on error, the resource owner releases them).
     unsafe {
@@ -354,7 +540,7 @@ unsafe fn load(rel: pg_sys::Relation, fp_attnum: i32, k: u32, early: usize) -> L
             return Load::Never;
         }
         let budget = bulk_check_memory();
-        let expected = estimated_rows(rel) as usize + early;
+        let expected = estimated_rows(rel) as usize + more;
         if bytes(expected) > budget {
             return Load::Never;
         }
@@ -383,21 +569,18 @@ unsafe fn load(rel: pg_sys::Relation, fp_attnum: i32, k: u32, early: usize) -> L
         pg_sys::ExecDropSingleTupleTableSlot(slot);
         pg_sys::table_endscan(scan);
         pg_sys::UnregisterSnapshot(snapshot);
-        if too_large || bytes(rows.len() + early) > budget {
+        if too_large || bytes(rows.len() + more) > budget {
             // The lock stays (table locks last to the end of the transaction); the statement
             // goes on row by row.
             return Load::Never;
         }
         rows.sort_unstable_by_key(|&(fp, _)| fp);
-        let fps: Vec<u64> = rows.iter().map(|&(fp, _)| fp).collect();
-        let set = NearSet::new(k, &fps);
         pgrx::debug1!(
-            "simdup: bulk check of table \"{}\": {} fingerprints loaded after {} rows of the statement",
+            "simdup: bulk check of table \"{}\": {} fingerprints loaded",
             crate::catalog::relation_name(rel),
-            fps.len(),
-            early
+            rows.len()
         );
-        Load::Loaded(set, rows)
+        Load::Loaded(rows)
     }
 }
 

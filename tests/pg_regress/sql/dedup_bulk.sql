@@ -1,6 +1,8 @@
 -- The dedup trigger's bulk check (src/dedup/bulk.rs): a statement whose rows are checked against
--- the table's fingerprints loaded into memory (simdup.bulk_check = on) stores, skips, marks and
--- rejects exactly the rows that the row-by-row check (off) does, in the statement's order: for
+-- the table's fingerprints loaded into memory (simdup.bulk_check = on), and simdup_insert_select,
+-- whose batch is checked by one pair join (its fingerprints given to the check up front, auto),
+-- store, skip, mark and reject exactly the rows that the row-by-row check (off) does, in the
+-- statement's order: for
 -- k = 0..16 with four blocks, and 3 and 8 blocks at k = 3 and 10. The stored rows and the batch
 -- are near-duplicates of each other at every distance around k: 40 random bases, each with
 -- variants at 0, 3, ..., 18 random bits flipped, stored rows among them (some near-duplicates of
@@ -18,9 +20,10 @@ FROM generate_series(1, 130) i, generate_series(0, 18, 3) d;
 INSERT INTO pool VALUES (0, NULL);
 -- stored: n <= 300; the batch: the other 611 rows, in order of n.
 
--- One comparison: the same batch into two tables that hold the same rows, with the bulk check on
--- and off. Returns the rows stored, skipped and marked, the first error (reject), whether the
--- bulk statement took the table lock the bulk check takes, and whether both tables agree.
+-- One comparison: the same batch into three tables that hold the same rows, with the bulk check
+-- on, off, and through simdup_insert_select. Returns the rows stored, skipped and marked, the
+-- first error (reject), whether the bulk statements took the table lock the bulk check takes, and
+-- whether all tables agree.
 CREATE FUNCTION pg_temp.compare(on_dup text, k int, nblocks int,
     OUT stored bigint, OUT marked bigint, OUT error text, OUT bulk_locked boolean, OUT same boolean)
 LANGUAGE plpgsql AS $$
@@ -30,37 +33,46 @@ DECLARE
     det text;
     t text;
 BEGIN
-    DROP TABLE IF EXISTS b_on, b_off;
+    DROP TABLE IF EXISTS b_on, b_off, b_hint;
     SET LOCAL client_min_messages = warning;
-    FOREACH t IN ARRAY ARRAY['b_on', 'b_off'] LOOP
+    FOREACH t IN ARRAY ARRAY['b_on', 'b_off', 'b_hint'] LOOP
         EXECUTE format('CREATE TABLE %I (id int PRIMARY KEY, fp bigint)', t);
         PERFORM simdup_enable(t, NULL, 'fp', on_duplicate => on_dup, max_distance => k, blocks => nblocks);
         EXECUTE format('ALTER TABLE %I DISABLE TRIGGER simdup_dedup', t);
         EXECUTE format('INSERT INTO %I SELECT n, fp FROM pool WHERE n BETWEEN 1 AND 300', t);
         EXECUTE format('ALTER TABLE %I ENABLE TRIGGER simdup_dedup', t);
-        PERFORM set_config('simdup.bulk_check', CASE t WHEN 'b_on' THEN 'on' ELSE 'off' END, true);
+        PERFORM set_config('simdup.bulk_check', CASE t WHEN 'b_on' THEN 'on' WHEN 'b_off' THEN 'off' ELSE 'auto' END, true);
         BEGIN
-            EXECUTE format('INSERT INTO %I SELECT n, fp FROM pool WHERE n = 0 OR n > 300 ORDER BY n', t);
-            IF t = 'b_on' THEN
-                bulk_locked := EXISTS (SELECT FROM pg_locks WHERE pid = pg_backend_pid()
-                                       AND relation = 'b_on'::regclass AND mode = 'ShareRowExclusiveLock');
+            IF t = 'b_hint' THEN
+                PERFORM simdup_insert_select(t, 'SELECT n AS id, fp FROM pool WHERE n = 0 OR n > 300 ORDER BY n');
+            ELSE
+                EXECUTE format('INSERT INTO %I SELECT n, fp FROM pool WHERE n = 0 OR n > 300 ORDER BY n', t);
+            END IF;
+            IF t <> 'b_off' THEN
+                bulk_locked := coalesce(bulk_locked, true)
+                    AND EXISTS (SELECT FROM pg_locks WHERE pid = pg_backend_pid()
+                                AND relation = t::regclass AND mode = 'ShareRowExclusiveLock');
             END IF;
         EXCEPTION WHEN unique_violation THEN
             GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
             errs := errs || (replace(msg, t, 'T') || ' / ' || det);
-            bulk_locked := CASE WHEN t = 'b_on' THEN NULL ELSE bulk_locked END;
+            bulk_locked := NULL;
         END;
     END LOOP;
     RESET simdup.bulk_check;
     IF on_dup = 'mark' THEN
         same := NOT EXISTS ((SELECT id, fp, dup_of FROM b_on EXCEPT SELECT id, fp, dup_of FROM b_off)
-                            UNION ALL (SELECT id, fp, dup_of FROM b_off EXCEPT SELECT id, fp, dup_of FROM b_on));
+                            UNION ALL (SELECT id, fp, dup_of FROM b_off EXCEPT SELECT id, fp, dup_of FROM b_on)
+                            UNION ALL (SELECT id, fp, dup_of FROM b_hint EXCEPT SELECT id, fp, dup_of FROM b_off)
+                            UNION ALL (SELECT id, fp, dup_of FROM b_off EXCEPT SELECT id, fp, dup_of FROM b_hint));
         SELECT count(*) FILTER (WHERE dup_of IS NOT NULL) INTO marked FROM b_on WHERE id = 0 OR id > 300;
     ELSE
         same := NOT EXISTS ((SELECT id, fp FROM b_on EXCEPT SELECT id, fp FROM b_off)
-                            UNION ALL (SELECT id, fp FROM b_off EXCEPT SELECT id, fp FROM b_on));
+                            UNION ALL (SELECT id, fp FROM b_off EXCEPT SELECT id, fp FROM b_on)
+                            UNION ALL (SELECT id, fp FROM b_hint EXCEPT SELECT id, fp FROM b_off)
+                            UNION ALL (SELECT id, fp FROM b_off EXCEPT SELECT id, fp FROM b_hint));
     END IF;
-    same := same AND errs[1] IS NOT DISTINCT FROM errs[2];
+    same := same AND errs[1] IS NOT DISTINCT FROM errs[2] AND errs[1] IS NOT DISTINCT FROM errs[3];
     error := errs[1];
     SELECT count(*) INTO stored FROM b_on WHERE id = 0 OR id > 300;
 END
@@ -75,7 +87,7 @@ FROM (SELECT m, k, 4 AS b FROM unnest(ARRAY['skip', 'mark', 'reject']) m, genera
       SELECT m, k, b FROM unnest(ARRAY['skip', 'mark', 'reject']) m, unnest(ARRAY[3, 10]) k, unnest(ARRAY[3, 8]) b) c
 ORDER BY b, m, k
 \gexec
-DROP TABLE b_on, b_off;
+DROP TABLE b_on, b_off, b_hint;
 -- Every combination agrees; the bulk statements took the lock (where no row was rejected).
 SELECT count(*) AS runs, count(*) FILTER (WHERE same) AS same,
        count(*) FILTER (WHERE bulk_locked) AS bulk_locked,
@@ -157,5 +169,20 @@ RESET simdup.bulk_check;
 SELECT 'on' AS bulk_check, * FROM bulk_merge_on UNION ALL SELECT 'off', * FROM bulk_merge_off
 ORDER BY 1, 2;
 
-DROP TABLE bulk_auto, bulk_conflict_on, bulk_conflict_off, bulk_merge_on, bulk_merge_off;
+-- simdup_insert_select gives its batch to the bulk check: 500 rows into 1,000 join at once (the
+-- DEBUG1 lines; every even row a copy of a stored one, skipped), 50 rows are checked one by one
+-- (no table lock: a short statement never takes it).
+CREATE TABLE bulk_hinted (id int PRIMARY KEY, fp bigint);
+SELECT simdup_enable('bulk_hinted', NULL, 'fp', on_duplicate => 'skip', max_distance => 3);
+INSERT INTO bulk_hinted SELECT g, hashint8extended(g, 5) FROM generate_series(1, 1000) g;
+BEGIN;
+SELECT simdup_insert_select('bulk_hinted', 'SELECT 1000 + g AS id, hashint8extended(g, 6 - g % 2) AS fp FROM generate_series(1, 50) g') AS stored_of_50;
+SELECT count(*) AS short_locks FROM pg_locks
+WHERE pid = pg_backend_pid() AND relation = 'bulk_hinted'::regclass AND mode = 'ShareRowExclusiveLock';
+SET LOCAL client_min_messages = debug1;
+SELECT simdup_insert_select('bulk_hinted', 'SELECT 2000 + g AS id, hashint8extended(g, 6 - g % 2) AS fp FROM generate_series(51, 550) g') AS stored_of_500;
+RESET client_min_messages;
+COMMIT;
+
+DROP TABLE bulk_auto, bulk_conflict_on, bulk_conflict_off, bulk_merge_on, bulk_merge_off, bulk_hinted;
 DROP ROLE bulk_writer;
