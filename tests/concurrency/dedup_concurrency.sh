@@ -31,7 +31,9 @@
 #    write batches of 20 rows, each in a transaction that takes the table lock first, so that
 #    the statement checks them in memory; the odd clients' single-row INSERTs load the table's
 #    fingerprints when no other transaction is writing, else check row by row. The same checks,
-#    and statements must have loaded the fingerprints (simdup's DEBUG line).
+#    and statements must have loaded the fingerprints (simdup's DEBUG line). Two more (skip,
+#    mark) on a table that adopts its fingerprints, the even clients' batches written by
+#    simdup_insert_select, checked by one pair join (its DEBUG line).
 # 4. Three rounds (reject, skip, mark) of dedup by verified similarity (simdup_enable_similar,
 #    threshold 0.5), and a fourth (skip) with containment => 0.7, the same clients and pool: no
 #    two stored rows (reject, skip) or unmarked rows (mark) share a band of the similarity index
@@ -160,6 +162,27 @@ for c in $(seq 1 "$CLIENTS"); do
       awk -v c="$c" '$1 == c { print "INSERT INTO docs (body) SELECT body FROM pool WHERE id = " $2 ";" }' "$work/plan"
     fi
   } >"$work/bulkclient$c.sql"
+  # The hinted round: the table adopts its fingerprints; even clients write their rows 20 at a
+  # time through simdup_insert_select, which gives the batch to the bulk check up front (one
+  # pair join, docs/dedup.md "A batch known up front"), each call in a transaction that takes
+  # the table lock first (its DEBUG lines in full); odd clients one row a statement, as above.
+  { echo '\set VERBOSITY sqlstate'
+    echo 'SET simdup.bulk_check = on;'
+    echo 'SELECT pg_advisory_lock_shared(42);'
+    if (( c % 2 == 0 )); then
+      awk -v c="$c" '$1 == c { ids = ids (n++ ? "," : "") $2; if (n == 20) { print ids; ids = ""; n = 0 } }
+                     END { if (n) print ids }' "$work/plan" |
+      while read -r ids; do
+        echo "BEGIN; LOCK TABLE docs IN SHARE ROW EXCLUSIVE MODE; SET LOCAL client_min_messages = debug1;"
+        echo '\set VERBOSITY default'
+        echo "SELECT simdup_insert_select('docs', \$q\$SELECT p.body, p.fp AS simhash FROM unnest('{$ids}'::int[]) WITH ORDINALITY u(id, n) JOIN pool p USING (id) ORDER BY u.n\$q\$);"
+        echo '\set VERBOSITY sqlstate'
+        echo "COMMIT;"
+      done
+    else
+      awk -v c="$c" '$1 == c { print "INSERT INTO docs (body, simhash) SELECT body, fp FROM pool WHERE id = " $2 ";" }' "$work/plan"
+    fi
+  } >"$work/hintclient$c.sql"
 done
 echo "clients: $CLIENTS, $(wc -l <"$work/plan") inserts a round" >&2
 
@@ -213,7 +236,14 @@ run_round() { # MODE [bulk]
   local mode=$1 kind=${2:-}
   local script=client
   [ "$kind" = bulk ] && script=bulkclient
-  if [ "$kind" = similar ]; then
+  [ "$kind" = hinted ] && script=hintclient
+  if [ "$kind" = hinted ]; then
+    step "round '$mode' (hinted): $CLIENTS concurrent clients, k = $K, the fingerprints adopted"
+    psql >/dev/null <<SQL
+CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL, simhash bigint);
+SELECT simdup_enable('docs', NULL, 'simhash', on_duplicate => '$mode', max_distance => $K);
+SQL
+  elif [ "$kind" = similar ]; then
     step "round '$mode' (similar): $CLIENTS concurrent clients, Jaccard similarity >= $T${C:+ or containment >= $C}"
     psql >/dev/null <<SQL
 CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL);
@@ -249,6 +279,13 @@ SQL
     echo "    statements that loaded the table's fingerprints: $loads" >&2
     [ "$loads" -gt 0 ] || fail "round $mode (bulk): no statement loaded the table's fingerprints"
     sed -i '/DEBUG:  00000/d' "$work"/err*
+  fi
+  if [ "$kind" = hinted ]; then
+    local joins
+    joins=$(cat "$work"/err* | grep -c 'DEBUG:  simdup: bulk check of [0-9]* hinted rows by one join' || true)
+    echo "    simdup_insert_select calls checked by one pair join: $joins" >&2
+    [ "$joins" -gt 0 ] || fail "round $mode (hinted): no call was checked by the pair join"
+    sed -i '/DEBUG:  simdup: /d' "$work"/err*
   fi
   cat "$work"/err* | grep -o 'ERROR:  [0-9A-Z]\{5\}' | sort | uniq -c | sed 's/^/    /' >&2 || true
   errors=$(cat "$work"/err* | grep -c 'ERROR' || true)
@@ -343,6 +380,8 @@ run_round skip
 run_round mark
 run_round skip bulk
 run_round mark bulk
+run_round skip hinted
+run_round mark hinted
 # Dedup by verified similarity (simdup_enable_similar, on_duplicate): the same clients.
 T=0.5
 read -r BANDS ROWS < <(psql -At -F ' ' -c "SELECT bands, rows FROM minhash_choose_bands(128, $T, 0.99)")
