@@ -134,13 +134,16 @@ BEGIN
     -- Rows that all name the same columns (always those of simdup_insert_select) go into one
     -- INSERT ... SELECT, in their order: checked as any such statement (the trigger's bulk check
     -- of a long one on one node, batches across shards on Citus).
-    IF pg_catalog.jsonb_array_length(rows) OPERATOR(pg_catalog.>) 1 THEN
-        SELECT pg_catalog.bool_and(x.ks IS NOT NULL) AND pg_catalog.count(DISTINCT x.ks) OPERATOR(pg_catalog.=) 1
-          INTO same_keys
-        FROM (SELECT CASE WHEN pg_catalog.jsonb_typeof(e) OPERATOR(pg_catalog.=) 'object' THEN
-                       coalesce((SELECT pg_catalog.array_agg(k ORDER BY k) FROM pg_catalog.jsonb_object_keys(e) k), '{}')
-                     END AS ks
-              FROM pg_catalog.jsonb_array_elements(rows) e) x;
+    -- (Each an object with the first one's keys, no other: no sort of the rows' key lists.)
+    IF pg_catalog.jsonb_array_length(rows) OPERATOR(pg_catalog.>) 1
+       AND pg_catalog.jsonb_typeof(rows OPERATOR(pg_catalog.->) 0) OPERATOR(pg_catalog.=) 'object' THEN
+        keys := coalesce((SELECT pg_catalog.array_agg(k) FROM pg_catalog.jsonb_object_keys(rows OPERATOR(pg_catalog.->) 0) k), '{}');
+        same_keys := NOT EXISTS (
+            SELECT FROM pg_catalog.jsonb_array_elements(rows) e
+            WHERE pg_catalog.jsonb_typeof(e) OPERATOR(pg_catalog.<>) 'object'
+               OR NOT e OPERATOR(pg_catalog.?&) keys
+               OR (e OPERATOR(pg_catalog.-) keys) OPERATOR(pg_catalog.<>) '{}'::pg_catalog.jsonb);
+        keys := NULL;
     END IF;
 
     FOR j IN SELECT e FROM pg_catalog.jsonb_array_elements(rows) e LOOP
