@@ -89,6 +89,22 @@ pub fn near_pairs_limited(
     join(fps, k, threads, Isa::detect(), max_pairs, interrupt)
 }
 
+/// The pairs of [`near_pairs_limited`] that have at least one value of `batch`: the pairs within
+/// k among the values of `batch` and `stored` together (each exactly once, `a < b`, a value in
+/// both counted as `batch`'s), without checking the pairs of two `stored` values. For a batch
+/// checked against a large stored set, the work is about |batch| · |batch ∪ stored| rather than
+/// |batch ∪ stored|² / 2: a third for 200,000 against 1M, a twenty-fifth against 10M.
+pub fn near_pairs_across(
+    batch: Vec<u64>,
+    stored: Vec<u64>,
+    k: u32,
+    threads: usize,
+    max_pairs: usize,
+    interrupt: &mut dyn FnMut(u64),
+) -> Result<Vec<(u64, u64)>, TooManyPairs> {
+    join_sides(batch, Some(stored), k, threads, Isa::detect(), max_pairs, interrupt)
+}
+
 /// The bound on the pairs of one join, shared by its threads.
 struct Limit {
     max_pairs: usize,
@@ -137,7 +153,21 @@ impl Isa {
 }
 
 fn join(
+    fps: Vec<u64>,
+    k: u32,
+    threads: usize,
+    isa: Isa,
+    max_pairs: usize,
+    interrupt: &mut dyn FnMut(u64),
+) -> Result<Vec<(u64, u64)>, TooManyPairs> {
+    join_sides(fps, None, k, threads, isa, max_pairs, interrupt)
+}
+
+/// The join of `fps` with itself, or (with `stored`) of `fps` with itself and with `stored`:
+/// every bucket holds its `fps` values first, and a pair of two `stored` values is never checked.
+fn join_sides(
     mut fps: Vec<u64>,
+    stored: Option<Vec<u64>>,
     k: u32,
     threads: usize,
     isa: Isa,
@@ -146,9 +176,21 @@ fn join(
 ) -> Result<Vec<(u64, u64)>, TooManyPairs> {
     fps.sort_unstable();
     fps.dedup();
-    let n = fps.len();
+    let across = stored.is_some();
+    let mut stored = stored.unwrap_or_default();
+    stored.sort_unstable();
+    stored.dedup();
+    // A value of both sides is the batch's (both sorted: one merge).
+    let mut at = 0;
+    stored.retain(|&fp| {
+        while at < fps.len() && fps[at] < fp {
+            at += 1;
+        }
+        at == fps.len() || fps[at] != fp
+    });
+    let n = fps.len() + stored.len();
     let mut out = Vec::new();
-    if n < 2 {
+    if n < 2 || fps.is_empty() {
         return Ok(out);
     }
     let limit = Limit { max_pairs, found: AtomicUsize::new(0), exceeded: AtomicBool::new(false) };
@@ -156,15 +198,17 @@ fn join(
     let t = layout.thresholds(k.min(64) as i32);
     let mut offsets = vec![0u32; 65_537];
     let mut next = vec![0u32; 65_537];
+    // (Across: where each bucket's `stored` values start.)
+    let mut firsts = vec![0u32; if across { 65_537 } else { 0 }];
     let mut sorted = vec![0u64; n + PAD];
     let mut done = 0u64; // candidate checks of the blocks finished
     for i in 0..BLOCKS {
         if t[i] < 0 {
             continue; // pairs within k always meet in an earlier block
         }
-        // Counting sort by the value of block i.
+        // Counting sort by the value of block i, each bucket's `fps` values first.
         offsets.iter_mut().for_each(|o| *o = 0);
-        for &fp in &fps {
+        for &fp in fps.iter().chain(&stored) {
             offsets[block(fp, i) as usize + 1] += 1;
         }
         for v in 0..65_536 {
@@ -176,7 +220,16 @@ fn join(
             sorted[*slot as usize] = fp;
             *slot += 1;
         }
-        let job = BlockJoin::new(i, k, &t, &layout, &offsets, &sorted, isa, &limit);
+        if across {
+            firsts.copy_from_slice(&next);
+        }
+        for &fp in &stored {
+            let slot = &mut next[block(fp, i) as usize];
+            sorted[*slot as usize] = fp;
+            *slot += 1;
+        }
+        let firsts = across.then_some(&firsts[..]);
+        let job = BlockJoin::new(i, k, &t, &layout, &offsets, firsts, &sorted, isa, &limit);
         done += if threads <= 1 {
             let mut checks = 0;
             job.run(0..65_536, &mut out, &mut |c| {
@@ -204,6 +257,9 @@ struct BlockJoin<'a> {
     t: &'a [i32],
     layout: &'a Layout,
     offsets: &'a [u32],
+    /// Across two sides: where bucket v's second side starts (`sorted[stored_at[v]..offsets[v +
+    /// 1]]`); pairs of two second-side values are not checked.
+    stored_at: Option<&'a [u32]>,
     sorted: &'a [u64],
     /// The flip masks of weight 1..=tᵢ by their highest bit: for a value u whose bit b is 0,
     /// `u ^ m` > u for every m in `masks_by_top[b]`.
@@ -220,6 +276,7 @@ impl<'a> BlockJoin<'a> {
         t: &'a [i32],
         layout: &'a Layout,
         offsets: &'a [u32],
+        stored_at: Option<&'a [u32]>,
         sorted: &'a [u64],
         isa: Isa,
         limit: &'a Limit,
@@ -228,7 +285,7 @@ impl<'a> BlockJoin<'a> {
         for m in neighbours(0, t[block] as u32).into_iter().filter(|&m| m != 0) {
             masks_by_top[15 - m.leading_zeros() as usize].push(m);
         }
-        BlockJoin { block, k, t, layout, offsets, sorted, masks_by_top, isa, limit }
+        BlockJoin { block, k, t, layout, offsets, stored_at, sorted, masks_by_top, isa, limit }
     }
 
     #[inline(always)]
@@ -283,13 +340,25 @@ impl<'a> BlockJoin<'a> {
         // of up to PAD fingerprints is copied as PAD of them (`sorted` is padded at its end): a
         // fixed-size copy, without a call.
         let mut gathered = vec![0u64; GATHER + PAD];
+        // Across two sides: the neighbour buckets' first-side values, gathered apart for the
+        // bucket's second-side values.
+        let mut gathered_first = vec![0u64; if self.stored_at.is_some() { GATHER + PAD } else { 0 }];
         for u in values {
             let own = self.bucket(u);
             if own.is_empty() {
                 continue;
             }
+            // Across: the bucket's first-side values against all the rest; its second-side values
+            // against the neighbours' first-side ones only.
+            let firsts = self.stored_at.map_or(own.len(), |at| at[u] as usize - self.offsets[u] as usize);
+            if let Some(at) = self.stored_at {
+                if !self.across::<ISA>(u, own, firsts, at, &mut gathered, &mut gathered_first, out, &mut checks, tick) {
+                    return false;
+                }
+                continue;
+            }
             // Within the bucket: a small one one pair at a time (no eight-lane runs to fill).
-            for x in 0..own.len() {
+            for x in 0..firsts {
                 let ok = if own.len() <= SMALL {
                     self.against::<PORTABLE>(&own[x..x + 1], &own[x + 1..], out, &mut checks, tick)
                 } else {
@@ -336,6 +405,71 @@ impl<'a> BlockJoin<'a> {
             }
         }
         tick(checks)
+    }
+
+    /// [`BlockJoin::run_body`]'s work on bucket `u` (`own`, its first `firsts` values of the
+    /// first side) when the join is across two sides (`stored_at`): the pairs with at least one
+    /// first-side value, within the bucket and with its neighbour buckets above it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn across<const ISA: u8>(
+        &self,
+        u: usize,
+        own: &[u64],
+        firsts: usize,
+        stored_at: &[u32],
+        gathered: &mut [u64],
+        gathered_first: &mut [u64],
+        out: &mut Vec<(u64, u64)>,
+        checks: &mut u64,
+        tick: &mut dyn FnMut(u64) -> bool,
+    ) -> bool {
+        let (own_first, own_second) = own.split_at(firsts);
+        for x in 0..firsts {
+            let ok = if own.len() <= SMALL {
+                self.against::<PORTABLE>(&own[x..x + 1], &own[x + 1..], out, checks, tick)
+            } else {
+                self.against::<ISA>(&own[x..x + 1], &own[x + 1..], out, checks, tick)
+            };
+            if !ok {
+                return false;
+            }
+        }
+        let (mut filled, mut filled_first) = (0, 0);
+        for (top, masks) in self.masks_by_top.iter().enumerate() {
+            if u & (1 << top) != 0 {
+                continue; // joined from u ^ m
+            }
+            let ahead = (u + AHEAD).min(65_535);
+            for &m in masks {
+                self.prefetch(ahead ^ m as usize);
+                let v = u ^ m as usize;
+                let (lo, mid, hi) = (self.offsets[v] as usize, stored_at[v] as usize, self.offsets[v + 1] as usize);
+                if filled + (hi - lo) > GATHER || filled_first + (mid - lo) > GATHER {
+                    if !self.against::<ISA>(own_first, &gathered[..filled], out, checks, tick)
+                        || !self.against::<ISA>(own_second, &gathered_first[..filled_first], out, checks, tick)
+                    {
+                        return false;
+                    }
+                    (filled, filled_first) = (0, 0);
+                    if hi - lo > GATHER || mid - lo > GATHER {
+                        // A crowded value: checked in place.
+                        if !self.against::<ISA>(own_first, &self.sorted[lo..hi], out, checks, tick)
+                            || !self.against::<ISA>(own_second, &self.sorted[lo..mid], out, checks, tick)
+                        {
+                            return false;
+                        }
+                        continue;
+                    }
+                }
+                gathered[filled..filled + (hi - lo)].copy_from_slice(&self.sorted[lo..hi]);
+                filled += hi - lo;
+                gathered_first[filled_first..filled_first + (mid - lo)].copy_from_slice(&self.sorted[lo..mid]);
+                filled_first += mid - lo;
+            }
+        }
+        self.against::<ISA>(own_first, &gathered[..filled], out, checks, tick)
+            && self.against::<ISA>(own_second, &gathered_first[..filled_first], out, checks, tick)
     }
 
     /// Asks the CPU to start loading the bucket of value `v` (its first 32 fingerprints) into the
@@ -832,6 +966,51 @@ mod tests {
     /// Crowded block values: neighbour buckets that more than fill one gathered run (value 0 of
     /// block 0 against 1, 2, 4 and 8) and one bucket larger than a whole run (value 3, joined
     /// with itself and, at k = 10, from value 0), on every path.
+    /// The join across two sides: exactly the brute force's pairs of the union with a value of
+    /// the first side, on every path and thread count, crowded block values included.
+    #[test]
+    fn across_two_sides_matches_brute_force() {
+        let mut next = stream(11);
+        let base: Vec<u64> = (0..60).map(|_| next()).collect();
+        let mut first = Vec::new();
+        let mut second = Vec::new();
+        for (j, &b) in base.iter().enumerate() {
+            for d in 0..12u32 {
+                let v = (0..d).fold(b, |v, i| v ^ (1u64 << (((next() % 64) as u32 + i) % 64)));
+                if (j + d as usize).is_multiple_of(3) {
+                    first.push(v)
+                } else {
+                    second.push(v)
+                }
+            }
+        }
+        // Crowded: more second-side values sharing their last block (0x0003) than a gathered run
+        // holds, and first-side values at distance 10 from some of them whose first block within
+        // the thresholds is the last one (3 bits off in each other block, 0x0001 there): that
+        // neighbour bucket is checked in place.
+        let crowded: Vec<u64> = (0..9000).map(|_| (next() & !0xffff) | 3).collect();
+        first.extend(crowded.iter().step_by(300).map(|&x| x ^ (0b111 << 48 | 0b111 << 32 | 0b111 << 16 | 0b10)));
+        second.extend_from_slice(&crowded);
+        first.extend_from_slice(&second[..10]); // values on both sides
+        for k in [0, 3, 6, 10, 16] {
+            let mut all = first.clone();
+            all.extend_from_slice(&second);
+            let mut firsts = first.clone();
+            firsts.sort_unstable();
+            let want: Vec<(u64, u64)> = brute(&all, k)
+                .into_iter()
+                .filter(|&(a, b)| firsts.binary_search(&a).is_ok() || firsts.binary_search(&b).is_ok())
+                .collect();
+            for isa in Isa::available() {
+                for threads in [1, 2, 3] {
+                    let got = join_sides(first.clone(), Some(second.clone()), k, threads, isa, usize::MAX, &mut |_| {})
+                        .unwrap();
+                    assert_eq!(sorted(got), sorted(want.clone()), "k = {k}, {isa:?}, {threads} threads");
+                }
+            }
+        }
+    }
+
     #[test]
     fn crowded_values() {
         let mut r = stream(7);

@@ -73,9 +73,10 @@ const AUTO_MIN_ROWS: u64 = 100;
 const ROW_SEARCH_US: f64 = 1500.0;
 const LOAD_PAGE_US: f64 = 1.0;
 const LOAD_ROW_US: f64 = 0.3;
-/// The pair join of a hinted batch with n fingerprints in all: about this many µs times
-/// (n / 10⁶)² (its candidate checks grow with n², docs/performance.md "Batch pair join").
-const JOIN_US_PER_M2: f64 = 1.0e6;
+/// The pair join of a hinted batch of b rows with n fingerprints in all: about this many µs a
+/// batch row per 10⁶ fingerprints (its checks grow with b · n; measured 0.6–1.0 s for 200,000
+/// against 1.2M, docs/performance.md "A batch known up front").
+const JOIN_US_PER_ROW_M: f64 = 5.0;
 
 /// Rows read between interrupt checks while loading.
 const ROWS_PER_INTERRUPT: u64 = 1 << 12;
@@ -508,7 +509,7 @@ unsafe fn auto_threshold(rel: pg_sys::Relation, hinted: usize) -> u64 {
         (f64::from(pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM)), estimated_rows(rel))
     };
     let load = pages * LOAD_PAGE_US + rows * LOAD_ROW_US;
-    let join = JOIN_US_PER_M2 * ((rows + hinted as f64) / 1e6).powi(2);
+    let join = JOIN_US_PER_ROW_M * hinted as f64 * (rows + hinted as f64) / 1e6;
     if hinted as u64 >= AUTO_MIN_ROWS && hinted as f64 * ROW_SEARCH_US > load + join {
         return 1;
     }
