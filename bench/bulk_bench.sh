@@ -7,7 +7,7 @@
 #   bulk   the trigger with simdup.bulk_check = auto (the default): after 1,000 rows the
 #          statement loads the table's fingerprints into memory and checks the rest there;
 #   select simdup_insert_select(t, 'SELECT id, fp FROM batch ORDER BY id') (one INSERT ... SELECT
-#          through jsonb, with the bulk check);
+#          through jsonb, its fingerprints given to the bulk check up front: one pair join);
 #   row    the trigger with simdup.bulk_check = off, on the first B_ROW rows of the batch only
 #          (one index search a row: minutes for the whole batch), reported per row.
 #
