@@ -156,8 +156,11 @@ BEGIN
             -- The fingerprints the INSERT will check, given to the trigger's bulk check up front
             -- (a table that adopts its fingerprints): one pair join for the batch instead of a
             -- search a row, the same answers (src/dedup/bulk.rs). Each row's value is the one the
-            -- INSERT will store (the same jsonb_populate_record).
-            hint_column := @extschema@._simdup_bulk_hint_column(tbl);
+            -- INSERT will store (the same jsonb_populate_record). Not on a Citus distributed
+            -- table (`coordinator` is set for one only): its checked write has no bulk check.
+            IF coordinator IS NULL THEN
+                hint_column := @extschema@._simdup_bulk_hint_column(tbl);
+            END IF;
             IF hint_column::pg_catalog.text OPERATOR(pg_catalog.=) ANY (keys) THEN
                 EXECUTE pg_catalog.format('SELECT @extschema@._simdup_bulk_hint(%s::pg_catalog.oid, pg_catalog.array_agg(r.%I)) '
                                           'FROM pg_catalog.jsonb_array_elements($1) e(j), pg_catalog.jsonb_populate_record(NULL::%s, e.j) r',

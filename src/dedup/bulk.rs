@@ -58,6 +58,7 @@ use std::cell::RefCell;
 use pgrx::pg_sys;
 
 use pgrx::prelude::*;
+use pgrx::{register_xact_callback, PgXactCallbackEvent};
 use simdup_core::expected::Expected;
 use simdup_core::nearset::{max_bytes, NearSet};
 
@@ -145,6 +146,17 @@ fn _simdup_bulk_hint(tbl: pg_sys::Oid, fps: Array<'_, i64>) {
     let fps: Vec<u64> = fps.iter().flatten().map(|fp| fp as u64).collect();
     let transaction = local_transaction();
     HINT.with(|h| *h.borrow_mut() = Some(Hint { relid: tbl, transaction, fps }));
+    // A hint no statement took (its INSERT stored nothing, or wrote a Citus reference table's
+    // placements) is freed with its transaction.
+    for event in [PgXactCallbackEvent::Commit, PgXactCallbackEvent::Abort] {
+        register_xact_callback(event, || {
+            HINT.with(|h| {
+                if let Ok(mut h) = h.try_borrow_mut() {
+                    *h = None;
+                }
+            })
+        });
+    }
 }
 
 extension_sql!(
@@ -286,7 +298,7 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
                 return Verdict::Search;
             }
             // SAFETY: the caller guarantees `rel` and `fp_attnum`.
-            match unsafe { load(rel, fp_attnum, state.early.len() + state.hint.len()) } {
+            match unsafe { load(rel, fp_attnum, state.early.len()) } {
                 Load::Loaded(stored) => {
                     state.stored = stored;
                     state.expected = state.join_hint();
@@ -370,14 +382,16 @@ impl State {
     }
 
     /// The hinted batch's lists, right after the load: None without a hint, when the rows the
-    /// statement let through before the load are not all the batch's, or when the join finds
-    /// more pairs than `simdup.bulk_check_memory` leaves room for.
+    /// statement let through before the load are not all the batch's, or when the loaded rows
+    /// and the batch, or the pairs the join finds, need more than `simdup.bulk_check_memory`
+    /// (the set in memory then answers, as without a hint).
     fn join_hint(&self) -> Option<Expected> {
-        if self.hint.is_empty() {
+        let need = bytes(self.stored.len() + self.hint.len());
+        if self.hint.is_empty() || need > bulk_check_memory() {
             return None;
         }
-        let room = bulk_check_memory().saturating_sub(bytes(self.stored.len() + self.hint.len()));
-        let max_pairs = room / (4 * std::mem::size_of::<(u64, u64)>());
+        // A pair costs 16 bytes in the join's output and about as much again in each list.
+        let max_pairs = (bulk_check_memory() - need) / (4 * std::mem::size_of::<(u64, u64)>());
         let stored: Vec<u64> = self.stored.iter().map(|&(fp, _)| fp).collect();
         let threads = crate::gucs::batch_threads();
         let mut e = Expected::new(&stored, &self.hint, self.k, threads, max_pairs, &mut |_| {
@@ -526,7 +540,8 @@ enum Load {
 }
 
 /// Takes SHARE ROW EXCLUSIVE on `rel` if it is free, then reads every fingerprint a fresh
-/// snapshot sees; `more` fingerprints are to be added (within the memory it checks).
+/// snapshot sees; `more` fingerprints (the statement's so far) are to be added (within the
+/// memory it checks).
 ///
 /// # Safety
 /// `rel` is an open table, `fp_attnum` its bigint fingerprint column.
