@@ -199,7 +199,7 @@ fn join_sides(
     let mut offsets = vec![0u32; 65_537];
     let mut next = vec![0u32; 65_537];
     // (Across: where each bucket's `stored` values start.)
-    let mut firsts = vec![0u32; if across { 65_537 } else { 0 }];
+    let mut stored_at = vec![0u32; if across { 65_537 } else { 0 }];
     let mut sorted = vec![0u64; n + PAD];
     let mut done = 0u64; // candidate checks of the blocks finished
     for i in 0..BLOCKS {
@@ -221,15 +221,15 @@ fn join_sides(
             *slot += 1;
         }
         if across {
-            firsts.copy_from_slice(&next);
+            stored_at.copy_from_slice(&next);
         }
         for &fp in &stored {
             let slot = &mut next[block(fp, i) as usize];
             sorted[*slot as usize] = fp;
             *slot += 1;
         }
-        let firsts = across.then_some(&firsts[..]);
-        let job = BlockJoin::new(i, k, &t, &layout, &offsets, firsts, &sorted, isa, &limit);
+        let stored_at = across.then_some(&stored_at[..]);
+        let job = BlockJoin::new(i, k, &t, &layout, &offsets, stored_at, &sorted, isa, &limit);
         done += if threads <= 1 {
             let mut checks = 0;
             job.run(0..65_536, &mut out, &mut |c| {
