@@ -135,6 +135,11 @@ SELECT c, id FROM (
   SELECT c, id, family, random() AS r FROM generate_series(1, $CLIENTS) c, pool WHERE random() < $SHARE
 ) x ORDER BY c, CASE WHEN c % 2 = 0 THEN family ELSE 0 END, r;
 SQL
+# Client c's rows of the plan, 20 to a line, comma-separated: the batches of the bulk rounds.
+batches() {
+  awk -v c="$1" '$1 == c { ids = ids (n++ ? "," : "") $2; if (n == 20) { print ids; ids = ""; n = 0 } }
+                 END { if (n) print ids }' "$work/plan"
+}
 for c in $(seq 1 "$CLIENTS"); do
   { echo '\set VERBOSITY sqlstate'
     echo 'SELECT pg_advisory_lock_shared(42);'   # start barrier
@@ -151,9 +156,7 @@ for c in $(seq 1 "$CLIENTS"); do
     echo 'SET simdup.bulk_check = on;'
     echo 'SELECT pg_advisory_lock_shared(42);'
     if (( c % 2 == 0 )); then
-      awk -v c="$c" '$1 == c { ids = ids (n++ ? "," : "") $2; if (n == 20) { print ids; ids = ""; n = 0 } }
-                     END { if (n) print ids }' "$work/plan" |
-      while read -r ids; do
+      batches "$c" | while read -r ids; do
         echo "BEGIN; LOCK TABLE docs IN SHARE ROW EXCLUSIVE MODE;"
         echo "INSERT INTO docs (body) SELECT p.body FROM unnest('{$ids}'::int[]) WITH ORDINALITY u(id, n) JOIN pool p USING (id) ORDER BY u.n;"
         echo "COMMIT;"
@@ -170,9 +173,7 @@ for c in $(seq 1 "$CLIENTS"); do
     echo 'SET simdup.bulk_check = on;'
     echo 'SELECT pg_advisory_lock_shared(42);'
     if (( c % 2 == 0 )); then
-      awk -v c="$c" '$1 == c { ids = ids (n++ ? "," : "") $2; if (n == 20) { print ids; ids = ""; n = 0 } }
-                     END { if (n) print ids }' "$work/plan" |
-      while read -r ids; do
+      batches "$c" | while read -r ids; do
         echo "BEGIN; LOCK TABLE docs IN SHARE ROW EXCLUSIVE MODE; SET LOCAL client_min_messages = debug1;"
         echo '\set VERBOSITY default'
         echo "SELECT simdup_insert_select('docs', \$q\$SELECT p.body, p.fp AS simhash FROM unnest('{$ids}'::int[]) WITH ORDINALITY u(id, n) JOIN pool p USING (id) ORDER BY u.n\$q\$);"
