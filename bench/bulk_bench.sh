@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Bulk loads into a dedup table (issue #25): INSERT ... SELECT of B rows into a table holding N
-# random fingerprints, k = 10, on_duplicate => 'skip', side by side in one run:
+# Bulk loads into a dedup table (issue #25): INSERT ... SELECT and COPY of B rows into a table
+# holding N random fingerprints, k = 10, on_duplicate => 'skip', side by side in one run:
 #
-#   plain  the same INSERT ... SELECT with the dedup trigger disabled (the fingerprint column
-#          and the block indexes still maintained): the floor;
-#   bulk   the trigger with simdup.bulk_check = auto (the default): after 1,000 rows the
-#          statement loads the table's fingerprints into memory and checks the rest there;
+#   plain  the INSERT ... SELECT with the dedup trigger disabled (the fingerprint column and
+#          the block indexes still maintained): the floor;
+#   bulk   the trigger with simdup.bulk_check = auto (the default): the INSERT's rows are read
+#          first (src/dedup/readahead.rs) and their fingerprints checked by one pair join with
+#          the table's, loaded into memory;
+#   copy   COPY of the same rows (from a server-side file written once) with the trigger
+#          disabled (copy plain) and enabled (copy): COPY is not read ahead; after 100 rows the
+#          statement loads the table's fingerprints into memory and checks each row there;
 #   select simdup_insert_select(t, 'SELECT id, fp FROM batch ORDER BY id') (one INSERT ... SELECT
-#          through jsonb, its fingerprints given to the bulk check up front: one pair join);
+#          through jsonb, read ahead as bulk);
 #   row    the trigger with simdup.bulk_check = off, on the first B_ROW rows of the batch only
 #          (one index search a row: minutes for the whole batch), reported per row.
 #
@@ -48,6 +52,7 @@ INSERT INTO batch SELECT $N + g,
   CASE WHEN g % 10 = 0 THEN hashint8extended((g * 7919) % $N + 1, 1) # 257 ELSE hashint8extended(g, 2) END
 FROM generate_series(1, $B) g;
 VACUUM ANALYZE t; VACUUM ANALYZE batch;
+COPY (SELECT id, fp FROM batch ORDER BY id) TO '/tmp/simdup-$cluster/batch.copy';
 SQL
 echo "simdup $(db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'"), $(db -At -c 'SHOW server_version')"
 
@@ -64,25 +69,28 @@ ROLLBACK;
 SQL
 }
 : > /tmp/simdup-bulkbench.$$
+copy="COPY t FROM '/tmp/simdup-$cluster/batch.copy'"
 for r in $(seq 1 "$REPS"); do
   p=$(run "ALTER TABLE t DISABLE TRIGGER simdup_dedup;" "$B")
   b=$(run "SET LOCAL simdup.bulk_check = auto;" "$B")
+  cp=$(run "ALTER TABLE t DISABLE TRIGGER simdup_dedup;" "$B" "$copy")
+  c=$(run "SET LOCAL simdup.bulk_check = auto;" "$B" "$copy")
   w=$(run "SET LOCAL simdup.bulk_check = off;" "$B_ROW")
   f=$(run "" "$B" "SELECT simdup_insert_select('t', 'SELECT id, fp FROM batch ORDER BY id')")
-  echo "round $r: plain ${p% *} ms (${p#* } rows), bulk ${b% *} ms (${b#* } rows), row-by-row ${w% *} ms for $B_ROW rows (${w#* } rows), simdup_insert_select ${f% *} ms (${f#* } rows)"
-  echo "$p $b $w $f" >> /tmp/simdup-bulkbench.$$
+  echo "round $r: plain ${p% *} ms (${p#* } rows), bulk ${b% *} ms (${b#* } rows), copy plain ${cp% *} ms (${cp#* } rows), copy ${c% *} ms (${c#* } rows), row-by-row ${w% *} ms for $B_ROW rows (${w#* } rows), simdup_insert_select ${f% *} ms (${f#* } rows)"
+  echo "$p $b $w $f $cp $c" >> /tmp/simdup-bulkbench.$$
 done
 python3 - "$B" "$B_ROW" /tmp/simdup-bulkbench.$$ <<'PY'
 import statistics, sys
 b, brow, f = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 rows = [l.split() for l in open(f)]
-plain = statistics.median(float(r[0]) for r in rows)
-bulk = statistics.median(float(r[2]) for r in rows)
-row = statistics.median(float(r[4]) for r in rows)
-sel = statistics.median(float(r[6]) for r in rows)
+med = lambda i: statistics.median(float(r[i]) for r in rows)
+plain, bulk, row, sel, cplain, copy = med(0), med(2), med(4), med(6), med(8), med(10)
 print(f"medians: plain {plain:.0f} ms, bulk {bulk:.0f} ms ({bulk / plain:.2f}x plain), "
       f"row-by-row {row / brow * 1000:.1f} us a row (whole batch ~{row / brow * b / 1000:.0f} s, {row / brow * b / plain:.0f}x plain)")
+print(f"copy plain {cplain:.0f} ms, copy {copy:.0f} ms ({copy / cplain:.2f}x copy plain)")
 print(f"simdup_insert_select {sel:.0f} ms ({sel / plain:.2f}x plain)")
-print(f"bulk check a row beyond plain: {(bulk - plain) / b * 1000:.1f} us; row-by-row: {(row / brow - plain / b) * 1000:.1f} us")
+print(f"a row beyond plain: bulk {(bulk - plain) / b * 1000:.1f} us, copy {(copy - cplain) / b * 1000:.1f} us; "
+      f"row-by-row: {(row / brow - plain / b) * 1000:.1f} us")
 PY
 rm -f /tmp/simdup-bulkbench.$$

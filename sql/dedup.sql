@@ -77,7 +77,6 @@ DECLARE
     stored bigint := 0;
     n bigint;
     same_keys boolean;
-    hint_column name;
 BEGIN
     -- The table's name as messages give it.
     SELECT pg_catalog.format('%I.%I', ns.nspname, c.relname) INTO marker
@@ -153,20 +152,6 @@ BEGIN
                                                       tbl, cols, vals, tbl) END;
         END IF;
         IF same_keys AND cols IS NOT NULL THEN
-            -- The fingerprints the INSERT will check, given to the trigger's bulk check up front
-            -- (a table that adopts its fingerprints): one pair join for the batch instead of a
-            -- search a row, the same answers (src/dedup/bulk.rs). Each row's value is the one the
-            -- INSERT will store (the same jsonb_populate_record). Not on a Citus distributed
-            -- table (`coordinator` is set for one only): its checked write has no bulk check.
-            IF coordinator IS NULL THEN
-                hint_column := @extschema@._simdup_bulk_hint_column(tbl);
-            END IF;
-            IF hint_column::pg_catalog.text OPERATOR(pg_catalog.=) ANY (keys) THEN
-                EXECUTE pg_catalog.format('SELECT @extschema@._simdup_bulk_hint(%s::pg_catalog.oid, pg_catalog.array_agg(r.%I)) '
-                                          'FROM pg_catalog.jsonb_array_elements($1) e(j), pg_catalog.jsonb_populate_record(NULL::%s, e.j) r',
-                                          tbl::pg_catalog.oid, hint_column, tbl)
-                    USING rows;
-            END IF;
             EXECUTE pg_catalog.format('INSERT INTO %s (%s) SELECT %s FROM pg_catalog.jsonb_array_elements($1) WITH ORDINALITY e(j, n), '
                                       'pg_catalog.jsonb_populate_record(NULL::%s, e.j) r ORDER BY e.n', tbl, cols, vals, tbl)
                 USING rows;

@@ -10,10 +10,8 @@
 -- (_simdup_nearest_tids, simdup_nearest over it); jaccard(body, q) >= t served by a
 -- similarity index (jaccard gets a support function and COST 100); simdup_similar in Rust
 -- (a C function with a plan kept per backend, no longer PL/pgSQL); one column check
--- (_simdup_column) and one owner check for the SQL functions; simdup_insert and
--- simdup_insert_select give the bulk check their batch up front (_simdup_bulk_hint,
--- _simdup_bulk_hint_column); the similarity indexes read from
--- the catalog; dedup by verified similarity (simdup_enable_similar(..., on_duplicate =>,
+-- (_simdup_column) and one owner check for the SQL functions; the similarity indexes
+-- read from the catalog; dedup by verified similarity (simdup_enable_similar(..., on_duplicate =>,
 -- containment =>), containment, _simdup_similar_match,
 -- simdup_similar_dedup_trigger, simdup_disable_similar). The fingerprint format does not
 -- change (format 1).
@@ -99,7 +97,6 @@ DECLARE
     stored bigint := 0;
     n bigint;
     same_keys boolean;
-    hint_column name;
 BEGIN
     -- The table's name as messages give it.
     SELECT pg_catalog.format('%I.%I', ns.nspname, c.relname) INTO marker
@@ -175,20 +172,6 @@ BEGIN
                                                       tbl, cols, vals, tbl) END;
         END IF;
         IF same_keys AND cols IS NOT NULL THEN
-            -- The fingerprints the INSERT will check, given to the trigger's bulk check up front
-            -- (a table that adopts its fingerprints): one pair join for the batch instead of a
-            -- search a row, the same answers (src/dedup/bulk.rs). Each row's value is the one the
-            -- INSERT will store (the same jsonb_populate_record). Not on a Citus distributed
-            -- table (`coordinator` is set for one only): its checked write has no bulk check.
-            IF coordinator IS NULL THEN
-                hint_column := @extschema@._simdup_bulk_hint_column(tbl);
-            END IF;
-            IF hint_column::pg_catalog.text OPERATOR(pg_catalog.=) ANY (keys) THEN
-                EXECUTE pg_catalog.format('SELECT @extschema@._simdup_bulk_hint(%s::pg_catalog.oid, pg_catalog.array_agg(r.%I)) '
-                                          'FROM pg_catalog.jsonb_array_elements($1) e(j), pg_catalog.jsonb_populate_record(NULL::%s, e.j) r',
-                                          tbl::pg_catalog.oid, hint_column, tbl)
-                    USING rows;
-            END IF;
             EXECUTE pg_catalog.format('INSERT INTO %s (%s) SELECT %s FROM pg_catalog.jsonb_array_elements($1) WITH ORDINALITY e(j, n), '
                                       'pg_catalog.jsonb_populate_record(NULL::%s, e.j) r ORDER BY e.n', tbl, cols, vals, tbl)
                 USING rows;
@@ -210,23 +193,6 @@ LANGUAGE c VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'simdup_checked_insert';
 COMMENT ON FUNCTION _simdup_checked_insert(regclass, jsonb) IS
   'simdup (internal): writes one row (column => value) into a Citus distributed table with dedup, on the coordinator: the caller''s INSERT privilege on the columns written, the fingerprint, the lock stripes, the near-duplicate with the smallest key on every shard, then reject (23505), skip (returns 0) or mark, and the INSERT as the table''s owner, which the shards'' dedup triggers let through; returns the number of rows stored';
-
-CREATE FUNCTION "_simdup_bulk_hint"(
-	"tbl" oid, /* pg_sys :: Oid */
-	"fps" bigint[] /* pgrx :: datum :: array :: Array < '_, i64 > */
-) RETURNS void
-STRICT VOLATILE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', '_simdup_bulk_hint_wrapper';
-COMMENT ON FUNCTION _simdup_bulk_hint(oid, bigint[]) IS 'simdup (internal): gives the dedup trigger''s bulk check the fingerprints of the rows the next INSERT into the table in this transaction will check (simdup_insert and simdup_insert_select call it), so that it checks them by one pair join; a speed-up only, no answer depends on it';
-
-CREATE FUNCTION "_simdup_bulk_hint_column"(
-	"tbl" oid /* pg_sys :: Oid */
-) RETURNS TEXT
-STRICT STABLE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', '_simdup_bulk_hint_column_wrapper';
-COMMENT ON FUNCTION _simdup_bulk_hint_column(oid) IS 'simdup (internal): the fingerprint column whose values simdup_insert gives _simdup_bulk_hint: the dedup trigger''s adopted fingerprint column, NULL when the trigger fingerprints text';
 
 CREATE OR REPLACE FUNCTION "_simdup_lock_row"(
 	"tbl" oid, /* pg_sys :: Oid */

@@ -39,25 +39,25 @@
 //! than twice the better choice), at the earliest after [`AUTO_MIN_ROWS`] rows, so short
 //! statements never lock the table.
 //!
-//! **A batch known up front.** `simdup_insert_select` and `simdup_insert` know their rows before
-//! their INSERT starts: they give the rows' fingerprints to [`_simdup_bulk_hint`] first (the
-//! table must adopt its fingerprints: a text column's are computed by the trigger itself).
-//! The INSERT's bulk check then chooses by the batch's size and the table's (loading at its
-//! first row when the rows' searches would cost more than the load and the join), and answers
-//! the batch's rows from one pair join of the loaded fingerprints with the batch's
-//! ([`simdup_core::expected::Expected`]): the stored fingerprints within k of each, and its
-//! neighbours within the batch, of which those the statement let through count, as the copy's
-//! added members do. The answers are the copy's: the same loaded rows, the same added ones. A
-//! hint is only a list of numbers: a row whose fingerprint is not in it (a BEFORE trigger
-//! changed it, or the hint is another statement's) turns the lists into the copy in memory for
-//! the rest of the statement, so whatever a role passes as a hint can cost time, never an
-//! answer. It lasts until its table's next statement in the same transaction.
+//! **A batch known up front.** An `INSERT ... SELECT` into a table that adopts its
+//! fingerprints (`simdup_insert_select` and `simdup_insert` are ones) has its rows read before
+//! the first is written ([`super::readahead`]), which gives their fingerprints to the check as
+//! a hint ([`give_hint`]; a text column's fingerprints are computed by the trigger itself, so a
+//! table that fingerprints text gets none). The INSERT's bulk check then chooses by the batch's
+//! size and the table's (loading at its first row when the rows' searches would cost more than
+//! the load and the join), and answers the batch's rows from one pair join of the loaded
+//! fingerprints with the batch's ([`simdup_core::expected::Expected`]): the stored
+//! fingerprints within k of each, and its neighbours within the batch, of which those the
+//! statement let through count, as the copy's added members do. The answers are the copy's:
+//! the same loaded rows, the same added ones. A hint is only a list of numbers: a row whose
+//! fingerprint is not in it (a BEFORE trigger changed it) turns the lists into the copy in
+//! memory for the rest of the statement, so a wrong hint can cost time, never an answer. It
+//! lasts until its table's next statement in the same transaction.
 
 use std::cell::RefCell;
 
 use pgrx::pg_sys;
 
-use pgrx::prelude::*;
 use pgrx::{register_xact_callback, PgXactCallbackEvent};
 use simdup_core::expected::Expected;
 use simdup_core::nearset::{max_bytes, NearSet};
@@ -93,7 +93,7 @@ struct State {
     /// Fingerprints the statement let through before the load.
     early: Vec<u64>,
     k: u32,
-    /// The batch the statement was said to insert ([`_simdup_bulk_hint`]), until the load.
+    /// The batch the statement was said to insert ([`give_hint`]), until the load.
     hint: Vec<u64>,
     /// The copy: the hinted batch's lists, or the set.
     expected: Option<Expected>,
@@ -133,21 +133,20 @@ fn take_hint(relid: pg_sys::Oid) -> Vec<u64> {
         .map_or_else(Vec::new, |h| h.fps)
 }
 
-/// `_simdup_bulk_hint(tbl, fps)`: the fingerprints of the rows the caller's next INSERT into
-/// `tbl` in this transaction will check, in any order (NULLs ignored). Only a speed-up (the
-/// module's doc): no answer of the check depends on it. Ignored when it would take more than
-/// `simdup.bulk_check_memory`.
-#[pg_extern(volatile, strict)]
-fn _simdup_bulk_hint(tbl: pg_sys::Oid, fps: Array<'_, i64>) {
-    if bulk_check() == BulkCheck::Off || bytes(fps.len()) > bulk_check_memory() {
-        HINT.with(|h| h.borrow_mut().take());
-        return;
-    }
-    let fps: Vec<u64> = fps.iter().flatten().map(|fp| fp as u64).collect();
+/// Whether a hint of `n` fingerprints may be given: the bulk check is not off, and the hint
+/// fits `simdup.bulk_check_memory`.
+pub(super) fn hint_fits(n: usize) -> bool {
+    bulk_check() != BulkCheck::Off && bytes(n) <= bulk_check_memory()
+}
+
+/// Gives the hint: `fps` are the fingerprints of the rows the next INSERT into `relid` in this
+/// transaction will check, in any order (an `INSERT ... SELECT` whose rows were read first,
+/// [`super::readahead`]).
+pub(super) fn give_hint(relid: pg_sys::Oid, fps: Vec<u64>) {
     let transaction = local_transaction();
-    HINT.with(|h| *h.borrow_mut() = Some(Hint { relid: tbl, transaction, fps }));
-    // A hint no statement took (its INSERT stored nothing, or wrote a Citus reference table's
-    // placements) is freed with its transaction.
+    HINT.with(|h| *h.borrow_mut() = Some(Hint { relid, transaction, fps }));
+    // A hint no statement took (another BEFORE trigger dropped every row before the dedup
+    // trigger saw one) is freed with its transaction.
     for event in [PgXactCallbackEvent::Commit, PgXactCallbackEvent::Abort] {
         register_xact_callback(event, || {
             HINT.with(|h| {
@@ -159,39 +158,28 @@ fn _simdup_bulk_hint(tbl: pg_sys::Oid, fps: Array<'_, i64>) {
     }
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_bulk_hint(oid, bigint[]) IS 'simdup (internal): gives the dedup trigger''s bulk check the fingerprints of the rows the next INSERT into the table in this transaction will check (simdup_insert and simdup_insert_select call it), so that it checks them by one pair join; a speed-up only, no answer depends on it';",
-    name = "comment__simdup_bulk_hint",
-    requires = [_simdup_bulk_hint]
-);
-
-/// `_simdup_bulk_hint_column(tbl)`: the column whose values `_simdup_bulk_hint` takes for
-/// `tbl`: the fingerprint column of its dedup trigger when the trigger adopts it (the
-/// application fills it); NULL when the trigger computes fingerprints from text, or the table
-/// has no such trigger.
-#[pg_extern(stable, strict)]
-fn _simdup_bulk_hint_column(tbl: pg_sys::Oid) -> Option<String> {
-    // SAFETY: the relation is opened (42P01 if missing) and closed here; its trigger descriptor
-    // is valid while it is open.
+/// The attribute number of `rel`'s hint column: the dedup trigger's adopted fingerprint column,
+/// a `bigint` column that is not generated; None when the trigger fingerprints text, or `rel`
+/// has no dedup trigger.
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(super) unsafe fn hint_column(rel: pg_sys::Relation) -> Option<i32> {
+    // SAFETY: the caller guarantees `rel`; its trigger and tuple descriptors live as long as it
+    // is open.
     unsafe {
-        let rel = crate::catalog::open_relation(tbl);
-        let column =
-            super::trigger::dedup_config(rel).filter(|c| c.text_column.is_none()).map(|c| c.fp_column).filter(|name| {
-                // A bigint column (the trigger checks it on every row: anything else is its error).
-                let name = std::ffi::CString::new(name.as_str()).unwrap_or_default();
-                let attnum = pg_sys::get_attnum(tbl, name.as_ptr());
-                attnum > 0 && pg_sys::get_atttype(tbl, attnum) == pg_sys::INT8OID
-            });
-        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        column
+        let name = super::trigger::dedup_config(rel).filter(|c| c.text_column.is_none())?.fp_column;
+        let desc = pgrx::PgTupleDesc::from_pg_unchecked((*rel).rd_att);
+        // A bigint column (the trigger checks it on every row: anything else is its error).
+        let attnum = desc.iter().position(|a| {
+            !a.attisdropped
+                && a.attgenerated == 0
+                && a.atttypid == pg_sys::INT8OID
+                && std::ffi::CStr::from_ptr(a.attname.data.as_ptr()).to_bytes() == name.as_bytes()
+        })?;
+        Some(attnum as i32 + 1)
     }
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_bulk_hint_column(oid) IS 'simdup (internal): the fingerprint column whose values simdup_insert gives _simdup_bulk_hint: the dedup trigger''s adopted fingerprint column, NULL when the trigger fingerprints text';",
-    name = "comment__simdup_bulk_hint_column",
-    requires = [_simdup_bulk_hint_column]
-);
 
 /// Drops the state of the statement whose executor context is being reset or deleted (a
 /// memory context callback: it cannot fail).
@@ -331,7 +319,7 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
                     return verdict(stored, any);
                 }
                 // Not one of the batch's rows: the copy in memory answers from here on.
-                None => state.use_set(),
+                None => state.leave_hint(),
             }
         }
         let set = state.set.as_ref().expect("loaded");
@@ -407,6 +395,13 @@ impl State {
             stored.len()
         );
         Some(e)
+    }
+
+    /// A row's fingerprint is not one of the hinted batch's (a BEFORE trigger changed it): the
+    /// set in memory answers the rest of the statement.
+    fn leave_hint(&mut self) {
+        pgrx::debug1!("simdup: bulk check: a row is not in the hinted batch; the set in memory answers from here on");
+        self.use_set();
     }
 
     /// Turns the copy into the set in memory: the rows loaded, and those the statement let
@@ -490,7 +485,7 @@ pub(super) fn passed(rel: pg_sys::Relation, fp: i64) {
             if let Some(e) = state.expected.as_mut() {
                 match e.index(fp as u64) {
                     Some(i) => return e.pass(i),
-                    None => state.use_set(),
+                    None => state.leave_hint(),
                 }
             }
             match state.set.as_mut() {

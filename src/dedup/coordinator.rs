@@ -180,7 +180,9 @@ unsafe extern "C-unwind" {
 }
 
 /// The planner hook: an INSERT into a table that [`needs_check`] is planned here, everything
-/// else by the previous hook (Citus's) or the standard planner, unchanged.
+/// else by the previous hook (Citus's) or the standard planner, then given to
+/// [`super::readahead::plan`] (which reads an `INSERT ... SELECT`'s rows ahead for the bulk
+/// check).
 ///
 /// # Safety
 /// Called by PostgreSQL with the planner's arguments.
@@ -198,12 +200,15 @@ unsafe extern "C-unwind" fn planner(
     }
     // SAFETY: the previous hook or the standard planner, with the same arguments; their errors
     // pass through this frame, which holds nothing that needs dropping.
-    unsafe {
+    let stmt = unsafe {
         match PREVIOUS_PLANNER {
             Some(previous) => previous(parse, query_string, cursor_options, bound_params),
             None => standard_planner_unguarded(parse, query_string, cursor_options, bound_params),
         }
-    }
+    };
+    // SAFETY: the plan just made, of a statement that holds its locks; `plan` is guarded.
+    unsafe { super::readahead::plan(stmt) };
+    stmt
 }
 
 /// Plans `parse` into `*planned` if it is an INSERT that must go through the checked write.

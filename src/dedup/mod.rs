@@ -12,6 +12,8 @@
 //! * [`lookup`]: the lock stripes and the search for the near-duplicate with the smallest key;
 //! * [`bulk`]: a statement's copy of the table's fingerprints in memory, which clears rows
 //!   without a search once it has many;
+//! * [`readahead`]: an `INSERT ... SELECT`'s rows read before the first is written, so that
+//!   the bulk check knows the batch;
 //! * [`trigger`]: the trigger function, its protocol checks and the reject error;
 //! * [`citus`]: on a shard of a Citus distributed table, only `simdup_insert`'s checked writes;
 //! * [`checked`]: that checked write of one row, on the coordinator, as the table's owner;
@@ -31,11 +33,14 @@ pub(crate) mod citus;
 pub(crate) mod config;
 mod coordinator;
 mod lookup;
+mod readahead;
 mod similar;
 mod trigger;
 mod tuple;
 
-/// Installs the hooks of [`coordinator`]. Called once from `_PG_init`.
+/// Installs the hooks of [`coordinator`] and registers [`readahead`]'s custom scan. Called once
+/// from `_PG_init`.
 pub(crate) fn init() {
     coordinator::init();
+    readahead::init();
 }
