@@ -19,7 +19,9 @@
 #
 # The batch: B random fingerprints, one in ten of them a copy of a stored one with 2 bits
 # flipped (skipped). Each variant runs in a transaction that is rolled back, so every run sees
-# the same table; SIMDUP_BENCH_REPS (5) rounds, interleaved; medians. synchronous_commit = off.
+# the same table; SIMDUP_BENCH_REPS (5) rounds, interleaved; medians. synchronous_commit = off;
+# simdup preloaded (as the README recommends: a session reads an INSERT ahead once the library
+# is loaded in it).
 # Its own throwaway cluster "<SIMDUP_CLUSTER>-bulkbench" after scripts/install.sh
 # (SIMDUP_BENCH_NO_INSTALL=1 skips it). SIMDUP_BENCH_ROW_ROWS (B_ROW, default 10000).
 set -euo pipefail
@@ -35,7 +37,7 @@ port="${SIMDUP_BENCH_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
 if [ "${SIMDUP_BENCH_NO_INSTALL:-0}" != 1 ]; then
   scripts/install.sh --pg-config "$PG_CONFIG" >/dev/null
 fi
-PG_EXTRA_OPTS="-c shared_buffers=2GB -c max_wal_size=8GB -c checkpoint_timeout=30min -c synchronous_commit=off -c max_locks_per_transaction=1024" \
+PG_EXTRA_OPTS="-c shared_buffers=2GB -c max_wal_size=8GB -c checkpoint_timeout=30min -c synchronous_commit=off -c max_locks_per_transaction=1024 -c shared_preload_libraries=simdup" \
   scripts/cluster.sh start "$cluster" "$port"
 trap 'scripts/cluster.sh stop "$cluster"' EXIT
 psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "/tmp/simdup-$cluster/sock" -p "$port" -U postgres "$@"; }

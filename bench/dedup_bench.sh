@@ -28,8 +28,11 @@
 #
 # SIMDUP_BENCH_LOAD=N (0) adds a bulk load after the last E: N new documents (nine in ten new
 # synthetic ones, one in ten a stored row's text) written by one INSERT ... SELECT, with the
-# trigger disabled and enabled (its bulk check, simdup.bulk_check = auto), SIMDUP_BENCH_LOAD_REPS
-# (SIMDUP_BENCH_REPS) times interleaved, the rows deleted and the table vacuumed after each; medians in seconds.
+# trigger disabled ("plain"), enabled ("trigger": the INSERT read ahead, its texts fingerprinted
+# on simdup.batch_threads threads and checked by one pair join, simdup.bulk_check = auto), and
+# enabled with the rows from a function estimated at one row ("set": not read ahead, the bulk
+# check's copy in memory, as a COPY gets), SIMDUP_BENCH_LOAD_REPS (SIMDUP_BENCH_REPS) times
+# interleaved, the rows deleted and the table vacuumed after each; medians in seconds.
 #
 # SIMDUP_BENCH_SIMILAR=1 adds dedup by verified similarity side by side: a second table sdocs
 # with the same rows and simdup_enable_similar('sdocs', 'body', SIMDUP_BENCH_THRESHOLD (0.5),
@@ -67,7 +70,7 @@ port="${SIMDUP_BENCH_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
 if [ "${SIMDUP_BENCH_NO_INSTALL:-0}" != 1 ]; then
   scripts/install.sh --pg-config "$PG_CONFIG" >/dev/null
 fi
-PG_EXTRA_OPTS="-c shared_buffers=${SIMDUP_BENCH_SHARED_BUFFERS:-1GB} -c max_wal_size=8GB -c checkpoint_timeout=30min -c synchronous_commit=off" \
+PG_EXTRA_OPTS="-c shared_buffers=${SIMDUP_BENCH_SHARED_BUFFERS:-1GB} -c max_wal_size=8GB -c checkpoint_timeout=30min -c synchronous_commit=off -c shared_preload_libraries=simdup" \
   scripts/cluster.sh start "$cluster" "$port"
 work="$(mktemp -d /tmp/simdup-dedupbench.XXXXXX)"
 trap 'scripts/cluster.sh stop "$cluster"; rm -rf "$work"' EXIT
@@ -186,15 +189,22 @@ SELECT row_number() OVER (ORDER BY random())::int AS n, body FROM (
   UNION ALL
   (SELECT body FROM docs ORDER BY random() LIMIT $LOAD / 10)) x;
 VACUUM ANALYZE newdocs;
+CREATE FUNCTION newdocs_unestimated() RETURNS SETOF text LANGUAGE plpgsql ROWS 1 AS \$\$
+BEGIN
+    RETURN QUERY SELECT body FROM newdocs ORDER BY n;
+END
+\$\$;
 SQL
   base=$(psql -At -c "SELECT coalesce(max(id), 0) FROM docs")
   for rep in $(seq 1 "$LOAD_REPS"); do
-    for variant in plain trigger; do
+    for variant in plain trigger set; do
       on=$([ "$variant" = plain ] && echo DISABLE || echo ENABLE)
+      source="SELECT body FROM newdocs ORDER BY n"
+      [ "$variant" = set ] && source="SELECT * FROM newdocs_unestimated()"
       psql -c "ALTER TABLE docs $on TRIGGER simdup_dedup" -c "CHECKPOINT"
       ms=$(psql -At <<SQL | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'
 \timing on
-INSERT INTO docs (body) SELECT body FROM newdocs ORDER BY n;
+INSERT INTO docs (body) $source;
 SQL
 )
       stored=$(psql -At -c "SELECT count(*) FROM docs WHERE id > $base")
@@ -211,7 +221,10 @@ CREATE TEMP TABLE l (variant text, ms float8);
 SELECT round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'plain') / 1000)::numeric, 1) AS "plain s",
        round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'trigger') / 1000)::numeric, 1) AS "trigger s",
        round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'trigger')
-            / percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'plain'))::numeric, 2) AS "trigger / plain"
+            / percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'plain'))::numeric, 2) AS "trigger / plain",
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'set') / 1000)::numeric, 1) AS "set s",
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'set')
+            / percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'plain'))::numeric, 2) AS "set / plain"
 FROM l;
 SQL
 fi

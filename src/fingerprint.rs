@@ -17,7 +17,7 @@ fn interrupt() {
 /// Texts up to this size are remembered with their fingerprint (one per backend), so that a
 /// query repeating `simhash($1)` per row, as an inlined `simdup_match(fp, simhash($1), k)`
 /// does in a generic plan, computes it once.
-const MEMO_MAX_BYTES: usize = 64 * 1024;
+pub(crate) const MEMO_MAX_BYTES: usize = 64 * 1024;
 
 thread_local! {
     static LAST: RefCell<(String, Option<i64>)> = const { RefCell::new((String::new(), None)) };
@@ -36,6 +36,15 @@ pub(crate) fn simhash(body: &str) -> Option<i64> {
         }
     }
     let fp = simdup_core::simhash_with(body, &mut interrupt).map(|fp| fp as i64);
+    remember(body, fp);
+    fp
+}
+
+/// Makes `fp` the memo's answer for `body` (up to [`MEMO_MAX_BYTES`]): the next `simhash(body)`
+/// in this backend returns it without computing. `fp` must be `simdup_core::simhash(body)`: the
+/// read-ahead of a dedup table's `INSERT` computes a batch's fingerprints on several threads
+/// and remembers each row's just before the row is written (src/dedup/readahead.rs).
+pub(crate) fn remember(body: &str, fp: Option<i64>) {
     if body.len() <= MEMO_MAX_BYTES {
         LAST.with_borrow_mut(|(text, last)| {
             text.clear();
@@ -43,7 +52,6 @@ pub(crate) fn simhash(body: &str) -> Option<i64> {
             *last = fp;
         });
     }
-    fp
 }
 
 extension_sql!(

@@ -28,7 +28,7 @@
 //! Module layers (each uses only those above it): [`hash`], [`normalize`] → [`tokens`],
 //! [`idf`] → [`features`] → [`simhash`] → [`scheme`]; [`minhash`] on [`tokens`] and [`hash`];
 //! [`locks`] on [`hash`] (its tests also use [`blocks`]); [`blocks`] → [`pairs`] → [`leaders`], [`blocks`] → [`nearset`], [`pairs`] → [`expected`];
-//! [`components`] alone.
+//! [`components`] alone; [`parallel`] (threads for a caller with interrupts) under [`pairs`].
 
 pub mod blocks;
 pub mod components;
@@ -42,6 +42,7 @@ pub mod minhash;
 pub mod nearset;
 pub mod normalize;
 pub mod pairs;
+pub mod parallel;
 pub mod scheme;
 pub mod simhash;
 pub mod tokens;

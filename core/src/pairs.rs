@@ -34,6 +34,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::blocks::{block, neighbours, Layout, BLOCKS};
+use crate::parallel::{with_signals_blocked, Finished, StopOnUnwind};
 
 /// Candidate checks between two calls of the progress tick: the `interrupt` callback on the
 /// calling thread, a look at the stop flag on a helper thread (a few milliseconds).
@@ -740,57 +741,6 @@ fn cross_avx2(own: &[u64], others: &[u64], k: u32, hit: &mut impl FnMut(u64, u64
             !(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(count, vk))) as u32) & lanes
         }
     );
-}
-
-/// Sets the flag when dropped while its thread unwinds (a panic, or a callback that unwinds).
-struct StopOnUnwind<'a>(&'a AtomicBool);
-
-impl Drop for StopOnUnwind<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.store(true, Ordering::Relaxed);
-        }
-    }
-}
-
-/// A helper's last act, also when it panics: one fewer running, and the caller woken to see it.
-struct Finished<'a> {
-    running: &'a AtomicUsize,
-    caller: &'a std::thread::Thread,
-}
-
-impl Drop for Finished<'_> {
-    fn drop(&mut self) {
-        self.running.fetch_sub(1, Ordering::AcqRel);
-        self.caller.unpark();
-    }
-}
-
-/// Runs `f` (which starts threads) with every signal blocked in the calling thread, so the
-/// threads started inherit a mask that blocks them all; the caller's mask is restored after,
-/// also if `f` unwinds. Process signals then reach the calling thread only.
-fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
-    #[cfg(unix)]
-    {
-        struct Restore(libc::sigset_t);
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                // SAFETY: restores the mask saved below.
-                unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
-            }
-        }
-        // SAFETY: plain sigset_t values, filled by the libc calls before use.
-        let _restore = unsafe {
-            let mut all: libc::sigset_t = std::mem::zeroed();
-            let mut old: libc::sigset_t = std::mem::zeroed();
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-            Restore(old)
-        };
-        f()
-    }
-    #[cfg(not(unix))]
-    f()
 }
 
 #[cfg(test)]

@@ -158,26 +158,39 @@ pub(super) fn give_hint(relid: pg_sys::Oid, fps: Vec<u64>) {
     }
 }
 
-/// The attribute number of `rel`'s hint column: the dedup trigger's adopted fingerprint column,
-/// a `bigint` column that is not generated; None when the trigger fingerprints text, or `rel`
-/// has no dedup trigger.
+/// What a batch's hint is read from: the rows' adopted fingerprint column, or the text column
+/// the trigger fingerprints (the read-ahead fingerprints the batch's texts itself,
+/// [`super::readahead`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum HintSource {
+    Fingerprint(i32),
+    Text(i32),
+}
+
+/// Where `rel`'s hint comes from (attribute numbers): the dedup trigger's adopted fingerprint
+/// column (a `bigint` column that is not generated), or its text column; None when `rel` has no
+/// SimHash dedup trigger, or its column is missing (the trigger raises that on every row).
 ///
 /// # Safety
 /// `rel` is an open relation.
-pub(super) unsafe fn hint_column(rel: pg_sys::Relation) -> Option<i32> {
+pub(super) unsafe fn hint_source(rel: pg_sys::Relation) -> Option<HintSource> {
     // SAFETY: the caller guarantees `rel`; its trigger and tuple descriptors live as long as it
     // is open.
     unsafe {
-        let name = super::trigger::dedup_config(rel).filter(|c| c.text_column.is_none())?.fp_column;
+        let cfg = super::trigger::dedup_config(rel)?;
+        let (name, wanted) = match &cfg.text_column {
+            None => (cfg.fp_column.as_str(), Some(pg_sys::INT8OID)),
+            Some(text) => (text.as_str(), None),
+        };
         let desc = pgrx::PgTupleDesc::from_pg_unchecked((*rel).rd_att);
-        // A bigint column (the trigger checks it on every row: anything else is its error).
         let attnum = desc.iter().position(|a| {
             !a.attisdropped
                 && a.attgenerated == 0
-                && a.atttypid == pg_sys::INT8OID
+                && wanted.is_none_or(|t| a.atttypid == t)
                 && std::ffi::CStr::from_ptr(a.attname.data.as_ptr()).to_bytes() == name.as_bytes()
-        })?;
-        Some(attnum as i32 + 1)
+        })? as i32
+            + 1;
+        Some(if cfg.text_column.is_none() { HintSource::Fingerprint(attnum) } else { HintSource::Text(attnum) })
     }
 }
 

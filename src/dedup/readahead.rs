@@ -1,19 +1,26 @@
-//! `INSERT ... SELECT` into a dedup table that adopts its fingerprints: the statement's rows are
-//! read before the first is written, so that the dedup trigger's bulk check knows the batch and
-//! checks it by one pair join ([`super::bulk`], "A batch known up front").
+//! `INSERT ... SELECT` into a table with the SimHash dedup trigger: the statement's rows are
+//! read before the first is written, so that the trigger's bulk check knows the batch and checks
+//! it by one pair join ([`super::bulk`], "A batch known up front").
 //!
 //! After planning, an `INSERT` whose rows come from a plan estimated at more than one row, into
-//! a plain table whose dedup trigger adopts a `bigint` fingerprint column, gets the custom scan
-//! `SimdupReadAhead` between the `ModifyTable` node and the plan of its rows (a one-row `INSERT
-//! ... VALUES` is left as it is). On its first call the node reads every row of that plan into
-//! a tuplestore (`work_mem`, then temporary files, as a Material node does), collects the values
-//! the plan gives the fingerprint column, hands them to the bulk check as the hint, and then
-//! returns the rows in the order they came. Reading the rows first changes no answer: the rows
-//! are the same, in the same order, and the plan reads the tables with the statement's snapshot,
-//! which never sees the rows the statement writes (a Sort or a Material node in the plan reads
-//! them all first too; only a volatile function in the SELECT that queries the target table
-//! itself could tell). The hint is only numbers (a BEFORE trigger that changes a row's
-//! fingerprint sends the rest of the statement to the copy in memory), and it is bounded by the
+//! a plain table with the dedup trigger, gets the custom scan `SimdupReadAhead` between the
+//! `ModifyTable` node and the plan of its rows (a one-row `INSERT ... VALUES` is left as it is).
+//! On its first call the node reads every row of that plan into a tuplestore (`work_mem`, then
+//! temporary files, as a Material node does) and takes each row's fingerprint: the value the
+//! row gives an adopted fingerprint column, or, for a table whose trigger fingerprints a text
+//! column, `simhash` of the row's text, computed for the whole batch on `simdup.batch_threads`
+//! threads ([`simdup_core::parallel::map`]) and remembered for each row just before it is
+//! returned ([`crate::fingerprint::remember`]), so that the trigger and the generated
+//! fingerprint column find it instead of computing it again in the one backend. It hands the
+//! fingerprints to the bulk check as the hint, then returns the rows in the order they came.
+//!
+//! Reading the rows first changes no answer: the rows are the same, in the same order, and the
+//! plan reads the tables with the statement's snapshot, which never sees the rows the statement
+//! writes (a Sort or a Material node in the plan reads them all first too; only a volatile
+//! function in the SELECT that queries the target table itself could tell). A remembered
+//! fingerprint is `simhash` of exactly that text (the memo compares the whole text); a row a
+//! BEFORE trigger changes is computed again. The hint is only numbers (a row whose fingerprint
+//! is not in it sends the rest of the statement to the copy in memory), and it is bounded by the
 //! bulk check's memory: past `simdup.bulk_check_memory` the node stops reading ahead, gives no
 //! hint, and passes the rest of the rows through as they come. With `simdup.bulk_check = off`
 //! (when the statement runs) it passes every row through. `simdup_insert_select` and
@@ -28,7 +35,8 @@ use pgrx::prelude::*;
 use crate::catalog::cells;
 use crate::gucs::{bulk_check, BulkCheck};
 
-use super::bulk::{give_hint, hint_column, hint_fits};
+use super::bulk::{give_hint, hint_fits, hint_source, HintSource};
+use super::tuple::text_of;
 
 const NAME: &CStr = c"SimdupReadAhead";
 
@@ -86,7 +94,11 @@ pub(super) unsafe extern "C-unwind" fn plan(stmt: *mut pg_sys::PlannedStmt) {
         }
         let rti = cells((*modify).resultRelations)[0].int_value;
         let rte = pg_sys::list_nth((*stmt).rtable, rti - 1) as *mut pg_sys::RangeTblEntry;
-        let Some(attnum) = target_column((*rte).relid) else { return };
+        let Some(source) = target_column((*rte).relid) else { return };
+        let (attnum, text) = match source {
+            HintSource::Fingerprint(attnum) => (attnum, false),
+            HintSource::Text(attnum) => (attnum, true),
+        };
         // The column's value is the child's output column whose resno is its attribute number
         // (an INSERT's rows come in the table's column order).
         let Some(position) = cells((*child).targetlist).iter().position(|c| {
@@ -95,29 +107,28 @@ pub(super) unsafe extern "C-unwind" fn plan(stmt: *mut pg_sys::PlannedStmt) {
         }) else {
             return;
         };
-        (*modify).plan.lefttree = read_ahead(child, (*rte).relid, position as i32 + 1).cast();
+        (*modify).plan.lefttree = read_ahead(child, (*rte).relid, position as i32 + 1, text).cast();
     }
 }
 
-/// The hint column's attribute number of table `relid` when an INSERT into it can be read
-/// ahead: a plain table (not partitioned, not distributed by Citus) whose dedup trigger adopts a
-/// bigint fingerprint column.
+/// Where the hint of an INSERT into table `relid` comes from, when it can be read ahead: a
+/// plain table (not partitioned, not distributed by Citus) with the SimHash dedup trigger.
 ///
 /// # Safety
 /// In a transaction; the statement holds a lock on `relid`.
-unsafe fn target_column(relid: pg_sys::Oid) -> Option<i32> {
+unsafe fn target_column(relid: pg_sys::Oid) -> Option<HintSource> {
     // SAFETY: the relation is opened and closed here.
     unsafe {
         let rel = pg_sys::RelationIdGetRelation(relid);
         if rel.is_null() {
             return None;
         }
-        let attnum = ((*(*rel).rd_rel).relkind == pg_sys::RELKIND_RELATION as std::ffi::c_char
+        let source = ((*(*rel).rd_rel).relkind == pg_sys::RELKIND_RELATION as std::ffi::c_char
             && !super::citus::is_distributed(relid))
-        .then(|| hint_column(rel))
+        .then(|| hint_source(rel))
         .flatten();
         pg_sys::RelationClose(rel);
-        attnum
+        source
     }
 }
 
@@ -128,7 +139,12 @@ unsafe fn target_column(relid: pg_sys::Oid) -> Option<i32> {
 ///
 /// # Safety
 /// `child` is a finished plan.
-unsafe fn read_ahead(child: *mut pg_sys::Plan, relid: pg_sys::Oid, position: i32) -> *mut pg_sys::CustomScan {
+unsafe fn read_ahead(
+    child: *mut pg_sys::Plan,
+    relid: pg_sys::Oid,
+    position: i32,
+    text: bool,
+) -> *mut pg_sys::CustomScan {
     // SAFETY: nodes palloc'd in the current (planner's) memory context.
     unsafe {
         let scan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
@@ -167,8 +183,9 @@ unsafe fn read_ahead(child: *mut pg_sys::Plan, relid: pg_sys::Oid, position: i32
         (*plan).targetlist = tlist;
         (*scan).custom_scan_tlist = scan_tlist;
         (*scan).custom_plans = pg_sys::lappend(ptr::null_mut(), child.cast());
-        let private = pg_sys::lappend_int(ptr::null_mut(), u32::from(relid) as c_int);
-        (*scan).custom_private = pg_sys::lappend_int(private, position);
+        let mut private = pg_sys::lappend_int(ptr::null_mut(), u32::from(relid) as c_int);
+        private = pg_sys::lappend_int(private, position);
+        (*scan).custom_private = pg_sys::lappend_int(private, c_int::from(text));
         (*scan).methods = &raw const SCAN_METHODS;
         scan
     }
@@ -191,8 +208,15 @@ enum Phase {
 struct State {
     css: pg_sys::CustomScanState,
     relid: pg_sys::Oid,
-    /// The fingerprint column's position among the child's columns.
+    /// The position among the child's columns of the fingerprint column, or of the text.
     position: i32,
+    /// The column is the text (fingerprinted here), not the fingerprint.
+    text: bool,
+    /// Text: the type of the column, and for each row read ahead its fingerprint to remember,
+    /// once known (None: a NULL text, or one too long for the memo); the next row to return.
+    text_type: pg_sys::Oid,
+    fps: *mut Vec<Option<Option<i64>>>,
+    served: usize,
     phase: Phase,
     /// The child has rows left after those read ahead (the hint would have been too large).
     more: bool,
@@ -234,7 +258,17 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         let state = node as *mut State;
         (*state).relid = pg_sys::Oid::from(ints[0] as u32);
         (*state).position = ints[1];
+        (*state).text = ints[2] != 0;
+        // The fingerprints read ahead live in Rust's heap: freed with the executor's memory
+        // (also when the statement fails and `end` is never called).
+        let cb =
+            pg_sys::palloc(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
+        cb.write(pg_sys::MemoryContextCallback { func: Some(free_fps), arg: state.cast(), next: ptr::null_mut() });
+        pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
         let desc = (*(*node).ss.ss_ScanTupleSlot).tts_tupleDescriptor;
+        (*state).text_type = pgrx::PgTupleDesc::from_pg_unchecked(desc)
+            .get((*state).position as usize - 1)
+            .map_or(pg_sys::InvalidOid, |a| a.atttypid);
         (*state).slot = pg_sys::ExecInitExtraTupleSlot(estate, desc, &pg_sys::TTSOpsMinimalTuple);
         // The rows come in the store's slot or the child's, not in the virtual scan slot
         // ExecInitCustomScan made: the projection (if any) is built again for slots of any
@@ -244,17 +278,25 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
     }
 }
 
+/// Texts fingerprinted together (each batch of them spread over the threads): the memory the
+/// copies of a batch's texts take at most, beyond one text.
+const TEXT_BATCH_BYTES: usize = 16 << 20;
+
 /// Reads the child's rows into the store until it ends or the hint would outgrow its memory,
-/// and gives the hint if it did not.
+/// takes their fingerprints, and gives the hint if it read them all.
 ///
 /// # Safety
 /// `state` is a node begun by [`begin`], in its first call.
 unsafe fn read(state: *mut State) {
-    // SAFETY: as the caller guarantees; a slot the child returns is valid until its next call.
+    // SAFETY: as the caller guarantees; a slot the child returns is valid until its next call
+    // (the texts are copied out of it).
     unsafe {
         (*state).store = pg_sys::tuplestore_begin_heap(false, false, pg_sys::work_mem);
         let child = child(state.cast());
         let mut fps: Vec<u64> = Vec::new();
+        let mut rows: Vec<Option<Option<i64>>> = Vec::new();
+        let mut texts: Vec<(usize, String)> = Vec::new();
+        let mut text_bytes = 0;
         let mut read = 0u64;
         loop {
             let slot = pg_sys::ExecProcNode(child);
@@ -262,26 +304,76 @@ unsafe fn read(state: *mut State) {
                 break;
             }
             pg_sys::tuplestore_puttupleslot((*state).store, slot);
-            if i32::from((*slot).tts_nvalid) < (*state).position {
-                pg_sys::slot_getsomeattrs_int(slot, (*state).position);
+            if let Some(datum) = column(slot, (*state).position) {
+                if !(*state).text {
+                    fps.push(datum.value() as i64 as u64);
+                } else if let Some(text) = text_of(datum, (*state).text_type) {
+                    if text.len() <= crate::fingerprint::MEMO_MAX_BYTES {
+                        text_bytes += text.len();
+                        texts.push((rows.len(), text));
+                    } else {
+                        // Too long to be remembered: fingerprinted here, with interrupts, for
+                        // the hint only (the trigger computes it again).
+                        fps.extend(crate::fingerprint::simhash(&text).map(|fp| fp as u64));
+                    }
+                }
             }
-            let i = (*state).position as usize - 1;
-            if !*(*slot).tts_isnull.add(i) {
-                fps.push((*(*slot).tts_values.add(i)).value() as i64 as u64);
+            rows.push(None);
+            if text_bytes >= TEXT_BATCH_BYTES {
+                fingerprint(&mut texts, &mut rows, &mut fps);
+                text_bytes = 0;
             }
             read += 1;
             if read.is_multiple_of(ROWS_PER_INTERRUPT) {
                 pgrx::check_for_interrupts!();
             }
-            if !hint_fits(fps.len() + 1) {
+            if !hint_fits(rows.len() + 1) {
                 (*state).more = true;
                 break;
             }
         }
+        fingerprint(&mut texts, &mut rows, &mut fps);
         if !(*state).more {
             give_hint((*state).relid, fps);
         }
+        if (*state).text {
+            (*state).fps = Box::into_raw(Box::new(rows));
+        }
     }
+}
+
+/// The value of the slot's column `position`, if not NULL.
+///
+/// # Safety
+/// `slot` holds a row with at least `position` columns.
+unsafe fn column(slot: *mut pg_sys::TupleTableSlot, position: i32) -> Option<pg_sys::Datum> {
+    // SAFETY: as the caller guarantees; the column is deformed before it is read.
+    unsafe {
+        if i32::from((*slot).tts_nvalid) < position {
+            pg_sys::slot_getsomeattrs_int(slot, position);
+        }
+        let i = position as usize - 1;
+        (!*(*slot).tts_isnull.add(i)).then(|| *(*slot).tts_values.add(i))
+    }
+}
+
+/// The fingerprints of `texts` (row, text), on `simdup.batch_threads` threads: each row's in
+/// `rows`, the non-NULL ones added to `fps`; `texts` emptied.
+fn fingerprint(texts: &mut Vec<(usize, String)>, rows: &mut [Option<Option<i64>>], fps: &mut Vec<u64>) {
+    let threads = crate::gucs::batch_threads();
+    let out = simdup_core::parallel::map(
+        texts,
+        threads,
+        &mut || {
+            pgrx::check_for_interrupts!();
+        },
+        |(_, text)| simdup_core::simhash(text),
+    );
+    for ((row, _), fp) in texts.iter().zip(out) {
+        rows[*row] = Some(fp.map(|fp| fp as i64));
+        fps.extend(fp);
+    }
+    texts.clear();
 }
 
 #[pg_guard]
@@ -303,6 +395,7 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
             match (*state).phase {
                 Phase::Stored => {
                     if pg_sys::tuplestore_gettupleslot((*state).store, true, false, (*state).slot) {
+                        remember(state);
                         break (*state).slot;
                     }
                     (*state).phase = if (*state).more { Phase::Through } else { Phase::Done };
@@ -329,6 +422,39 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
     }
 }
 
+/// Text: makes the fingerprint computed for the row just read from the store simhash's memo
+/// for its text, which the trigger and the generated column then find.
+///
+/// # Safety
+/// `state` is a node begun by [`begin`] whose slot holds the row `served` of the store.
+unsafe fn remember(state: *mut State) {
+    // SAFETY: as the caller guarantees; `fps` is the list `read` made, as long as the store.
+    unsafe {
+        let row = (*state).served;
+        (*state).served += 1;
+        if (*state).fps.is_null() {
+            return;
+        }
+        if let Some(Some(fp)) = (&(*(*state).fps)).get(row) {
+            if let Some(text) = column((*state).slot, (*state).position).and_then(|d| text_of(d, (*state).text_type)) {
+                crate::fingerprint::remember(&text, *fp);
+            }
+        }
+    }
+}
+
+/// The fingerprints read ahead, freed (a memory context callback: it cannot fail).
+unsafe extern "C-unwind" fn free_fps(arg: *mut std::ffi::c_void) {
+    let state = arg as *mut State;
+    // SAFETY: the node registered itself; the callback runs before its memory is freed.
+    unsafe {
+        if !(*state).fps.is_null() {
+            drop(Box::from_raw((*state).fps));
+            (*state).fps = ptr::null_mut();
+        }
+    }
+}
+
 /// Frees the rows read ahead, if any.
 ///
 /// # Safety
@@ -340,6 +466,8 @@ unsafe fn drop_store(state: *mut State) {
             pg_sys::tuplestore_end((*state).store);
             (*state).store = ptr::null_mut();
         }
+        free_fps(state.cast());
+        (*state).served = 0;
     }
 }
 

@@ -32,8 +32,9 @@
 #    the statement checks them in memory; the odd clients' single-row INSERTs load the table's
 #    fingerprints when no other transaction is writing, else check row by row. The same checks,
 #    and statements must have loaded the fingerprints (simdup's DEBUG line). Two more (skip,
-#    mark) on a table that adopts its fingerprints, the even clients' batches written by
-#    simdup_insert_select, checked by one pair join (its DEBUG line).
+#    mark) on a table that adopts its fingerprints, the even clients' batches written by turns
+#    by simdup_insert_select and a plain INSERT ... SELECT, both read ahead and checked by one
+#    pair join (its DEBUG line).
 # 4. Three rounds (reject, skip, mark) of dedup by verified similarity (simdup_enable_similar,
 #    threshold 0.5), and a fourth (skip) with containment => 0.7, the same clients and pool: no
 #    two stored rows (reject, skip) or unmarked rows (mark) share a band of the similarity index
@@ -166,17 +167,24 @@ for c in $(seq 1 "$CLIENTS"); do
     fi
   } >"$work/bulkclient$c.sql"
   # The hinted round: the table adopts its fingerprints; even clients write their rows 20 at a
-  # time through simdup_insert_select, which gives the batch to the bulk check up front (one
-  # pair join, docs/dedup.md "A batch known up front"), each call in a transaction that takes
-  # the table lock first (its DEBUG lines in full); odd clients one row a statement, as above.
+  # time, by turns through simdup_insert_select and a plain INSERT ... SELECT, both read ahead,
+  # which gives the batch to the bulk check up front (one pair join, docs/dedup.md "A batch
+  # known up front"), each batch in a transaction that takes the table lock first (its DEBUG
+  # lines in full); odd clients one row a statement, as above.
   { echo '\set VERBOSITY sqlstate'
     echo 'SET simdup.bulk_check = on;'
     echo 'SELECT pg_advisory_lock_shared(42);'
     if (( c % 2 == 0 )); then
+      turn=0
       batches "$c" | while read -r ids; do
+        rows="SELECT p.body, p.fp AS simhash FROM unnest('{$ids}'::int[]) WITH ORDINALITY u(id, n) JOIN pool p USING (id) ORDER BY u.n"
         echo "BEGIN; LOCK TABLE docs IN SHARE ROW EXCLUSIVE MODE; SET LOCAL client_min_messages = debug1;"
         echo '\set VERBOSITY default'
-        echo "SELECT simdup_insert_select('docs', \$q\$SELECT p.body, p.fp AS simhash FROM unnest('{$ids}'::int[]) WITH ORDINALITY u(id, n) JOIN pool p USING (id) ORDER BY u.n\$q\$);"
+        if (( turn++ % 2 == 0 )); then
+          echo "SELECT simdup_insert_select('docs', \$q\$$rows\$q\$);"
+        else
+          echo "INSERT INTO docs (body, simhash) $rows;"
+        fi
         echo '\set VERBOSITY sqlstate'
         echo "COMMIT;"
       done
@@ -284,7 +292,7 @@ SQL
   if [ "$kind" = hinted ]; then
     local joins
     joins=$(cat "$work"/err* | grep -c 'DEBUG:  simdup: bulk check of [0-9]* hinted rows by one join' || true)
-    echo "    simdup_insert_select calls checked by one pair join: $joins" >&2
+    echo "    batches (simdup_insert_select, INSERT ... SELECT) checked by one pair join: $joins" >&2
     [ "$joins" -gt 0 ] || fail "round $mode (hinted): no call was checked by the pair join"
     sed -i '/DEBUG:  simdup: /d' "$work"/err*
   fi

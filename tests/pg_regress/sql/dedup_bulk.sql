@@ -195,8 +195,8 @@ COMMIT;
 
 -- ---------------------------------------------------------------------------------------------
 -- Which INSERTs are read ahead (src/dedup/readahead.rs): an INSERT ... SELECT or a multi-row
--- VALUES into a table that adopts its fingerprints; not a one-row VALUES, not a source estimated
--- at one row, not with the bulk check off, not a table that fingerprints text.
+-- VALUES into a table with the dedup trigger (adopted fingerprints or text); not a one-row
+-- VALUES, not a source estimated at one row, not with the bulk check off.
 -- ---------------------------------------------------------------------------------------------
 CREATE TABLE bulk_text (id int PRIMARY KEY, body text);
 SELECT simdup_enable('bulk_text', 'body', on_duplicate => 'skip');
@@ -276,6 +276,53 @@ SELECT count(*) AS rows,
                    (SELECT id, fp FROM bulk_big_off EXCEPT SELECT id, fp FROM bulk_big_on)) AS same
 FROM bulk_big_on;
 
+-- A table that fingerprints text: the INSERT read ahead fingerprints the batch's texts on the
+-- batch threads (2 here), remembers each row's just before it is written, and checks the batch
+-- by one pair join; the rows stored (skip, mark), their generated fingerprints and dup_of are
+-- those of the row-by-row check, and every stored fingerprint is simhash of its text. The batch:
+-- 600 documents of 30 words, every third a near-duplicate (one word changed) of a stored one or
+-- of an earlier one in the batch, one of 70 kB (longer than the memo: fingerprinted for the
+-- hint, and again by the trigger), an empty one (no fingerprint), and a NULL.
+CREATE TEMP TABLE words AS
+SELECT d, string_agg(md5((d * 100 + w)::text), ' ' ORDER BY w) AS body
+FROM generate_series(1, 400) d, generate_series(1, 30) w GROUP BY d;
+CREATE TEMP TABLE text_batch AS
+SELECT n, CASE WHEN n % 3 = 0 THEN replace(body, md5((d * 100 + 7)::text), 'changed' || n) ELSE body END AS body
+FROM (SELECT n, (n * 7) % 400 + 1 AS d FROM generate_series(1, 600) n) x JOIN words USING (d)
+UNION ALL SELECT 601, repeat('long text ', 7000)
+UNION ALL SELECT 602, '...'
+UNION ALL SELECT 603, NULL;
+SET simdup.batch_threads = 2;
+SELECT format('CREATE TABLE %I (id int PRIMARY KEY, body text)', t)
+FROM unnest(ARRAY['text_skip_on', 'text_skip_off', 'text_mark_on', 'text_mark_off']) t
+\gexec
+SELECT simdup_enable(t, 'body', on_duplicate => m)
+FROM (VALUES ('text_skip_on', 'skip'), ('text_skip_off', 'skip'), ('text_mark_on', 'mark'), ('text_mark_off', 'mark')) v(t, m);
+INSERT INTO text_skip_on SELECT d, body FROM words WHERE d <= 200;
+INSERT INTO text_skip_off SELECT d, body FROM words WHERE d <= 200;
+INSERT INTO text_mark_on SELECT d, body FROM words WHERE d <= 200;
+INSERT INTO text_mark_off SELECT d, body FROM words WHERE d <= 200;
+EXPLAIN (COSTS OFF) INSERT INTO text_skip_on SELECT 1000 + n, body FROM text_batch ORDER BY n;
+SET client_min_messages = debug1;
+INSERT INTO text_skip_on SELECT 1000 + n, body FROM text_batch ORDER BY n;
+INSERT INTO text_mark_on SELECT 1000 + n, body FROM text_batch ORDER BY n;
+RESET client_min_messages;
+SET simdup.bulk_check = off;
+INSERT INTO text_skip_off SELECT 1000 + n, body FROM text_batch ORDER BY n;
+INSERT INTO text_mark_off SELECT 1000 + n, body FROM text_batch ORDER BY n;
+RESET simdup.bulk_check;
+RESET simdup.batch_threads;
+SELECT t AS "table", count(*) AS rows, count(dup_of) AS marked,
+       count(*) FILTER (WHERE simhash IS DISTINCT FROM simhash(body)) AS wrong_fingerprints
+FROM (SELECT 'skip' AS t, id, body, simhash, NULL::int AS dup_of FROM text_skip_on
+      UNION ALL SELECT 'mark', id, body, simhash, dup_of FROM text_mark_on) x
+GROUP BY t ORDER BY t;
+SELECT NOT EXISTS ((SELECT id, simhash FROM text_skip_on EXCEPT SELECT id, simhash FROM text_skip_off)
+                   UNION ALL (SELECT id, simhash FROM text_skip_off EXCEPT SELECT id, simhash FROM text_skip_on)) AS skip_same,
+       NOT EXISTS ((SELECT id, simhash, dup_of FROM text_mark_on EXCEPT SELECT id, simhash, dup_of FROM text_mark_off)
+                   UNION ALL (SELECT id, simhash, dup_of FROM text_mark_off EXCEPT SELECT id, simhash, dup_of FROM text_mark_on)) AS mark_same;
+
 DROP TABLE bulk_auto, bulk_conflict_on, bulk_conflict_off, bulk_merge_on, bulk_merge_off, bulk_hinted,
-    bulk_text, bulk_changed_on, bulk_changed_off, bulk_big_on, bulk_big_off;
+    bulk_text, bulk_changed_on, bulk_changed_off, bulk_big_on, bulk_big_off,
+    text_skip_on, text_skip_off, text_mark_on, text_mark_off;
 DROP ROLE bulk_writer;
