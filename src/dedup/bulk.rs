@@ -51,8 +51,8 @@
 //! statement let through count, as the copy's added members do. The answers are the copy's:
 //! the same loaded rows, the same added ones. A hint is only a list of numbers: a row whose
 //! fingerprint is not in it (a BEFORE trigger changed it) turns the lists into the copy in
-//! memory for the rest of the statement, so a wrong hint can cost time, never an answer. It
-//! lasts until its table's next statement in the same transaction.
+//! memory for the rest of the statement, so a wrong hint can cost time, never an answer. Only
+//! the statement that read the rows ahead takes it.
 
 use std::cell::RefCell;
 
@@ -110,6 +110,8 @@ thread_local! {
 /// Fingerprints a statement of this transaction is about to insert into a table.
 struct Hint {
     relid: pg_sys::Oid,
+    /// The executor memory of the statement that read the rows ahead, in this transaction.
+    context: pg_sys::MemoryContext,
     transaction: pg_sys::LocalTransactionId,
     fps: Vec<u64>,
 }
@@ -125,12 +127,18 @@ fn local_transaction() -> pg_sys::LocalTransactionId {
     }
 }
 
-/// The hint for `relid` given in this transaction, taken (any other hint is dropped).
-fn take_hint(relid: pg_sys::Oid) -> Vec<u64> {
+/// The hint for `relid` given by the statement whose executor memory is `context`, taken (a hint
+/// of another statement stays for its own).
+fn take_hint(relid: pg_sys::Oid, context: pg_sys::MemoryContext) -> Vec<u64> {
     let transaction = local_transaction();
-    HINT.with(|h| h.borrow_mut().take())
-        .filter(|h| h.relid == relid && h.transaction == transaction)
-        .map_or_else(Vec::new, |h| h.fps)
+    HINT.with(|h| {
+        let mut h = h.borrow_mut();
+        if h.as_ref().is_some_and(|h| h.relid == relid && h.context == context && h.transaction == transaction) {
+            h.take().map_or_else(Vec::new, |h| h.fps)
+        } else {
+            Vec::new()
+        }
+    })
 }
 
 /// Whether a hint of `n` fingerprints may be given: the bulk check is not off, and the hint
@@ -139,12 +147,13 @@ pub(super) fn hint_fits(n: usize) -> bool {
     bulk_check() != BulkCheck::Off && bytes(n) <= bulk_check_memory()
 }
 
-/// Gives the hint: `fps` are the fingerprints of the rows the next INSERT into `relid` in this
-/// transaction will check, in any order (an `INSERT ... SELECT` whose rows were read first,
-/// [`super::readahead`]).
-pub(super) fn give_hint(relid: pg_sys::Oid, fps: Vec<u64>) {
+/// Gives the hint: `fps` are the fingerprints of the rows the INSERT into `relid` whose
+/// executor memory is `context` will check, in any order (an `INSERT ... SELECT` whose rows
+/// were read first, [`super::readahead`]). Only that statement takes it: an INSERT whose
+/// dedup trigger is disabled leaves it to be replaced or freed with the transaction.
+pub(super) fn give_hint(relid: pg_sys::Oid, context: pg_sys::MemoryContext, fps: Vec<u64>) {
     let transaction = local_transaction();
-    HINT.with(|h| *h.borrow_mut() = Some(Hint { relid, transaction, fps }));
+    HINT.with(|h| *h.borrow_mut() = Some(Hint { relid, context, transaction, fps }));
     // A hint no statement took (another BEFORE trigger dropped every row before the dedup
     // trigger saw one) is freed with its transaction.
     for event in [PgXactCallbackEvent::Commit, PgXactCallbackEvent::Abort] {
@@ -264,7 +273,7 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
                     pg_sys::MemoryContextRegisterResetCallback(context, cb);
                 }
             }
-            let hint = take_hint(relid);
+            let hint = take_hint(relid, context);
             let next_try = match mode {
                 BulkCheck::On => 1,
                 // SAFETY: the caller guarantees `rel`.

@@ -105,6 +105,11 @@ fn _simdup_citus_distributed(tbl: pg_sys::Oid) -> bool {
     is_distributed(tbl)
 }
 
+/// Whether table `relid` is in Citus's metadata at all (distributed, reference or Citus local).
+pub(super) fn is_citus_table(relid: pg_sys::Oid) -> bool {
+    distribution_method(relid).is_some()
+}
+
 /// Whether table `relid` is Citus-distributed with shards that each hold part of its rows.
 pub(crate) fn is_distributed(relid: pg_sys::Oid) -> bool {
     distribution_method(relid).is_some_and(|m| is_partial(&m))

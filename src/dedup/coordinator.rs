@@ -14,7 +14,9 @@
 //! * **`COPY … FROM`.** A `ProcessUtility` hook (also before Citus's) reads the rows with
 //!   PostgreSQL's own COPY reader (`BeginCopyFrom` / `NextCopyFrom`: every format and option,
 //!   defaults of the columns left out) and writes them by `INSERT … SELECT`, [`BATCH_ROWS`] at
-//!   a time, which the planner hook plans as above (`COPY n`).
+//!   a time, which the planner hook plans as above (`COPY n`). The same hook writes a COPY into
+//!   a plain dedup table that [`super::readahead::copies_ahead`] by `INSERT … SELECT`s of large
+//!   batches, which [`super::readahead`] reads ahead for the bulk check.
 //! * **`UPDATE`** that assigns the checked column (the text, or an adopted fingerprint). The
 //!   planner hook plans the rows it changes as a SELECT, as the writer — each row's ctid, key
 //!   and checked value as they are, then the new values — under the custom scan
@@ -947,15 +949,20 @@ struct CopyJob {
     batch: pg_sys::MemoryContext,
     array: pg_sys::Datum,
     array_type: pg_sys::Oid,
-    /// `INSERT INTO t (…) SELECT ($1[i]).… FROM generate_subscripts($1, 1) i ORDER BY i`.
+    /// `INSERT INTO t (…) SELECT ($1[i]).… FROM generate_subscripts($1, 1) i ORDER BY i`
+    /// (read ahead: `… FROM unnest($1) WITH ORDINALITY …`).
     insert: *mut c_char,
+    /// The most rows, and bytes of rows, of a batch.
+    batch_rows: usize,
+    batch_bytes: usize,
     /// The reader has returned its end (it is not asked again).
     finished: bool,
 }
 
 /// The utility hook: `COPY t FROM …` into a table that [`needs_check`] is read here and its
 /// rows written in batches by `INSERT … SELECT`, which the planner hook above plans as checked
-/// writes (Citus opens a coordinated transaction for statements a statement runs, so the
+/// writes (and into a plain dedup table that [`super::readahead::copies_ahead`], in batches of
+/// up to [`super::readahead::COPY_BATCH_BYTES`] that the bulk check gets read ahead) (Citus opens a coordinated transaction for statements a statement runs, so the
 /// shards' writes commit or abort with this one). Everything else goes to the previous hook
 /// (Citus's) or the standard one, unchanged.
 ///
@@ -1026,8 +1033,8 @@ unsafe extern "C-unwind" fn process_utility(
     }
 }
 
-/// Begins `COPY t FROM …` into a table that [`needs_check`] (`*job` stays NULL for any other
-/// statement).
+/// Begins `COPY t FROM …` into a table that [`needs_check`], or that
+/// [`super::readahead::copies_ahead`] (`*job` stays NULL for any other statement).
 ///
 /// # Safety
 /// ProcessUtility's statement and text.
@@ -1057,10 +1064,19 @@ unsafe extern "C-unwind" fn copy_begin(
             None,
             ptr::null_mut(),
         );
-        if relid == pg_sys::InvalidOid || !needs_check(relid) {
+        if relid == pg_sys::InvalidOid {
             return;
         }
+        let checked = needs_check(relid);
         let rel = pg_sys::table_open(relid, pg_sys::NoLock as pg_sys::LOCKMODE);
+        // A plain table's COPY, read ahead for its dedup trigger's bulk check (written by
+        // INSERTs of large batches that src/dedup/readahead.rs reads ahead), where that INSERT
+        // does what the COPY would.
+        let ahead = !checked && super::readahead::copies_ahead(rel, stmt);
+        if !checked && !ahead {
+            pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
+            return;
+        }
         let table = qualified_name(rel);
         if !(*stmt).whereClause.is_null() {
             not_supported(
@@ -1094,8 +1110,18 @@ unsafe extern "C-unwind" fn copy_begin(
             .filter(|att| !att.attisdropped && att.attgenerated == 0)
             .map(|att| pgrx::spi::quote_identifier(CStr::from_ptr(att.attname.data.as_ptr()).to_string_lossy()))
             .collect();
-        let values: Vec<String> = columns.iter().map(|c| format!("($1[s.i]).{c}")).collect();
-        let insert = array_insert(&table, &columns.join(", "), &values);
+        let insert = if ahead {
+            // Not by subscript: `$1[i]` walks a large array of rows from its start.
+            let values: Vec<String> = columns.iter().map(|c| format!("u.{c}")).collect();
+            format!(
+                "INSERT INTO {table} ({}) SELECT {} FROM pg_catalog.unnest($1) WITH ORDINALITY AS u ORDER BY u.ordinality",
+                columns.join(", "),
+                values.join(", ")
+            )
+        } else {
+            let values: Vec<String> = columns.iter().map(|c| format!("($1[s.i]).{c}")).collect();
+            array_insert(&table, &columns.join(", "), &values)
+        };
         let pstate = pg_sys::make_parsestate(ptr::null_mut());
         (*pstate).p_sourcetext = query_string;
         let cstate = pg_sys::BeginCopyFrom(
@@ -1118,6 +1144,8 @@ unsafe extern "C-unwind" fn copy_begin(
         (*j).estate = estate;
         (*j).batch = batch;
         (*j).insert = pg_sys::pstrdup(sql.as_ptr());
+        ((*j).batch_rows, (*j).batch_bytes) =
+            if ahead { (usize::MAX, super::readahead::COPY_BATCH_BYTES) } else { (BATCH_ROWS, BATCH_BYTES) };
         *job = j;
     }
 }
@@ -1145,7 +1173,7 @@ unsafe extern "C-unwind" fn copy_batch(job: *mut CopyJob, rows: *mut u64) {
         let mut nulls = vec![true; natts];
         let mut datums: Vec<pg_sys::Datum> = Vec::new();
         let mut bytes = 0usize;
-        while datums.len() < BATCH_ROWS && bytes < BATCH_BYTES {
+        while datums.len() < (*job).batch_rows && bytes < (*job).batch_bytes {
             pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
             let old = pg_sys::CurrentMemoryContext;
             pg_sys::CurrentMemoryContext = (*econtext).ecxt_per_tuple_memory;

@@ -132,6 +132,47 @@ unsafe fn target_column(relid: pg_sys::Oid) -> Option<HintSource> {
     }
 }
 
+/// Whether `COPY … FROM` into `rel` is read ahead too: written by simdup as one `INSERT ...
+/// SELECT` a batch of [`COPY_BATCH_BYTES`] (src/dedup/coordinator.rs reads the rows with
+/// PostgreSQL's COPY reader), which this module reads ahead. Only where that INSERT does what
+/// the COPY would: a plain table with the SimHash dedup trigger that Citus does not know (no
+/// shard, no Citus table), the bulk check not off, a role with the INSERT privilege on the
+/// whole table (the INSERT names every column, with the defaults the reader evaluated), no
+/// row-level security for the role (COPY FROM refuses it), no `WHERE`, no `FREEZE`, and no
+/// column named `ordinality` (the INSERT's own). Any other COPY is PostgreSQL's.
+///
+/// # Safety
+/// `rel` is an open relation; `stmt` its `COPY … FROM`.
+pub(super) unsafe fn copies_ahead(rel: pg_sys::Relation, stmt: *mut pg_sys::CopyStmt) -> bool {
+    // SAFETY: as the caller guarantees; catalog and ACL lookups of an open relation.
+    unsafe {
+        let relid = (*rel).rd_id;
+        let freeze = cells((*stmt).options).iter().any(|c| {
+            let option = c.ptr_value as *mut pg_sys::DefElem;
+            CStr::from_ptr((*option).defname).to_bytes() == b"freeze"
+        });
+        let ordinality = pgrx::PgTupleDesc::from_pg_unchecked((*rel).rd_att)
+            .iter()
+            .any(|a| !a.attisdropped && CStr::from_ptr(a.attname.data.as_ptr()).to_bytes() == b"ordinality");
+        bulk_check() != BulkCheck::Off
+            && (*(*rel).rd_rel).relkind == pg_sys::RELKIND_RELATION as std::ffi::c_char
+            && (*stmt).whereClause.is_null()
+            && !freeze
+            && !ordinality
+            && hint_source(rel).is_some()
+            && pg_sys::pg_class_aclcheck(relid, pg_sys::GetUserId(), pg_sys::ACL_INSERT as pg_sys::AclMode)
+                == pg_sys::AclResult::ACLCHECK_OK
+            && pg_sys::check_enable_rls(relid, pg_sys::InvalidOid, true)
+                == pg_sys::CheckEnableRlsResult::RLS_NONE as i32
+            && !super::citus::is_citus_table(relid)
+            && super::citus::shard_of(rel).is_none()
+    }
+}
+
+/// The most bytes of rows a read-ahead COPY writes by one INSERT (each INSERT loads the table's
+/// fingerprints once).
+pub(super) const COPY_BATCH_BYTES: usize = 128 << 20;
+
 /// `SimdupReadAhead` over `child`, returning its rows as they are: its target list refers to
 /// the child's columns one by one (constants stay constants, as PostgreSQL's own pass-through
 /// nodes keep them: an INSERT's plan gives a dropped column a NULL constant). The child is also
@@ -203,7 +244,8 @@ enum Phase {
     Done,
 }
 
-/// The state of a `SimdupReadAhead` node (palloc'd, nothing Rust owns).
+/// The state of a `SimdupReadAhead` node (palloc'd; of what Rust owns, only `fps`, freed with
+/// the executor's memory by [`free_fps`]).
 #[repr(C)]
 struct State {
     css: pg_sys::CustomScanState,
@@ -334,7 +376,7 @@ unsafe fn read(state: *mut State) {
         }
         fingerprint(&mut texts, &mut rows, &mut fps);
         if !(*state).more {
-            give_hint((*state).relid, fps);
+            give_hint((*state).relid, (*(*state).css.ss.ps.state).es_query_cxt, fps);
         }
         if (*state).text {
             (*state).fps = Box::into_raw(Box::new(rows));
