@@ -8,8 +8,10 @@
 #          first (src/dedup/readahead.rs) and their fingerprints checked by one pair join with
 #          the table's, loaded into memory;
 #   copy   COPY of the same rows (from a server-side file written once) with the trigger
-#          disabled (copy plain) and enabled (copy): COPY is not read ahead; after 100 rows the
-#          statement loads the table's fingerprints into memory and checks each row there;
+#          disabled (copy plain) and enabled (copy: simdup reads the rows and writes them by
+#          INSERT ... SELECT, read ahead as bulk), and PostgreSQL's own COPY with the trigger
+#          (copy own: a COPY ... WHERE true is not read ahead; after 100 rows the statement
+#          loads the table's fingerprints into memory and checks each row there);
 #   select simdup_insert_select(t, 'SELECT id, fp FROM batch ORDER BY id') (one INSERT ... SELECT
 #          through jsonb, read ahead as bulk);
 #   row    the trigger with simdup.bulk_check = off, on the first B_ROW rows of the batch only
@@ -77,20 +79,22 @@ for r in $(seq 1 "$REPS"); do
   b=$(run "SET LOCAL simdup.bulk_check = auto;" "$B")
   cp=$(run "ALTER TABLE t DISABLE TRIGGER simdup_dedup;" "$B" "$copy")
   c=$(run "SET LOCAL simdup.bulk_check = auto;" "$B" "$copy")
+  co=$(run "SET LOCAL simdup.bulk_check = auto;" "$B" "$copy WHERE true")
   w=$(run "SET LOCAL simdup.bulk_check = off;" "$B_ROW")
   f=$(run "" "$B" "SELECT simdup_insert_select('t', 'SELECT id, fp FROM batch ORDER BY id')")
-  echo "round $r: plain ${p% *} ms (${p#* } rows), bulk ${b% *} ms (${b#* } rows), copy plain ${cp% *} ms (${cp#* } rows), copy ${c% *} ms (${c#* } rows), row-by-row ${w% *} ms for $B_ROW rows (${w#* } rows), simdup_insert_select ${f% *} ms (${f#* } rows)"
-  echo "$p $b $w $f $cp $c" >> /tmp/simdup-bulkbench.$$
+  echo "round $r: plain ${p% *} ms (${p#* } rows), bulk ${b% *} ms (${b#* } rows), copy plain ${cp% *} ms (${cp#* } rows), copy ${c% *} ms (${c#* } rows), copy own ${co% *} ms (${co#* } rows), row-by-row ${w% *} ms for $B_ROW rows (${w#* } rows), simdup_insert_select ${f% *} ms (${f#* } rows)"
+  echo "$p $b $w $f $cp $c $co" >> /tmp/simdup-bulkbench.$$
 done
 python3 - "$B" "$B_ROW" /tmp/simdup-bulkbench.$$ <<'PY'
 import statistics, sys
 b, brow, f = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 rows = [l.split() for l in open(f)]
 med = lambda i: statistics.median(float(r[i]) for r in rows)
-plain, bulk, row, sel, cplain, copy = med(0), med(2), med(4), med(6), med(8), med(10)
+plain, bulk, row, sel, cplain, copy, own = med(0), med(2), med(4), med(6), med(8), med(10), med(12)
 print(f"medians: plain {plain:.0f} ms, bulk {bulk:.0f} ms ({bulk / plain:.2f}x plain), "
       f"row-by-row {row / brow * 1000:.1f} us a row (whole batch ~{row / brow * b / 1000:.0f} s, {row / brow * b / plain:.0f}x plain)")
-print(f"copy plain {cplain:.0f} ms, copy {copy:.0f} ms ({copy / cplain:.2f}x copy plain)")
+print(f"copy plain {cplain:.0f} ms, copy {copy:.0f} ms ({copy / cplain:.2f}x copy plain), "
+      f"copy own {own:.0f} ms ({own / cplain:.2f}x copy plain)")
 print(f"simdup_insert_select {sel:.0f} ms ({sel / plain:.2f}x plain)")
 print(f"a row beyond plain: bulk {(bulk - plain) / b * 1000:.1f} us, copy {(copy - cplain) / b * 1000:.1f} us; "
       f"row-by-row: {(row / brow - plain / b) * 1000:.1f} us")
