@@ -961,10 +961,11 @@ struct CopyJob {
 
 /// The utility hook: `COPY t FROM …` into a table that [`needs_check`] is read here and its
 /// rows written in batches by `INSERT … SELECT`, which the planner hook above plans as checked
-/// writes (and into a plain dedup table that [`super::readahead::copies_ahead`], in batches of
-/// up to [`super::readahead::COPY_BATCH_BYTES`] that the bulk check gets read ahead) (Citus opens a coordinated transaction for statements a statement runs, so the
-/// shards' writes commit or abort with this one). Everything else goes to the previous hook
-/// (Citus's) or the standard one, unchanged.
+/// writes (Citus opens a coordinated transaction for statements a statement runs, so the
+/// shards' writes commit or abort with this one); into a plain dedup table that
+/// [`super::readahead::copies_ahead`], in batches of up to
+/// [`super::readahead::COPY_BATCH_BYTES`], each read ahead for the bulk check. Everything else
+/// goes to the previous hook (Citus's) or the standard one, unchanged.
 ///
 /// # Safety
 /// Called by PostgreSQL with ProcessUtility's arguments.
@@ -1111,10 +1112,11 @@ unsafe extern "C-unwind" fn copy_begin(
             .map(|att| pgrx::spi::quote_identifier(CStr::from_ptr(att.attname.data.as_ptr()).to_string_lossy()))
             .collect();
         let insert = if ahead {
-            // Not by subscript: `$1[i]` walks a large array of rows from its start.
+            // Not by subscript: `$1[i]` walks a large array of rows from its start. COPY writes
+            // the values it has into identity columns too (as OVERRIDING SYSTEM VALUE).
             let values: Vec<String> = columns.iter().map(|c| format!("u.{c}")).collect();
             format!(
-                "INSERT INTO {table} ({}) SELECT {} FROM pg_catalog.unnest($1) WITH ORDINALITY AS u ORDER BY u.ordinality",
+                "INSERT INTO {table} ({}) OVERRIDING SYSTEM VALUE SELECT {} FROM pg_catalog.unnest($1) WITH ORDINALITY AS u ORDER BY u.ordinality",
                 columns.join(", "),
                 values.join(", ")
             )

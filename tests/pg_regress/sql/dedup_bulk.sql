@@ -661,6 +661,16 @@ COPY copy_skip_on (id, fp) FROM stdin;
 6002	not a number
 \.
 SELECT count(*) AS stored_after_error FROM copy_skip_on WHERE id > 6000;
+-- An identity column GENERATED ALWAYS, left out of the COPY: the reader's next values, as
+-- PostgreSQL's COPY writes them.
+CREATE TABLE copy_identity (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, fp bigint);
+SELECT simdup_enable('copy_identity', NULL, 'fp', on_duplicate => 'skip', max_distance => 3);
+COPY copy_identity (fp) FROM stdin;
+100
+101
+5000
+\.
+SELECT id, fp FROM copy_identity ORDER BY id;
 -- A text table's COPY: its texts fingerprinted ahead; a copy of a stored text and an edited
 -- copy of a row before it in the COPY are skipped.
 CREATE TABLE copy_text (id int PRIMARY KEY, body text);
@@ -679,5 +689,5 @@ SELECT id, body, simhash = simhash(body) AS fingerprint_ok FROM copy_text ORDER 
 DROP TABLE bulk_auto, bulk_conflict_on, bulk_conflict_off, bulk_merge_on, bulk_merge_off, bulk_hinted,
     bulk_text, bulk_changed_on, bulk_changed_off, bulk_big_on, bulk_big_off,
     text_skip_on, text_skip_off, text_mark_on, text_mark_off,
-    copy_skip_on, copy_mark_on, copy_mark_off, copy_text;
+    copy_skip_on, copy_mark_on, copy_mark_off, copy_identity, copy_text;
 DROP ROLE bulk_writer;
