@@ -138,8 +138,9 @@ unsafe fn target_column(relid: pg_sys::Oid) -> Option<HintSource> {
 /// the COPY would: a plain table with the SimHash dedup trigger that Citus does not know (no
 /// shard, no Citus table), the bulk check not off, a role with the INSERT privilege on the
 /// whole table (the INSERT names every column, with the defaults the reader evaluated), no
-/// row-level security for the role (COPY FROM refuses it), no `WHERE`, no `FREEZE`, and no
-/// column named `ordinality` (the INSERT's own). Any other COPY is PostgreSQL's.
+/// row-level security for the role (COPY FROM refuses it), no rules (COPY does not apply them),
+/// no `WHERE`, only options of the data's form ([`DATA_OPTIONS`]: not `FREEZE`, `ON_ERROR`,
+/// ...), and no column named `ordinality` (the INSERT's own). Any other COPY is PostgreSQL's.
 ///
 /// # Safety
 /// `rel` is an open relation; `stmt` its `COPY … FROM`.
@@ -147,9 +148,11 @@ pub(super) unsafe fn copies_ahead(rel: pg_sys::Relation, stmt: *mut pg_sys::Copy
     // SAFETY: as the caller guarantees; catalog and ACL lookups of an open relation.
     unsafe {
         let relid = (*rel).rd_id;
-        let freeze = cells((*stmt).options).iter().any(|c| {
+        // Options of the data's form only: FREEZE, ON_ERROR, REJECT_LIMIT and the like change
+        // how COPY itself inserts, and stay PostgreSQL's.
+        let plain_options = cells((*stmt).options).iter().all(|c| {
             let option = c.ptr_value as *mut pg_sys::DefElem;
-            CStr::from_ptr((*option).defname).to_bytes() == b"freeze"
+            DATA_OPTIONS.contains(&CStr::from_ptr((*option).defname).to_bytes())
         });
         let ordinality = pgrx::PgTupleDesc::from_pg_unchecked((*rel).rd_att)
             .iter()
@@ -157,7 +160,8 @@ pub(super) unsafe fn copies_ahead(rel: pg_sys::Relation, stmt: *mut pg_sys::Copy
         bulk_check() != BulkCheck::Off
             && (*(*rel).rd_rel).relkind == pg_sys::RELKIND_RELATION as std::ffi::c_char
             && (*stmt).whereClause.is_null()
-            && !freeze
+            && plain_options
+            && (*rel).rd_rules.is_null()
             && !ordinality
             && hint_source(rel).is_some()
             && pg_sys::pg_class_aclcheck(relid, pg_sys::GetUserId(), pg_sys::ACL_INSERT as pg_sys::AclMode)
@@ -168,6 +172,21 @@ pub(super) unsafe fn copies_ahead(rel: pg_sys::Relation, stmt: *mut pg_sys::Copy
             && super::citus::shard_of(rel).is_none()
     }
 }
+
+/// The COPY options a read-ahead COPY accepts: those of the data's form, which PostgreSQL's
+/// reader applies.
+const DATA_OPTIONS: [&[u8]; 10] = [
+    b"format",
+    b"delimiter",
+    b"null",
+    b"default",
+    b"header",
+    b"quote",
+    b"escape",
+    b"force_not_null",
+    b"force_null",
+    b"encoding",
+];
 
 /// The most bytes of rows a read-ahead COPY writes by one INSERT (each INSERT loads the table's
 /// fingerprints once).

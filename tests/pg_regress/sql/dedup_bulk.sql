@@ -655,6 +655,29 @@ COPY copy_skip_on (id, fp) FROM stdin WHERE id > 5000;
 \.
 RESET client_min_messages;
 SELECT id, fp FROM copy_skip_on WHERE id > 5000 ORDER BY id;
+-- With the bulk check on, a COPY read ahead shows the join's DEBUG line, PostgreSQL's own only
+-- the load: options of the data's form are read ahead, FREEZE (as ON_ERROR, REJECT_LIMIT, or
+-- rules on the table) leaves the COPY to PostgreSQL.
+CREATE TABLE copy_freeze (id int PRIMARY KEY, fp bigint);
+SELECT simdup_enable('copy_freeze', NULL, 'fp', on_duplicate => 'skip', max_distance => 3);
+SET simdup.bulk_check = on;
+SET client_min_messages = debug1;
+COPY copy_skip_on (id, fp) FROM stdin (FORMAT text, HEADER false);
+5101	777
+5102	-777
+\.
+RESET client_min_messages;
+BEGIN;
+TRUNCATE copy_freeze;
+SET LOCAL client_min_messages = debug1;
+COPY copy_freeze FROM stdin (FREEZE);
+1	777
+2	778
+\.
+COMMIT;
+RESET client_min_messages;
+RESET simdup.bulk_check;
+SELECT * FROM copy_freeze ORDER BY id;
 -- Bad data: the reader's error (its SQLSTATE and message), nothing stored.
 COPY copy_skip_on (id, fp) FROM stdin;
 6001	1
@@ -689,5 +712,5 @@ SELECT id, body, simhash = simhash(body) AS fingerprint_ok FROM copy_text ORDER 
 DROP TABLE bulk_auto, bulk_conflict_on, bulk_conflict_off, bulk_merge_on, bulk_merge_off, bulk_hinted,
     bulk_text, bulk_changed_on, bulk_changed_off, bulk_big_on, bulk_big_off,
     text_skip_on, text_skip_off, text_mark_on, text_mark_off,
-    copy_skip_on, copy_mark_on, copy_mark_off, copy_identity, copy_text;
+    copy_skip_on, copy_mark_on, copy_mark_off, copy_identity, copy_freeze, copy_text;
 DROP ROLE bulk_writer;
