@@ -30,8 +30,9 @@
 //!
 //! The writer's INSERT and UPDATE privileges are checked by the checked write, per column
 //! written, as the executor would. Refused with 0A000: `RETURNING`, `ON CONFLICT`, `COPY …
-//! WHERE`, a data-modifying `WITH` around an UPDATE, and an UPDATE assigning several columns
-//! from one sub-SELECT. Writes through a worker the shards' triggers refuse
+//! WHERE`, `COPY … (ON_ERROR)`, a data-modifying `WITH` around an UPDATE, and an UPDATE
+//! assigning several columns from one sub-SELECT. Writes through a worker the shards' triggers
+//! refuse
 //! ([`super::citus`]). The checked write's own INSERT or UPDATE (`simdup.checked_write` naming
 //! the table, as its owner) is left to Citus: it is what the shards' triggers let through.
 
@@ -1085,6 +1086,18 @@ unsafe extern "C-unwind" fn copy_begin(
                 &table,
                 "COPY into a staging table, then INSERT INTO … SELECT … WHERE.",
             );
+        }
+        // ON_ERROR / REJECT_LIMIT (PostgreSQL 17+): the reader would hand back a bad row's
+        // values for the caller to skip, which the batches here do not.
+        for cell in cells((*stmt).options) {
+            let option = CStr::from_ptr((*(cell.ptr_value as *mut pg_sys::DefElem)).defname).to_bytes();
+            if option == b"on_error" || option == b"reject_limit" {
+                not_supported(
+                    "COPY … FROM … (ON_ERROR)",
+                    &table,
+                    "COPY into a staging table with ON_ERROR, then INSERT INTO … SELECT from it.",
+                );
+            }
         }
         // As DoCopy: a server-side file or program needs the predefined role.
         if !(*stmt).filename.is_null() {
