@@ -32,9 +32,9 @@
 //! written, as the executor would. Refused with 0A000: `RETURNING`, `ON CONFLICT`, `COPY …
 //! WHERE`, `COPY … (ON_ERROR)`, a data-modifying `WITH` around an UPDATE, and an UPDATE
 //! assigning several columns from one sub-SELECT. Writes through a worker the shards' triggers
-//! refuse
-//! ([`super::citus`]). The checked write's own INSERT or UPDATE (`simdup.checked_write` naming
-//! the table, as its owner) is left to Citus: it is what the shards' triggers let through.
+//! refuse ([`super::citus`]). The checked write's own INSERT or UPDATE (`simdup.checked_write`
+//! naming the table, as its owner) is left to Citus: it is what the shards' triggers let
+//! through.
 
 use std::collections::HashSet;
 use std::ffi::{c_char, c_int, CStr};
