@@ -39,12 +39,12 @@
 //! than twice the better choice), at the earliest after [`AUTO_MIN_ROWS`] rows, so short
 //! statements never lock the table.
 //!
-//! **A batch known up front.** An `INSERT ... SELECT` into a table that adopts its
-//! fingerprints (`simdup_insert_select` and `simdup_insert` are ones) has its rows read before
-//! the first is written ([`super::readahead`]), which gives their fingerprints to the check as
-//! a hint ([`give_hint`]; a text column's fingerprints are computed by the trigger itself, so a
-//! table that fingerprints text gets none). The INSERT's bulk check then chooses by the batch's
-//! size and the table's (loading at its first row when the rows' searches would cost more than
+//! **A batch known up front.** An `INSERT ... SELECT` into a table with this trigger
+//! (`simdup_insert_select`, `simdup_insert` and a `COPY` write by one) has its rows read before
+//! the first is written ([`super::readahead`]), which gives their fingerprints (an adopted
+//! column's values, or its texts' fingerprints computed there) to the check as a hint
+//! ([`give_hint`]). The INSERT's bulk check then chooses by the batch's size and the table's
+//! (loading at its first row when the rows' searches would cost more than
 //! the load and the join), and answers the batch's rows from one pair join of the loaded
 //! fingerprints with the batch's ([`simdup_core::expected::Expected`]): the stored
 //! fingerprints within k of each, and its neighbours within the batch, of which those the
@@ -154,8 +154,8 @@ pub(super) fn hint_fits(n: usize) -> bool {
 pub(super) fn give_hint(relid: pg_sys::Oid, context: pg_sys::MemoryContext, fps: Vec<u64>) {
     let transaction = local_transaction();
     HINT.with(|h| *h.borrow_mut() = Some(Hint { relid, context, transaction, fps }));
-    // A hint no statement took (another BEFORE trigger dropped every row before the dedup
-    // trigger saw one) is freed with its transaction.
+    // A hint its statement did not take (the dedup trigger disabled, or another BEFORE trigger
+    // dropped every row first) is freed with its transaction.
     for event in [PgXactCallbackEvent::Commit, PgXactCallbackEvent::Abort] {
         register_xact_callback(event, || {
             HINT.with(|h| {
@@ -448,12 +448,8 @@ impl State {
 /// # Safety
 /// `slot` holds a row of the relation whose column `fp_attnum` is the fingerprint.
 unsafe fn fingerprint(slot: *mut pg_sys::TupleTableSlot, fp_attnum: i32) -> Option<u64> {
-    // SAFETY: the caller guarantees the slot; the column is deformed before it is read.
-    unsafe {
-        pg_sys::slot_getsomeattrs_int(slot, fp_attnum);
-        let i = fp_attnum as usize - 1;
-        (!*(*slot).tts_isnull.add(i)).then(|| (*(*slot).tts_values.add(i)).value() as i64 as u64)
-    }
+    // SAFETY: the caller guarantees the slot.
+    unsafe { super::tuple::slot_value(slot, fp_attnum).map(|d| d.value() as i64 as u64) }
 }
 
 /// Whether a row loaded with fingerprint `fp` is still in `rel` with that fingerprint, as the

@@ -36,7 +36,7 @@ use crate::catalog::cells;
 use crate::gucs::{bulk_check, BulkCheck};
 
 use super::bulk::{give_hint, hint_fits, hint_source, HintSource};
-use super::tuple::text_of;
+use super::tuple::{slot_value, text_of};
 
 const NAME: &CStr = c"SimdupReadAhead";
 
@@ -365,7 +365,7 @@ unsafe fn read(state: *mut State) {
                 break;
             }
             pg_sys::tuplestore_puttupleslot((*state).store, slot);
-            if let Some(datum) = column(slot, (*state).position) {
+            if let Some(datum) = slot_value(slot, (*state).position) {
                 if !(*state).text {
                     fps.push(datum.value() as i64 as u64);
                 } else if let Some(text) = text_of(datum, (*state).text_type) {
@@ -400,21 +400,6 @@ unsafe fn read(state: *mut State) {
         if (*state).text {
             (*state).fps = Box::into_raw(Box::new(rows));
         }
-    }
-}
-
-/// The value of the slot's column `position`, if not NULL.
-///
-/// # Safety
-/// `slot` holds a row with at least `position` columns.
-unsafe fn column(slot: *mut pg_sys::TupleTableSlot, position: i32) -> Option<pg_sys::Datum> {
-    // SAFETY: as the caller guarantees; the column is deformed before it is read.
-    unsafe {
-        if i32::from((*slot).tts_nvalid) < position {
-            pg_sys::slot_getsomeattrs_int(slot, position);
-        }
-        let i = position as usize - 1;
-        (!*(*slot).tts_isnull.add(i)).then(|| *(*slot).tts_values.add(i))
     }
 }
 
@@ -497,7 +482,9 @@ unsafe fn remember(state: *mut State) {
             return;
         }
         if let Some(Some(fp)) = (&(*(*state).fps)).get(row) {
-            if let Some(text) = column((*state).slot, (*state).position).and_then(|d| text_of(d, (*state).text_type)) {
+            if let Some(text) =
+                slot_value((*state).slot, (*state).position).and_then(|d| text_of(d, (*state).text_type))
+            {
                 crate::fingerprint::remember(&text, *fp);
             }
         }

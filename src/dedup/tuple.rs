@@ -161,6 +161,22 @@ pub(super) unsafe fn text_of(datum: pg_sys::Datum, typid: pg_sys::Oid) -> Option
     }
 }
 
+/// The value of column `attnum` of the row in `slot`, if not NULL.
+///
+/// # Safety
+/// `slot` holds a row with at least `attnum` columns.
+pub(super) unsafe fn slot_value(slot: *mut pg_sys::TupleTableSlot, attnum: i32) -> Option<pg_sys::Datum> {
+    // SAFETY: as the caller guarantees; the column is deformed (as slot_getsomeattrs does) before
+    // it is read.
+    unsafe {
+        if i32::from((*slot).tts_nvalid) < attnum {
+            pg_sys::slot_getsomeattrs_int(slot, attnum);
+        }
+        let i = attnum as usize - 1;
+        (!*(*slot).tts_isnull.add(i)).then(|| *(*slot).tts_values.add(i))
+    }
+}
+
 /// The value of bigint column `attnum`.
 ///
 /// # Safety
