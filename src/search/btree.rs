@@ -321,7 +321,7 @@ struct Recent {
     indexes: Vec<(pg_sys::Oid, Vec<pg_sys::Buffer>)>,
     /// The index read last (a search reads one index at a time).
     last: usize,
-    /// Blocks remembered in all.
+    /// The length of the per-index arrays, in all.
     pages: usize,
 }
 
@@ -781,7 +781,7 @@ fn prefetch_line_pointers(page: &Page, lo: i64, bounds: Option<(i64, i64)>) {
 /// Prefetches the tuples of [`likely_items`] and the high key (the line pointers read), which
 /// the read compares first.
 fn prefetch_tuples(page: &Page, lo: i64, bounds: Option<(i64, i64)>) {
-    if page.usable() && !page.rightmost() {
+    if page.usable() && !page.rightmost() && page.max_offset() >= P_HIKEY {
         prefetch(page.tuple(P_HIKEY));
     }
     for offset in likely_items(page, lo, bounds) {
