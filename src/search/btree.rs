@@ -321,8 +321,6 @@ struct Recent {
     indexes: Vec<(pg_sys::Oid, Vec<pg_sys::Buffer>)>,
     /// The index read last (a search reads one index at a time).
     last: usize,
-    /// The length of the per-index arrays, in all.
-    pages: usize,
 }
 
 impl Recent {
@@ -333,6 +331,11 @@ impl Recent {
         }
         self.last = self.indexes.iter().position(|(oid, _)| *oid == index)?;
         Some(self.last)
+    }
+
+    /// The length of the per-index arrays, in all.
+    fn pages(&self) -> usize {
+        self.indexes.iter().map(|(_, blocks)| blocks.len()).sum()
     }
 
     fn get(&mut self, index: pg_sys::Oid, blkno: pg_sys::BlockNumber) -> Option<pg_sys::Buffer> {
@@ -363,11 +366,10 @@ impl Recent {
         if have < n {
             // Grown by doubling, to at most what the map holds.
             let grown = n.max(have * 2).min(RECENT_PAGES);
-            if self.pages + grown - have > RECENT_PAGES {
+            if self.pages() + grown - have > RECENT_PAGES {
                 *self = Recent::default();
                 return self.remember(index, blkno, buf);
             }
-            self.pages += grown - have;
             self.indexes[i].1.resize(grown, pg_sys::InvalidBuffer as pg_sys::Buffer);
         }
         self.indexes[i].1[blkno as usize] = buf;
@@ -968,7 +970,7 @@ mod tests {
         // Growing past the bound on blocks empties the map first.
         r.remember(b, RECENT_PAGES as u32 - 1, 5);
         assert_eq!((r.get(b, RECENT_PAGES as u32 - 1), r.get(a, 7), r.get(b, 3)), (Some(5), None, None));
-        assert!(r.pages <= RECENT_PAGES);
+        assert!(r.pages() <= RECENT_PAGES);
         // So does one index more than the bound on indexes.
         let mut r = Recent::default();
         for i in 0..=RECENT_INDEXES as u32 {
