@@ -183,10 +183,17 @@ pub(super) unsafe fn shard_of(rel: pg_sys::Relation) -> Option<Shard> {
     shard
 }
 
+/// The shard id a shard's name ends with (Citus names a shard `<table>_<shard id>`), if `name`
+/// has that form.
+fn shard_id(name: &str) -> Option<i64> {
+    let (table, id) = name.rsplit_once('_')?;
+    (!table.is_empty() && id.bytes().all(|b| b.is_ascii_digit())).then(|| id.parse().ok()).flatten()
+}
+
 /// Reads Citus's metadata: the shard id is the number after the name's last `_`, and Citus's
 /// own `shard_name()` of (table, shard id) must give this relation's name.
 fn lookup(namespace: pg_sys::Oid, name: &str) -> Option<Shard> {
-    let shard_id: i64 = name.rsplit_once('_')?.1.parse().ok()?;
+    let shard_id = shard_id(name)?;
     if !citus_installed() {
         return None;
     }
@@ -220,6 +227,79 @@ fn lookup(namespace: pg_sys::Oid, name: &str) -> Option<Shard> {
     })
 }
 
+/// Whether a dedup trigger on `rel` lets the row through unchecked because `rel` is a Citus
+/// shard placement, before any check of its own: the one place both triggers ask.
+///
+/// * On a shard of a hash-, range- or append-distributed table (`shard`, from [`shard_of`]) every
+///   write passes that is the coordinator's checked write or Citus filling a shard it created
+///   in this transaction; any other write of a new or changed text is refused
+///   ([`refuse_unchecked`]).
+/// * A relation Citus's metadata does not list yet can still be a shard being filled: when
+///   `create_distributed_table` (or `create_reference_table`) distributes a table that has rows,
+///   Citus creates each shard and copies the rows into it over connections that do not see the
+///   metadata it writes over others. Those rows were checked when first written, against the
+///   whole table; checking them again on one shard (which holds part of them, in the order of the
+///   copy) would replace a mark-mode `dup_of` with a shard's answer, and skip or refuse rows in
+///   the other modes. See [`citus_filling`].
+///
+/// Returns false when the trigger must check the row: a plain table, or a placement of a
+/// reference or Citus-local table (which holds every row).
+///
+/// # Safety
+/// `rel` is the open relation the trigger fired on.
+pub(super) unsafe fn passes_unchecked(rel: pg_sys::Relation, shard: Option<&Shard>) -> bool {
+    match shard {
+        Some(shard) if shard.is_partial() => {
+            // SAFETY: the caller's open relation.
+            unsafe { refuse_unchecked(rel, shard) };
+            true
+        }
+        Some(_) => false,
+        // SAFETY: the caller's open relation.
+        None => unsafe { citus_filling(rel) },
+    }
+}
+
+/// Whether the write in progress on `rel`, a relation Citus's metadata does not list as a shard,
+/// is Citus copying rows into a shard it is creating: all of
+///
+/// * `rel` was created in this transaction (`rd_createSubid`), and its name is a shard's (a
+///   name, `_`, a shard id);
+/// * Citus is installed, and this backend is one of its internal connections
+///   (`application_name` `citus_internal gpid=…`, as Citus's own `IsCitusInternalBackend`);
+/// * the writer has the rights of the relation's owner (Citus connects as the user who ran
+///   `create_distributed_table`, who owns the table, or a superuser).
+///
+/// An ordinary role meets none of the last: a writer with the owner's rights could drop the
+/// trigger instead (docs/dedup.md, the owner's row of the table of roles), and the relation must be new in
+/// the writer's own transaction. A table an application creates and fills in one transaction is
+/// checked as usual: its connection is not a Citus one.
+///
+/// # Safety
+/// `rel` is an open relation.
+unsafe fn citus_filling(rel: pg_sys::Relation) -> bool {
+    // SAFETY: the caller's open relation; application_name is a GUC string (NULL or
+    // NUL-terminated) of this backend.
+    unsafe {
+        if (*rel).rd_createSubid == 0 {
+            // InvalidSubTransactionId: not created in this transaction
+            return false;
+        }
+        let name = crate::catalog::relation_name(rel);
+        let shard_like = shard_id(&name).is_some();
+        let app = pg_sys::application_name;
+        let internal = !app.is_null() && std::ffi::CStr::from_ptr(app).to_bytes().starts_with(CITUS_INTERNAL);
+        shard_like
+            && internal
+            && citus_installed()
+            && pg_sys::has_privs_of_role(pg_sys::GetUserId(), (*(*rel).rd_rel).relowner)
+    }
+}
+
+/// The `application_name` prefix of Citus's connections between nodes
+/// (`CITUS_APPLICATION_NAME_PREFIX`, distributed/connection_management.h, Citus 11 and later).
+const CITUS_INTERNAL: &[u8] = b"citus_internal gpid=";
+
 /// Refuses a write on a shard of a distributed table unless `_simdup_checked_insert` made it
 /// (`simdup.checked_write` names the table *and* the writer has the table owner's rights: the
 /// setting alone is one any writer can set), or Citus is filling a shard it created in this
@@ -231,7 +311,7 @@ fn lookup(namespace: pg_sys::Oid, name: &str) -> Option<Shard> {
 ///
 /// # Safety
 /// `rel` is the open relation of the shard.
-pub(super) unsafe fn refuse_unchecked(rel: pg_sys::Relation, shard: &Shard) {
+unsafe fn refuse_unchecked(rel: pg_sys::Relation, shard: &Shard) {
     // SAFETY: the caller guarantees an open relation.
     if unsafe { is_checked_write(rel, &shard.table) } {
         return;
@@ -250,4 +330,19 @@ pub(super) unsafe fn refuse_unchecked(rel: pg_sys::Relation, shard: &Shard) {
     )
     .hint("Write the rows with INSERT, COPY or UPDATE on the coordinator.")
     .raise()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shard_id;
+
+    /// A shard's name is its table's name, `_` and a shard id; nothing else has one.
+    #[test]
+    fn shard_ids() {
+        assert_eq!(shard_id("docs_102008"), Some(102008));
+        assert_eq!(shard_id("my_docs_7"), Some(7));
+        for name in ["docs", "docs_", "_102008", "docs_-5", "docs_+5", "docs_12a", "docs_99999999999999999999"] {
+            assert_eq!(shard_id(name), None, "{name}");
+        }
+    }
 }

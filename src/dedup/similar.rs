@@ -419,11 +419,10 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             *outcome = Some(Outcome::Row(unchanged));
             return;
         }
-        // A shard of a Citus distributed table sees only part of the rows: only simdup_insert,
-        // which checked the row against every shard, may write it (src/dedup/citus.rs).
+        // A shard of a Citus distributed table holds part of the rows: only the coordinator's
+        // checked writes, and Citus filling a shard it is creating, pass (src/dedup/citus.rs).
         let shard = citus::shard_of(rel);
-        if let Some(shard) = shard.as_ref().filter(|s| s.is_partial()) {
-            citus::refuse_unchecked(rel, shard);
+        if citus::passes_unchecked(rel, shard.as_ref()) {
             *outcome = Some(Outcome::Row(unchanged));
             return;
         }

@@ -374,6 +374,12 @@ END $$;
 CREATE TABLE marked (id bigint PRIMARY KEY, body text NOT NULL);
 SELECT simdup_enable('marked', 'body', on_duplicate => 'mark', max_distance => 3);
 INSERT INTO marked (id, body) SELECT id, body FROM pool WHERE id <= 100 ORDER BY id;   -- checked locally
+CREATE TABLE marked_before AS SELECT id, dup_of FROM marked;
+-- skip mode, with near-duplicates stored before simdup_enable (which does not check existing
+-- rows): Citus's copy into the shards must not skip any of them
+CREATE TABLE skipped (id bigint PRIMARY KEY, body text NOT NULL);
+INSERT INTO skipped (id, body) SELECT id, body FROM pool WHERE id <= 100;
+SELECT simdup_enable('skipped', 'body', on_duplicate => 'skip', max_distance => 3);
 DO $$ BEGIN
   SET LOCAL citus.enable_unsafe_triggers = off;
   PERFORM create_distributed_table('marked', 'id');
@@ -383,6 +389,23 @@ EXCEPTION WHEN others THEN
                      SQLERRM = 'cannot distribute relation "marked" because it has triggers', SQLERRM);
 END $$;
 SELECT create_distributed_table('marked', 'id');   -- citus.enable_unsafe_triggers = on (postgresql.conf)
+SELECT create_distributed_table('skipped', 'id');
+-- Citus copies the rows into each shard over connections that do not see the shard metadata it
+-- is writing: the shard trigger recognises that copy (src/dedup/citus.rs, citus_filling) and
+-- keeps what was decided when the rows were first written, against the whole table.
+SELECT check_that('create_distributed_table of a mark-mode table: every copied row keeps the dup_of it had, cross-shard ones included (no shard re-decides it)',
+  (SELECT count(*) FROM marked m JOIN marked_before b USING (id) WHERE m.dup_of IS DISTINCT FROM b.dup_of) = 0
+  AND (SELECT count(*) FROM marked) = 100
+  AND (SELECT count(*) FROM marked_before b WHERE b.dup_of IS NOT NULL
+         AND get_shard_id_for_distribution_column('marked', b.id)
+                                                 <> get_shard_id_for_distribution_column('marked', b.dup_of)) > 0,
+  (SELECT string_agg(format('%s: %s, was %s', id, m.dup_of, b.dup_of), '; ') FROM marked m JOIN marked_before b USING (id)
+   WHERE m.dup_of IS DISTINCT FROM b.dup_of));
+SELECT check_that('create_distributed_table of a skip-mode table holding near-duplicates: no copied row skipped',
+  (SELECT count(*) FROM skipped) = 100
+  AND EXISTS (SELECT 1 FROM pool a JOIN pool b ON a.id < b.id AND hamming(a.fp, b.fp) <= 3
+              WHERE b.id <= 100 AND get_shard_id_for_distribution_column('skipped', a.id)
+                                  = get_shard_id_for_distribution_column('skipped', b.id)));
 SELECT check_that('distributing a non-empty table with the trigger: its rows are copied to the shards (the guard does not refuse Citus''s copy), the trigger and dup_of reach every shard',
   (SELECT count(*) FROM marked) = 100
   AND (SELECT bool_and(success AND result = format('simdup_dedup_%s|dup_of', shardid))
@@ -407,3 +430,31 @@ SELECT format('info: %s of the %s rows written after distribution have their ear
               count(*) FILTER (WHERE same_shard IS DISTINCT FROM anywhere), count(*)) AS cross_shard
 FROM marked_expected WHERE id > 100 \gset
 \echo :cross_shard
+
+-- What lets Citus's copy through is Citus's connection, a relation new in the transaction, and
+-- the owner's rights together. A table an ordinary role fills in the transaction that created it
+-- (here through a SECURITY DEFINER function, so the role is not its owner) is checked, even
+-- with Citus's application_name and a shard-like name.
+CREATE ROLE fresh_writer;
+GRANT SELECT ON pool TO fresh_writer;
+CREATE FUNCTION make_fresh(n text) RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = public, pg_catalog AS $$
+BEGIN
+  EXECUTE format('CREATE TABLE %I (id bigint PRIMARY KEY, body text NOT NULL)', n);
+  PERFORM simdup_enable(n, 'body', on_duplicate => 'skip', max_distance => 3);
+  EXECUTE format('GRANT SELECT, INSERT ON %I TO fresh_writer', n);
+END $$;
+GRANT EXECUTE ON FUNCTION make_fresh(text) TO fresh_writer;
+CREATE TABLE fresh_ref (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT simdup_enable('fresh_ref', 'body', on_duplicate => 'skip', max_distance => 3);
+INSERT INTO fresh_ref (id, body) SELECT id, body FROM pool WHERE id <= 100 ORDER BY id;
+BEGIN;
+SET LOCAL ROLE fresh_writer;
+SET LOCAL application_name = 'citus_internal gpid=10000000001';
+SELECT make_fresh('fresh_102999');
+INSERT INTO fresh_102999 (id, body) SELECT id, body FROM pool WHERE id <= 100 ORDER BY id;
+COMMIT;
+SELECT check_that('a table named like a shard, created and filled in one transaction by a role that is not its owner, with Citus''s application_name: checked (the rows the trigger keeps on a table of its own)',
+  array(SELECT id FROM fresh_102999 ORDER BY id) = array(SELECT id FROM fresh_ref ORDER BY id)
+  AND (SELECT count(*) FROM fresh_ref) < 100,
+  (SELECT count(*) FROM fresh_102999) || ' rows against ' || (SELECT count(*) FROM fresh_ref));
