@@ -26,7 +26,8 @@
 #                     trigger's answers on a local table (skip, mark, reject; k = 3, 10; SimHash
 #                     and similarity); 23505 with its fields; RETURNING / ON CONFLICT refused;
 #                     EXPLAIN; hostile schema, table and column names on every write path;
-#   here              COPY into the table checked (the local trigger's answers); writes through
+#   here              COPY into the table checked (the local trigger's answers), COPY ... WHERE
+#                     and (ON_ERROR) refused; writes through
 #                     a worker (MX) refused; an ordinary role's every way around the check (SET
 #                     LOCAL, ALTER ROLE SET, PGOPTIONS on a worker, data-modifying WITH,
 #                     defaults, direct calls): 23505 or refused; a concurrent near-duplicate on
@@ -106,6 +107,20 @@ got="$(psql_on 0 -tA -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM copie
 out2="$(psql_on 0 -c "COPY (SELECT id + 1000, body FROM pool ORDER BY id) TO STDOUT (FORMAT csv)" | copy_in "COPY copied (id, body) FROM STDIN (FORMAT csv)")"
 [ "$out2" = "COPY 0" ] || fail "a COPY of stored texts under new keys stored rows: $out2"
 echo "  ok: COPY of the pool into the table (skip, k = 3): the rows the local trigger keeps ($out of $(psql_on 0 -tA -c "SELECT count(*) FROM pool")); the same texts again under new keys, CSV: $out2" >&2
+# COPY ... WHERE, and ON_ERROR (PostgreSQL 17+), whose skipped rows the batches would not skip:
+# refused before any row is read, nothing stored.
+stored="$(psql_on 0 -tA -c "SELECT count(*) FROM copied")"
+refusals=("WHERE id > 0|COPY … FROM … WHERE")
+if [ "$(psql_on 0 -tA -c "SHOW server_version_num")" -ge 170000 ]; then refusals+=("(ON_ERROR ignore)|COPY … FROM … (ON_ERROR)"); fi
+for r in "${refusals[@]}"; do
+  out="$(printf '%s\t%s\n' 990001 'a new text that the refused COPY must not store' \
+         | "$PG_BIN/psql" -X -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -h "$SOCK" -p "$BASE" -U postgres -d "$DB" \
+             -c "COPY copied (id, body) FROM STDIN ${r%%|*}" 2>&1 || true)"
+  grep -qF "ERROR:  0A000: ${r#*|} is not supported on distributed dedup table public.copied" <<<"$out" \
+    || fail "COPY ... ${r%%|*} into a distributed dedup table: $out"
+  echo "  ok: COPY ... ${r%%|*} into a distributed dedup table: 0A000" >&2
+done
+[ "$(psql_on 0 -tA -c "SELECT count(*) FROM copied")" = "$stored" ] || fail "a refused COPY stored rows"
 
 step "COPY into a distributed similarity-dedup table (mark): checked in batches, the local similarity trigger's dup_of"
 psql_on 0 -o /dev/null -c "CREATE TABLE copied_sim (id bigint PRIMARY KEY, body text NOT NULL)" \
