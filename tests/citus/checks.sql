@@ -375,6 +375,11 @@ CREATE TABLE marked (id bigint PRIMARY KEY, body text NOT NULL);
 SELECT simdup_enable('marked', 'body', on_duplicate => 'mark', max_distance => 3);
 INSERT INTO marked (id, body) SELECT id, body FROM pool WHERE id <= 100 ORDER BY id;   -- checked locally
 CREATE TABLE marked_before AS SELECT id, dup_of FROM marked;
+-- the same for dedup by similarity (its own trigger, the same rule for Citus's copy)
+CREATE TABLE sim_marked (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT simdup_enable_similar('sim_marked', 'body', 0.5, on_duplicate => 'mark');
+INSERT INTO sim_marked (id, body) SELECT id, body FROM pool WHERE id <= 100 ORDER BY id;
+CREATE TABLE sim_marked_before AS SELECT id, dup_of FROM sim_marked;
 -- skip mode, with near-duplicates stored before simdup_enable (which does not check existing
 -- rows): Citus's copy into the shards must not skip any of them
 CREATE TABLE skipped (id bigint PRIMARY KEY, body text NOT NULL);
@@ -390,6 +395,7 @@ EXCEPTION WHEN others THEN
 END $$;
 SELECT create_distributed_table('marked', 'id');   -- citus.enable_unsafe_triggers = on (postgresql.conf)
 SELECT create_distributed_table('skipped', 'id');
+SELECT create_distributed_table('sim_marked', 'id');
 -- Citus copies the rows into each shard over connections that do not see the shard metadata it
 -- is writing: the shard trigger recognises that copy (src/dedup/citus.rs, citus_filling) and
 -- keeps what was decided when the rows were first written, against the whole table.
@@ -400,6 +406,14 @@ SELECT check_that('create_distributed_table of a mark-mode table: every copied r
          AND get_shard_id_for_distribution_column('marked', b.id)
                                                  <> get_shard_id_for_distribution_column('marked', b.dup_of)) > 0,
   (SELECT string_agg(format('%s: %s, was %s', id, m.dup_of, b.dup_of), '; ') FROM marked m JOIN marked_before b USING (id)
+   WHERE m.dup_of IS DISTINCT FROM b.dup_of));
+SELECT check_that('create_distributed_table of a similarity mark-mode table: every copied row keeps its dup_of, cross-shard ones included',
+  (SELECT count(*) FROM sim_marked m JOIN sim_marked_before b USING (id) WHERE m.dup_of IS DISTINCT FROM b.dup_of) = 0
+  AND (SELECT count(*) FROM sim_marked) = 100
+  AND (SELECT count(*) FROM sim_marked_before b WHERE b.dup_of IS NOT NULL
+         AND get_shard_id_for_distribution_column('sim_marked', b.id)
+             <> get_shard_id_for_distribution_column('sim_marked', b.dup_of)) > 0,
+  (SELECT string_agg(format('%s: %s, was %s', id, m.dup_of, b.dup_of), '; ') FROM sim_marked m JOIN sim_marked_before b USING (id)
    WHERE m.dup_of IS DISTINCT FROM b.dup_of));
 SELECT check_that('create_distributed_table of a skip-mode table holding near-duplicates: no copied row skipped',
   (SELECT count(*) FROM skipped) = 100
