@@ -14,7 +14,7 @@
 //!    or mark with `dup_of`), then the INSERT.
 //!
 //! The INSERT runs **as the table's owner**, with `simdup.checked_write` naming the table, and
-//! the shard trigger lets a write through only when both hold ([`super::citus::refuse_unchecked`]).
+//! the shard trigger lets a write through only when both hold ([`super::citus::passes_unchecked`]).
 //! `simdup.checked_write` is an ordinary setting — Citus must propagate it — so it proves
 //! nothing alone: a writer could set it with `SET LOCAL`, `ALTER ROLE … SET` or `PGOPTIONS`.
 //! The owner's identity is what a writer cannot take, and the owner could disable the trigger

@@ -230,17 +230,16 @@ fn lookup(namespace: pg_sys::Oid, name: &str) -> Option<Shard> {
 /// Whether a dedup trigger on `rel` lets the row through unchecked because `rel` is a Citus
 /// shard placement, before any check of its own: the one place both triggers ask.
 ///
-/// * On a shard of a hash-, range- or append-distributed table (`shard`, from [`shard_of`]) every
-///   write passes that is the coordinator's checked write or Citus filling a shard it created
-///   in this transaction; any other write of a new or changed text is refused
-///   ([`refuse_unchecked`]).
+/// * On a shard of a hash-, range- or append-distributed table (`shard`, from [`shard_of`]) a
+///   write passes if it is the coordinator's checked write ([`is_checked_write`]) or Citus
+///   filling a shard it created in this transaction ([`citus_filling`]); any other write of a
+///   new or changed text is refused ([`refuse_unchecked`]).
 /// * A relation Citus's metadata does not list yet can still be a shard being filled: when
-///   `create_distributed_table` (or `create_reference_table`) distributes a table that has rows,
-///   Citus creates each shard and copies the rows into it over connections that do not see the
-///   metadata it writes over others. Those rows were checked when first written, against the
-///   whole table; checking them again on one shard (which holds part of them, in the order of the
-///   copy) would replace a mark-mode `dup_of` with a shard's answer, and skip or refuse rows in
-///   the other modes. See [`citus_filling`].
+///   `create_distributed_table` distributes a table that has rows, Citus creates each shard and
+///   copies the rows into it over connections that do not see the metadata it writes over
+///   others. Those rows were checked when first written, against the whole table; checking them
+///   again on one shard (which holds part of them, in the order of the copy) would replace a
+///   mark-mode `dup_of` with a shard's answer, and skip or refuse rows in the other modes.
 ///
 /// Returns false when the trigger must check the row: a plain table, or a placement of a
 /// reference or Citus-local table (which holds every row).
@@ -248,36 +247,40 @@ fn lookup(namespace: pg_sys::Oid, name: &str) -> Option<Shard> {
 /// # Safety
 /// `rel` is the open relation the trigger fired on.
 pub(super) unsafe fn passes_unchecked(rel: pg_sys::Relation, shard: Option<&Shard>) -> bool {
-    match shard {
-        Some(shard) if shard.is_partial() => {
-            // SAFETY: the caller's open relation.
-            unsafe { refuse_unchecked(rel, shard) };
-            true
+    // SAFETY: the caller's open relation.
+    unsafe {
+        match shard {
+            Some(shard) if shard.is_partial() => {
+                if !is_checked_write(rel, &shard.table) && !citus_filling(rel, true) {
+                    refuse_unchecked(shard);
+                }
+                true
+            }
+            Some(_) => false,
+            None => citus_filling(rel, false),
         }
-        Some(_) => false,
-        // SAFETY: the caller's open relation.
-        None => unsafe { citus_filling(rel) },
     }
 }
 
-/// Whether the write in progress on `rel`, a relation Citus's metadata does not list as a shard,
-/// is Citus copying rows into a shard it is creating: all of
+/// Whether the write in progress on `rel` is Citus copying rows into a shard it is creating
+/// (`create_distributed_table` of a table with rows; shard moves and splits): all of
 ///
-/// * `rel` was created in this transaction (`rd_createSubid`), and its name is a shard's (a
-///   name, `_`, a shard id);
-/// * Citus is installed, and this backend is one of its internal connections
-///   (`application_name` `citus_internal gpid=…`, as Citus's own `IsCitusInternalBackend`);
+/// * `rel` was created in this transaction (`rd_createSubid`);
 /// * the writer has the rights of the relation's owner (Citus connects as the user who ran
-///   `create_distributed_table`, who owns the table, or a superuser).
+///   `create_distributed_table`, who owns the table, or a superuser);
+/// * `listed`: Citus's metadata lists `rel` as a shard. Else its name must be a shard's (a name,
+///   `_`, a shard id), Citus installed, and this backend one of Citus's internal connections
+///   (`application_name` `citus_internal gpid=…`, as Citus's own `IsCitusInternalBackend`).
 ///
-/// An ordinary role meets none of the last: a writer with the owner's rights could drop the
-/// trigger instead (docs/dedup.md, the owner's row of the table of roles), and the relation must be new in
-/// the writer's own transaction. A table an application creates and fills in one transaction is
-/// checked as usual: its connection is not a Citus one.
+/// The owner's rights are what an ordinary role never has: a writer with them could drop the
+/// trigger instead (docs/dedup.md, the owner's row of the table of roles). The connection is not
+/// a guarantee (any client can name itself so, and the owner's own writes that Citus routes in
+/// that transaction pass too, as they do to shards it lists, docs/citus.md); it keeps a table an
+/// application creates and fills in one transaction checked as usual.
 ///
 /// # Safety
 /// `rel` is an open relation.
-unsafe fn citus_filling(rel: pg_sys::Relation) -> bool {
+unsafe fn citus_filling(rel: pg_sys::Relation, listed: bool) -> bool {
     // SAFETY: the caller's open relation; application_name is a GUC string (NULL or
     // NUL-terminated) of this backend.
     unsafe {
@@ -285,14 +288,14 @@ unsafe fn citus_filling(rel: pg_sys::Relation) -> bool {
             // InvalidSubTransactionId: not created in this transaction
             return false;
         }
-        let name = crate::catalog::relation_name(rel);
-        let shard_like = shard_id(&name).is_some();
-        let app = pg_sys::application_name;
-        let internal = !app.is_null() && std::ffi::CStr::from_ptr(app).to_bytes().starts_with(CITUS_INTERNAL);
-        shard_like
-            && internal
-            && citus_installed()
-            && pg_sys::has_privs_of_role(pg_sys::GetUserId(), (*(*rel).rd_rel).relowner)
+        let shard_like = || {
+            let app = pg_sys::application_name;
+            shard_id(&crate::catalog::relation_name(rel)).is_some()
+                && !app.is_null()
+                && std::ffi::CStr::from_ptr(app).to_bytes().starts_with(CITUS_INTERNAL)
+                && citus_installed()
+        };
+        pg_sys::has_privs_of_role(pg_sys::GetUserId(), (*(*rel).rd_rel).relowner) && (listed || shard_like())
     }
 }
 
@@ -300,27 +303,12 @@ unsafe fn citus_filling(rel: pg_sys::Relation) -> bool {
 /// (`CITUS_APPLICATION_NAME_PREFIX`, distributed/connection_management.h, Citus 11 and later).
 const CITUS_INTERNAL: &[u8] = b"citus_internal gpid=";
 
-/// Refuses a write on a shard of a distributed table unless `_simdup_checked_insert` made it
-/// (`simdup.checked_write` names the table *and* the writer has the table owner's rights: the
-/// setting alone is one any writer can set), or Citus is filling a shard it created in this
-/// transaction (`create_distributed_table` of a table with rows, shard moves and splits copy
-/// rows that were checked when first written): 0A000, naming the table (not the shard) and
-/// saying how to write. On the coordinator, plain INSERT, COPY and text-changing UPDATEs are
-/// checked writes ([`super::coordinator`]), so what reaches this refusal is a write through a
-/// worker, or a statement Citus sends to the shards some other way.
-///
-/// # Safety
-/// `rel` is the open relation of the shard.
-unsafe fn refuse_unchecked(rel: pg_sys::Relation, shard: &Shard) {
-    // SAFETY: the caller guarantees an open relation.
-    if unsafe { is_checked_write(rel, &shard.table) } {
-        return;
-    }
-    // SAFETY: the caller guarantees an open relation.
-    if unsafe { (*rel).rd_createSubid } != 0 {
-        // InvalidSubTransactionId: not created in this transaction
-        return;
-    }
+/// Refuses a write on a shard of distributed table `shard` that [`passes_unchecked`] does not
+/// let through: 0A000, naming the table (not the shard) and saying how to write. On the
+/// coordinator, plain INSERT, COPY and text-changing UPDATEs are checked writes
+/// ([`super::coordinator`]), so what reaches this refusal is a write through a worker, or a
+/// statement Citus sends to the shards some other way.
+fn refuse_unchecked(shard: &Shard) -> ! {
     Error::new(
         Code::ERRCODE_FEATURE_NOT_SUPPORTED,
         format!("this write to distributed table {} cannot be checked for near-duplicates", shard.table),
