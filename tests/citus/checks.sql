@@ -399,22 +399,23 @@ SELECT create_distributed_table('sim_marked', 'id');
 -- Citus copies the rows into each shard over connections that do not see the shard metadata it
 -- is writing: the shard trigger recognises that copy (src/dedup/citus.rs, citus_filling) and
 -- keeps what was decided when the rows were first written, against the whole table.
+-- Of distributed mark-mode table tbl: the rows whose dup_of is not the one they had in
+-- tbl_before ("id: now, was before"), how many rows had theirs on another shard, and its rows.
+CREATE FUNCTION dup_of_kept(tbl text, OUT changed text, OUT cross_shard bigint, OUT n bigint)
+LANGUAGE plpgsql AS $f$
+BEGIN
+  EXECUTE format($q$SELECT (SELECT string_agg(format('%%s: %%s, was %%s', id, m.dup_of, b.dup_of), '; ')
+                            FROM %1$I m JOIN %2$I b USING (id) WHERE m.dup_of IS DISTINCT FROM b.dup_of),
+                           (SELECT count(*) FROM %2$I b WHERE b.dup_of IS NOT NULL
+                              AND get_shard_id_for_distribution_column(%1$L, b.id)
+                                  <> get_shard_id_for_distribution_column(%1$L, b.dup_of)),
+                           (SELECT count(*) FROM %1$I)$q$, tbl, tbl || '_before')
+  INTO changed, cross_shard, n;
+END $f$;
 SELECT check_that('create_distributed_table of a mark-mode table: every copied row keeps the dup_of it had, cross-shard ones included (no shard re-decides it)',
-  (SELECT count(*) FROM marked m JOIN marked_before b USING (id) WHERE m.dup_of IS DISTINCT FROM b.dup_of) = 0
-  AND (SELECT count(*) FROM marked) = 100
-  AND (SELECT count(*) FROM marked_before b WHERE b.dup_of IS NOT NULL
-         AND get_shard_id_for_distribution_column('marked', b.id)
-                                                 <> get_shard_id_for_distribution_column('marked', b.dup_of)) > 0,
-  (SELECT string_agg(format('%s: %s, was %s', id, m.dup_of, b.dup_of), '; ') FROM marked m JOIN marked_before b USING (id)
-   WHERE m.dup_of IS DISTINCT FROM b.dup_of));
+  changed IS NULL AND n = 100 AND cross_shard > 0, changed) FROM dup_of_kept('marked');
 SELECT check_that('create_distributed_table of a similarity mark-mode table: every copied row keeps its dup_of, cross-shard ones included',
-  (SELECT count(*) FROM sim_marked m JOIN sim_marked_before b USING (id) WHERE m.dup_of IS DISTINCT FROM b.dup_of) = 0
-  AND (SELECT count(*) FROM sim_marked) = 100
-  AND (SELECT count(*) FROM sim_marked_before b WHERE b.dup_of IS NOT NULL
-         AND get_shard_id_for_distribution_column('sim_marked', b.id)
-             <> get_shard_id_for_distribution_column('sim_marked', b.dup_of)) > 0,
-  (SELECT string_agg(format('%s: %s, was %s', id, m.dup_of, b.dup_of), '; ') FROM sim_marked m JOIN sim_marked_before b USING (id)
-   WHERE m.dup_of IS DISTINCT FROM b.dup_of));
+  changed IS NULL AND n = 100 AND cross_shard > 0, changed) FROM dup_of_kept('sim_marked');
 SELECT check_that('create_distributed_table of a skip-mode table holding near-duplicates: no copied row skipped',
   (SELECT count(*) FROM skipped) = 100
   AND EXISTS (SELECT 1 FROM pool a JOIN pool b ON a.id < b.id AND hamming(a.fp, b.fp) <= 3
