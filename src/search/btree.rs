@@ -14,14 +14,15 @@
 //! * Pages are read under a share content lock, one page at a time, never two: no lock order,
 //!   no deadlock with writers. No lock is held between a parent and its child, as in
 //!   `_bt_search`; the first pass holds such links a little longer, which the next two make
-//!   safe.
+//!   safe. (Pages pinned ahead of their read are looked at unlocked, only to choose what to
+//!   prefetch; nothing read that way reaches an answer.)
 //! * **Concurrent splits** (Lehman and Yao): entries only ever move right, every page's high key
 //!   bounds what it holds, so after each lock the reader moves right while the page's high key
 //!   is below the key it seeks or the page is half dead or deleted, as `_bt_moveright`. A leaf's
 //!   right link is read while the leaf is locked: entries a split moves right after that were
-//!   read from the leaf itself. A parent kept pinned for the next range is used again only if,
-//!   locked again, its high key still covers the range's start (its low bound can only fall,
-//!   when its left sibling is deleted, so nothing sought lies to its left).
+//!   read from the leaf itself. A parent (or leaf) locked for several ranges serves each only
+//!   while its high key covers the range's start; the ranges ascend, and a page's low bound can
+//!   only fall (when its left sibling is deleted), so nothing sought lies to its left.
 //! * **Page deletion and recycling.** A deleted page keeps its right link until no transaction
 //!   that could hold a link to it runs, so moving right from it is safe; a leaf stays pinned
 //!   from its read until its entries' heap rows are fetched, which keeps VACUUM's cleanup lock
@@ -114,6 +115,22 @@ enum Key {
     Null,
 }
 
+/// The memory of the pinned buffer `buf`.
+///
+/// # Safety
+/// `buf` is pinned.
+unsafe fn block(buf: pg_sys::Buffer) -> *const u8 {
+    // SAFETY: a pinned buffer's block stays in memory; local buffers (a temporary table's
+    // index) are numbered from -1 down, shared ones from 1 up (BufferGetBlock in bufmgr.h).
+    unsafe {
+        if buf < 0 {
+            *pg_sys::LocalBufferBlockPointers.offset((-buf - 1) as isize) as *const u8
+        } else {
+            pg_sys::BufferBlocks.add((buf - 1) as usize * pg_sys::BLCKSZ as usize) as *const u8
+        }
+    }
+}
+
 /// A share-locked, pinned page of the index.
 struct Page {
     buf: pg_sys::Buffer,
@@ -124,16 +141,8 @@ impl Page {
     /// # Safety
     /// `buf` is pinned and share-locked.
     unsafe fn of(buf: pg_sys::Buffer) -> Page {
-        // SAFETY: a pinned buffer's block stays in memory; local buffers (a temporary table's
-        // index) are numbered from -1 down, shared ones from 1 up (BufferGetBlock in bufmgr.h).
-        let ptr = unsafe {
-            if buf < 0 {
-                *pg_sys::LocalBufferBlockPointers.offset((-buf - 1) as isize) as *const u8
-            } else {
-                pg_sys::BufferBlocks.add((buf - 1) as usize * pg_sys::BLCKSZ as usize) as *const u8
-            }
-        };
-        Page { buf, ptr }
+        // SAFETY: the caller's promise.
+        Page { buf, ptr: unsafe { block(buf) } }
     }
 
     fn header(&self) -> &pg_sys::PageHeaderData {
@@ -444,19 +453,21 @@ impl Reader {
     /// with the leaf of the entry pinned but not locked.
     ///
     /// Two passes. First the leaf each range starts from is read off the level above the
-    /// leaves (whose few pages stay in the CPU's caches; the parent is kept pinned from one
-    /// range to the next while it covers them). Then the ranges are read from those leaves,
-    /// each leaf pinned and its memory prefetched [`AHEAD`] leaves before it is read: a leaf
-    /// read lately is the cost of a search (its line pointers and tuples are cache misses, one
-    /// after the other in a binary search), and the prefetch overlaps them.
+    /// leaves (whose few pages stay in the CPU's caches; a parent stays locked while it covers
+    /// the next ranges). Then the ranges are read from those leaves, each leaf pinned and its
+    /// memory prefetched [`AHEAD`] leaves before it is read: a leaf read lately is the cost of
+    /// a search (its line pointers and tuples are cache misses, one after the other in a
+    /// binary search), and the prefetch overlaps them. The ranges that start on one leaf are
+    /// read under one lock of it, so that a leaf costs one pin, one lock and one release
+    /// whatever number of ranges it serves.
     ///
     /// # Safety
     /// As [`Reader::new`].
     pub(crate) unsafe fn scan(
         &self,
         ranges: &[(i64, i64)],
-        mut keep: impl FnMut(i64) -> bool,
-        mut visit: impl FnMut(i64, &pg_sys::ItemPointerData),
+        keep: impl FnMut(i64) -> bool,
+        visit: impl FnMut(i64, &pg_sys::ItemPointerData),
     ) {
         debug_assert!(ranges.windows(2).all(|w| w[0].1 < w[1].0));
         if self.root == P_NONE {
@@ -464,12 +475,11 @@ impl Reader {
             unsafe { guarded(|| PredicateLockRelation(self.index, self.snapshot)) };
             return;
         }
-        let mut found: Vec<(i64, pg_sys::ItemPointerData)> = Vec::new();
-        let mut read = 0i64;
         // Predicate locks are taken only by SERIALIZABLE transactions (PredicateLockPage returns
         // at once in any other: a call less a leaf).
         // SAFETY: a backend global, read.
         let serializable = unsafe { pg_sys::XactIsoLevel } == pg_sys::XACT_SERIALIZABLE as i32;
+        let mut out = Collect { keep, visit, found: Vec::new(), read: 0, serializable };
         // SAFETY: buffers are pinned and locked as described in the module; every pin taken is
         // released before returning (on error, by the resource owner, with the locks).
         unsafe {
@@ -488,80 +498,126 @@ impl Reader {
             // tuples one leaf before.
             let mut ahead: std::collections::VecDeque<Ahead> = Default::default();
             let mut pinned = 0; // leaves[..pinned] have been pinned
-            let mut current: Option<(pg_sys::BlockNumber, pg_sys::Buffer)> = None;
-            for (&(lo, hi), &start) in ranges.iter().zip(&starts) {
-                if current.is_none_or(|(blkno, _)| blkno != start.leaf) {
-                    if let Some((_, buf)) = current {
-                        pg_sys::ReleaseBuffer(buf);
+            let mut r = 0;
+            while r < ranges.len() {
+                // The group of ranges that start on one leaf.
+                let leaf = starts[r].leaf;
+                let end = r + starts[r..].iter().take_while(|s| s.leaf == leaf).count();
+                while ahead.len() <= AHEAD && pinned < leaves.len() {
+                    let (start, lo) = leaves[pinned];
+                    // Pinning locks the buffer's header, a cache miss the CPU waits for (an
+                    // atomic operation): the header of the leaf pinned AHEAD later is brought in
+                    // now.
+                    if let Some(&(later, _)) = leaves.get(pinned + AHEAD) {
+                        prefetch_buffer_header(self.index, later.leaf);
                     }
-                    while ahead.len() <= AHEAD && pinned < leaves.len() {
-                        let (start, lo) = leaves[pinned];
-                        // Pinning locks the buffer's header, a cache miss the CPU waits for
-                        // (an atomic operation): the header of the leaf pinned AHEAD later is
-                        // brought in now.
-                        if let Some(&(later, _)) = leaves.get(pinned + AHEAD) {
-                            prefetch_buffer_header(self.index, later.leaf);
-                        }
-                        let buf = self.read_page(start.leaf);
-                        prefetch_ends(&Page::of(buf));
-                        ahead.push_back(Ahead { leaf: start.leaf, buf, lo, bounds: start.bounds });
-                        pinned += 1;
-                    }
-                    current = ahead.pop_front().map(|a| (a.leaf, a.buf));
-                    for (position, next) in ahead.iter().enumerate().take(2) {
-                        pg_sys::LockBuffer(next.buf, pg_sys::BUFFER_LOCK_SHARE as i32);
-                        let page = Page::of(next.buf);
-                        if position == 0 {
-                            prefetch_tuples(&page, next.lo, next.bounds);
-                        } else {
-                            prefetch_line_pointers(&page, next.lo, next.bounds);
-                        }
-                        pg_sys::LockBuffer(next.buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
+                    let buf = self.read_page(start.leaf);
+                    prefetch_ends(block(buf));
+                    ahead.push_back(Ahead { leaf: start.leaf, buf, lo, bounds: start.bounds });
+                    pinned += 1;
+                }
+                let Some(current) = ahead.pop_front() else { unreachable!("a start leaf is pinned for every range") };
+                debug_assert!(current.leaf == leaf);
+                for (position, next) in ahead.iter().enumerate().take(2) {
+                    // Not locked: what is read of these pages only chooses what to prefetch.
+                    let shape = Shape::of(block(next.buf));
+                    if position == 0 {
+                        prefetch_tuples(&shape, next.lo, next.bounds);
+                    } else {
+                        prefetch_line_pointers(&shape, next.lo, next.bounds);
                     }
                 }
-                let Some((_, buf)) = current else { unreachable!("a start leaf is pinned for every range") };
-                // A pin of our own to walk right with (the start leaf's stays for the next range).
-                pg_sys::IncrBufferRefCount(buf);
+                let buf = current.buf;
+                // The group's ranges are read under one lock of the leaf, up to the first that
+                // the leaf does not cover (a split moved it right since its parent was read) or
+                // that goes on to the right.
                 pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
-                let mut page = self.move_right(Page::of(buf), lo);
-                if page.opaque().flags & BTP_LEAF == 0 {
-                    self.corrupt("a child of the level above the leaves is not a leaf");
+                let page = Page::of(buf);
+                out.found.clear();
+                let mut j = r;
+                let mut goes_on = None;
+                if page.usable() && page.opaque().flags & BTP_LEAF != 0 && page.covers(ranges[r].0) {
+                    out.predicate_lock(self, &page);
+                    while j < end && page.covers(ranges[j].0) {
+                        let (lo, hi) = ranges[j];
+                        let done = out.read(&page, lo, hi, starts[j].bounds);
+                        j += 1;
+                        if !done {
+                            goes_on = Some(page.opaque().next);
+                            break;
+                        }
+                    }
                 }
-                // The parent's bounds hint where `lo` is on the leaf it placed the range on.
-                let mut bounds = if page.buf == buf { start.bounds } else { None };
-                loop {
-                    if serializable {
-                        let blkno = pg_sys::BufferGetBlockNumber(page.buf);
-                        guarded(|| PredicateLockPage(self.index, blkno, self.snapshot));
-                    }
-                    found.clear();
-                    let done = read_leaf(&page, lo, hi, bounds.take(), &mut keep, &mut found, &mut read);
-                    let next = page.opaque().next;
-                    pg_sys::LockBuffer(page.buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
-                    for (key, tid) in &found {
-                        visit(*key, tid);
-                    }
-                    pgrx::check_for_interrupts!();
-                    pg_sys::ReleaseBuffer(page.buf);
-                    if done {
-                        break;
-                    }
-                    page = self.move_right(self.lock_page(next), lo);
+                pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
+                out.visit_found();
+                pgrx::check_for_interrupts!();
+                if let Some(next) = goes_on {
+                    // The last range read goes on past the leaf's high key, so every later
+                    // range of the group starts to its right too.
+                    let (lo, hi) = ranges[j - 1];
+                    self.read_right(self.move_right(self.lock_page(next), lo), lo, hi, None, &mut out);
                 }
-            }
-            for buf in current.map(|(_, buf)| buf).into_iter().chain(ahead.iter().map(|a| a.buf)) {
+                // Ranges the leaf did not cover: from the leaf, moving right as a descent does,
+                // with a pin of their own to walk right with (the leaf's stays for the next).
+                for (&(lo, hi), start) in ranges[j..end].iter().zip(&starts[j..end]) {
+                    pg_sys::IncrBufferRefCount(buf);
+                    pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
+                    let page = self.move_right(Page::of(buf), lo);
+                    if page.opaque().flags & BTP_LEAF == 0 {
+                        self.corrupt("a child of the level above the leaves is not a leaf");
+                    }
+                    let bounds = if page.buf == buf { start.bounds } else { None };
+                    self.read_right(page, lo, hi, bounds, &mut out);
+                }
                 pg_sys::ReleaseBuffer(buf);
+                r = end;
+            }
+            for a in &ahead {
+                pg_sys::ReleaseBuffer(a.buf);
             }
             // As the access method counts: a scan per range, every entry read.
-            count_stats(self.index, ranges.len() as i64, read, 0);
+            count_stats(self.index, ranges.len() as i64, out.read, 0);
+        }
+    }
+
+    /// Reads the range `lo..=hi` from the locked leaf `page` (pinned by the caller for this
+    /// read, released here) and the leaves to its right as far as the range goes.
+    ///
+    /// # Safety
+    /// As [`Reader::new`]; `page` is a leaf of the reader's index that covers `lo`.
+    unsafe fn read_right<K: FnMut(i64) -> bool, V: FnMut(i64, &pg_sys::ItemPointerData)>(
+        &self,
+        mut page: Page,
+        lo: i64,
+        hi: i64,
+        mut bounds: Option<(i64, i64)>,
+        out: &mut Collect<K, V>,
+    ) {
+        // SAFETY: as in `scan`.
+        unsafe {
+            loop {
+                out.predicate_lock(self, &page);
+                out.found.clear();
+                let done = out.read(&page, lo, hi, bounds.take());
+                let next = page.opaque().next;
+                pg_sys::LockBuffer(page.buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
+                out.visit_found();
+                pgrx::check_for_interrupts!();
+                pg_sys::ReleaseBuffer(page.buf);
+                if done {
+                    break;
+                }
+                page = self.move_right(self.lock_page(next), lo);
+            }
         }
     }
 
     /// The leaf each range starts from: the child, in the page above the leaves that covers
     /// the range's first key, of the last pivot below it. A range's entries may have moved
     /// right of it by the time it is read (a split), never left: the read moves right as a
-    /// descent does. The parent is kept pinned while the next ranges' first keys are below its
-    /// high key, and descended to from the root otherwise.
+    /// descent does. The parent stays locked while the next ranges' first keys are below its
+    /// high key (their children are read off it one after another, a few cache lines each),
+    /// and is descended to from the root otherwise.
     ///
     /// # Safety
     /// The reader's index is open and not empty.
@@ -571,27 +627,19 @@ impl Reader {
             return vec![Start { leaf: self.root, bounds: None }; ranges.len()];
         }
         let mut out = Vec::with_capacity(ranges.len());
-        let mut parent = pg_sys::InvalidBuffer as pg_sys::Buffer;
+        let mut parent: Option<Page> = None;
         // SAFETY: as in `scan`.
         unsafe {
             for &(lo, _) in ranges {
-                let mut page = None;
-                if parent != pg_sys::InvalidBuffer as pg_sys::Buffer {
-                    pg_sys::LockBuffer(parent, pg_sys::BUFFER_LOCK_SHARE as i32);
-                    let p = Page::of(parent);
-                    if p.covers(lo) {
-                        page = Some(p);
-                    } else {
-                        pg_sys::LockBuffer(parent, pg_sys::BUFFER_LOCK_UNLOCK as i32);
-                        pg_sys::ReleaseBuffer(parent);
-                    }
+                if let Some(p) = parent.take_if(|p| !p.covers(lo)) {
+                    pg_sys::UnlockReleaseBuffer(p.buf);
                 }
-                let page = page.unwrap_or_else(|| self.descend(lo, 1));
-                out.push(child(&page, lo).unwrap_or_else(|| self.corrupt("an internal page has no items")));
-                pg_sys::LockBuffer(page.buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
-                parent = page.buf;
+                let page = parent.get_or_insert_with(|| self.descend(lo, 1));
+                out.push(child(page, lo).unwrap_or_else(|| self.corrupt("an internal page has no items")));
             }
-            pg_sys::ReleaseBuffer(parent);
+            if let Some(p) = parent {
+                pg_sys::UnlockReleaseBuffer(p.buf);
+            }
         }
         out
     }
@@ -714,6 +762,48 @@ struct Ahead {
     bounds: Option<(i64, i64)>,
 }
 
+/// Where a scan's entries go: `keep` chooses them as a leaf is read (the leaf locked), `visit`
+/// gets them once it is unlocked.
+struct Collect<K, V> {
+    keep: K,
+    visit: V,
+    /// The entries kept from the leaf read last, not yet visited.
+    found: Vec<(i64, pg_sys::ItemPointerData)>,
+    /// Heap TIDs read, for the statistics.
+    read: i64,
+    /// The transaction is SERIALIZABLE: leaves read are predicate-locked.
+    serializable: bool,
+}
+
+impl<K: FnMut(i64) -> bool, V: FnMut(i64, &pg_sys::ItemPointerData)> Collect<K, V> {
+    /// Reads `lo..=hi` on the locked leaf `page` ([`read_leaf`]), adding to `found`.
+    fn read(&mut self, page: &Page, lo: i64, hi: i64, bounds: Option<(i64, i64)>) -> bool {
+        read_leaf(page, lo, hi, bounds, &mut self.keep, &mut self.found, &mut self.read)
+    }
+
+    /// Gives `found` to `visit`.
+    fn visit_found(&mut self) {
+        for (key, tid) in &self.found {
+            (self.visit)(*key, tid);
+        }
+    }
+
+    /// Predicate-locks the leaf `page` of `reader`'s index in a serializable transaction, as
+    /// `_bt_readpage` does.
+    ///
+    /// # Safety
+    /// `page` is pinned.
+    unsafe fn predicate_lock(&self, reader: &Reader, page: &Page) {
+        if self.serializable {
+            // SAFETY: a pinned buffer; PredicateLockPage may raise an ERROR (guarded).
+            unsafe {
+                let blkno = pg_sys::BufferGetBlockNumber(page.buf);
+                guarded(|| PredicateLockPage(reader.index, blkno, reader.snapshot));
+            }
+        }
+    }
+}
+
 /// Line pointers around the guessed position of a range's first key whose tuples are
 /// prefetched: the guess is usually within a few items, and a range holds about 15 entries at
 /// 1M rows.
@@ -744,22 +834,65 @@ fn prefetch_buffer_header(index: pg_sys::Relation, blkno: pg_sys::BlockNumber) {
     }
 }
 
-/// Prefetches the header and the special space of the pinned page `page` (not locked: nothing
-/// is read).
-fn prefetch_ends(page: &Page) {
-    prefetch(page.ptr);
-    // SAFETY: within the pinned buffer.
-    prefetch(unsafe { page.ptr.add(pg_sys::BLCKSZ as usize - 64) });
+/// Prefetches the header and the special space of the pinned page at `ptr` (nothing is read).
+fn prefetch_ends(ptr: *const u8) {
+    prefetch(ptr);
+    prefetch(ptr.wrapping_add(pg_sys::BLCKSZ as usize - 64));
 }
 
-/// The items of the locked leaf `page` around where `lo` likely is, guessed from its item count
-/// and `bounds` (the first ones without bounds).
-#[allow(clippy::reversed_empty_ranges)] // an empty range on purpose
-fn likely_items(page: &Page, lo: i64, bounds: Option<(i64, i64)>) -> std::ops::RangeInclusive<u16> {
-    if !page.usable() {
-        return 1..=0; // not a B-tree page (the read will say so): nothing to prefetch
+/// What the prefetch hints read of a pinned leaf that is not locked: its item count and whether
+/// it is the rightmost, and its line pointers. A writer may be changing the page meanwhile, so
+/// each is read by a relaxed atomic load (a plain load on x86-64), and what is read only chooses
+/// what to prefetch: a page changed under it gives a useless prefetch, never a wrong answer, and
+/// a prefetch never faults.
+struct Shape {
+    ptr: *const u8,
+    first: u16,
+    max: u16,
+    rightmost: bool,
+}
+
+impl Shape {
+    /// The shape of the pinned page at `ptr`; `None` if it does not look like an initialised
+    /// B-tree page (the read will say what it is).
+    fn of(ptr: *const u8) -> Option<Shape> {
+        let page = Shape { ptr, first: 0, max: 0, rightmost: false };
+        let special = pg_sys::BLCKSZ as usize - std::mem::size_of::<Opaque>();
+        if page.u16_at(std::mem::offset_of!(pg_sys::PageHeaderData, pd_upper)) == 0
+            || page.u16_at(std::mem::offset_of!(pg_sys::PageHeaderData, pd_special)) as usize != special
+        {
+            return None;
+        }
+        let rightmost = page.u32_at(special + std::mem::offset_of!(Opaque, next)) == P_NONE;
+        let lower = page.u16_at(std::mem::offset_of!(pg_sys::PageHeaderData, pd_lower)) as usize;
+        let max = (lower.saturating_sub(PAGE_HEADER) / 4).min(pg_sys::BLCKSZ as usize / 4) as u16;
+        Some(Shape { first: if rightmost { 1 } else { 2 }, max, rightmost, ..page })
     }
-    let (first, max) = (page.first_data(), page.max_offset());
+
+    fn u16_at(&self, offset: usize) -> u16 {
+        // SAFETY: `offset` is an even offset within the pinned block (which is at least 8-aligned
+        // in memory), valid for reads while it is pinned; an atomic load races with nothing.
+        unsafe { std::sync::atomic::AtomicU16::from_ptr(self.ptr.add(offset) as *mut u16) }
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn u32_at(&self, offset: usize) -> u32 {
+        // SAFETY: as `u16_at`, 4-aligned.
+        unsafe { std::sync::atomic::AtomicU32::from_ptr(self.ptr.add(offset) as *mut u32) }
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Where the line pointer of item `offset` (1..=max) says its tuple is.
+    fn tuple(&self, offset: u16) -> *const u8 {
+        let lp = self.u32_at(PAGE_HEADER + (offset as usize - 1) * 4);
+        self.ptr.wrapping_add((lp & 0x7FFF) as usize)
+    }
+}
+
+/// The items of the leaf `page` around where `lo` likely is, guessed from its item count and
+/// `bounds` (the first ones without bounds).
+fn likely_items(page: &Shape, lo: i64, bounds: Option<(i64, i64)>) -> std::ops::RangeInclusive<u16> {
+    let (first, max) = (page.first, page.max);
     let guess = bounds.map_or(first, |(x, y)| interpolate(first, max.max(first), x, y, lo));
     let (before, after) = PREFETCH_ITEMS;
     // Empty when the page has no data items (first > max).
@@ -767,23 +900,24 @@ fn likely_items(page: &Page, lo: i64, bounds: Option<(i64, i64)>) -> std::ops::R
 }
 
 /// Prefetches the line pointers of [`likely_items`] (the header read).
-fn prefetch_line_pointers(page: &Page, lo: i64, bounds: Option<(i64, i64)>) {
+fn prefetch_line_pointers(page: &Option<Shape>, lo: i64, bounds: Option<(i64, i64)>) {
+    let Some(page) = page else { return };
     let items = likely_items(page, lo, bounds);
     let (a, b) = (*items.start() as usize, *items.end() as usize);
     if a <= b {
         for line in ((PAGE_HEADER + (a - 1) * 4)..=(PAGE_HEADER + (b - 1) * 4)).step_by(64) {
-            // SAFETY: within the page's line pointer array.
-            prefetch(unsafe { page.ptr.add(line) });
+            prefetch(page.ptr.wrapping_add(line));
         }
-        // SAFETY: the last line pointer of the items, within the array.
-        prefetch(unsafe { page.ptr.add(PAGE_HEADER + (b - 1) * 4) });
+        // The last line pointer of the items.
+        prefetch(page.ptr.wrapping_add(PAGE_HEADER + (b - 1) * 4));
     }
 }
 
-/// Prefetches the tuples of [`likely_items`] and the high key (the line pointers read), which
+/// Prefetches the tuples of [`likely_items`] (the line pointers read), and the high key, which
 /// the read compares first.
-fn prefetch_tuples(page: &Page, lo: i64, bounds: Option<(i64, i64)>) {
-    if page.usable() && !page.rightmost() && page.max_offset() >= P_HIKEY {
+fn prefetch_tuples(page: &Option<Shape>, lo: i64, bounds: Option<(i64, i64)>) {
+    let Some(page) = page else { return };
+    if !page.rightmost && page.max >= P_HIKEY {
         prefetch(page.tuple(P_HIKEY));
     }
     for offset in likely_items(page, lo, bounds) {
@@ -948,7 +1082,8 @@ fn lower_bound(key: impl Fn(u16) -> Key, mut a: u16, mut b: u16, lo: i64, bounds
 
 #[cfg(test)]
 mod tests {
-    use super::{lower_bound, Key, Recent, RECENT_INDEXES, RECENT_PAGES};
+    use super::{lower_bound, Key, Opaque, Recent, Shape, PAGE_HEADER, P_NONE, RECENT_INDEXES, RECENT_PAGES};
+    use pgrx::pg_sys;
     use pgrx::pg_sys::Oid;
     use proptest::prelude::*;
 
@@ -978,6 +1113,34 @@ mod tests {
         }
         assert_eq!(r.indexes.len(), 1);
         assert_eq!((r.get(Oid::from(20000), 1), r.get(Oid::from(20000 + RECENT_INDEXES as u32), 1)), (None, Some(9)));
+    }
+
+    /// A page's shape as the prefetch hints read it, unlocked: item count, first data item,
+    /// rightmost or not, where a line pointer says a tuple is; and nothing for a page that is
+    /// not an initialised B-tree page.
+    #[test]
+    fn shape_of_a_page() {
+        #[repr(C, align(8192))]
+        struct Block([u8; pg_sys::BLCKSZ as usize]);
+        let mut block = Block([0; pg_sys::BLCKSZ as usize]);
+        let ptr = block.0.as_ptr();
+        assert!(Shape::of(ptr).is_none(), "an all-zero page");
+        let special = pg_sys::BLCKSZ as usize - std::mem::size_of::<Opaque>();
+        let put16 = |b: &mut Block, at: usize, v: u16| b.0[at..at + 2].copy_from_slice(&v.to_ne_bytes());
+        let put32 = |b: &mut Block, at: usize, v: u32| b.0[at..at + 4].copy_from_slice(&v.to_ne_bytes());
+        put16(&mut block, std::mem::offset_of!(pg_sys::PageHeaderData, pd_lower), (PAGE_HEADER + 3 * 4) as u16);
+        put16(&mut block, std::mem::offset_of!(pg_sys::PageHeaderData, pd_upper), 8000);
+        put16(&mut block, std::mem::offset_of!(pg_sys::PageHeaderData, pd_special), special as u16);
+        put32(&mut block, special + std::mem::offset_of!(Opaque, next), 17);
+        put32(&mut block, PAGE_HEADER + 4, 8040 | (1 << 15)); // item 2: lp_off 8040, lp_flags 1
+        let shape = Shape::of(block.0.as_ptr()).expect("a B-tree page");
+        assert_eq!((shape.first, shape.max, shape.rightmost), (2, 3, false));
+        assert_eq!(shape.tuple(2) as usize - block.0.as_ptr() as usize, 8040);
+        put32(&mut block, special + std::mem::offset_of!(Opaque, next), P_NONE);
+        let shape = Shape::of(block.0.as_ptr()).expect("a B-tree page");
+        assert_eq!((shape.first, shape.rightmost), (1, true));
+        put16(&mut block, std::mem::offset_of!(pg_sys::PageHeaderData, pd_special), 8000);
+        assert!(Shape::of(block.0.as_ptr()).is_none(), "special space elsewhere");
     }
 
     proptest! {
