@@ -159,7 +159,7 @@ impl Page {
     /// The page is an initialised B-tree page (not all zeros, special space where nbtree puts it).
     fn usable(&self) -> bool {
         let h = self.header();
-        h.pd_upper != 0 && h.pd_special as usize + std::mem::size_of::<Opaque>() == pg_sys::BLCKSZ as usize
+        is_btree_page(h.pd_upper, h.pd_special)
     }
 
     fn ignore(&self) -> bool {
@@ -177,16 +177,11 @@ impl Page {
     }
 
     fn max_offset(&self) -> u16 {
-        ((self.header().pd_lower as usize).saturating_sub(PAGE_HEADER) / 4) as u16
+        max_offset(self.header().pd_lower)
     }
 
-    /// The first data item: 1 on the rightmost page of a level, which has no high key, else 2.
     fn first_data(&self) -> u16 {
-        if self.rightmost() {
-            1
-        } else {
-            2
-        }
+        first_data(self.rightmost())
     }
 
     /// The index tuple at `offset` (1-based, at most `max_offset`).
@@ -217,6 +212,28 @@ impl Page {
     /// The high key, which bounds the keys of the page (none on the rightmost page).
     fn high_key(&self) -> Option<Key> {
         (!self.rightmost()).then(|| self.key(P_HIKEY))
+    }
+}
+
+/// A page header's `pd_upper` and `pd_special` say an initialised B-tree page: not all zeros,
+/// its special space where nbtree puts it.
+fn is_btree_page(pd_upper: u16, pd_special: u16) -> bool {
+    pd_upper != 0 && pd_special as usize + std::mem::size_of::<Opaque>() == pg_sys::BLCKSZ as usize
+}
+
+/// The offset of a page's last item, from its header's `pd_lower`, at most as many line pointers
+/// as the page holds (a corrupt `pd_lower` reads no line pointer beyond it).
+fn max_offset(pd_lower: u16) -> u16 {
+    let items = (pd_lower as usize).saturating_sub(PAGE_HEADER) / 4;
+    items.min((pg_sys::BLCKSZ as usize - PAGE_HEADER) / 4) as u16
+}
+
+/// The first data item: 1 on the rightmost page of a level, which has no high key, else 2.
+fn first_data(rightmost: bool) -> u16 {
+    if rightmost {
+        1
+    } else {
+        2
     }
 }
 
@@ -857,16 +874,17 @@ impl Shape {
     /// B-tree page (the read will say what it is).
     fn of(ptr: *const u8) -> Option<Shape> {
         let page = Shape { ptr, first: 0, max: 0, rightmost: false };
-        let special = pg_sys::BLCKSZ as usize - std::mem::size_of::<Opaque>();
-        if page.u16_at(std::mem::offset_of!(pg_sys::PageHeaderData, pd_upper)) == 0
-            || page.u16_at(std::mem::offset_of!(pg_sys::PageHeaderData, pd_special)) as usize != special
-        {
+        let header = |field| page.u16_at(field);
+        if !is_btree_page(
+            header(std::mem::offset_of!(pg_sys::PageHeaderData, pd_upper)),
+            header(std::mem::offset_of!(pg_sys::PageHeaderData, pd_special)),
+        ) {
             return None;
         }
+        let special = pg_sys::BLCKSZ as usize - std::mem::size_of::<Opaque>();
         let rightmost = page.u32_at(special + std::mem::offset_of!(Opaque, next)) == P_NONE;
-        let lower = page.u16_at(std::mem::offset_of!(pg_sys::PageHeaderData, pd_lower)) as usize;
-        let max = (lower.saturating_sub(PAGE_HEADER) / 4).min(pg_sys::BLCKSZ as usize / 4) as u16;
-        Some(Shape { first: if rightmost { 1 } else { 2 }, max, rightmost, ..page })
+        let max = max_offset(header(std::mem::offset_of!(pg_sys::PageHeaderData, pd_lower)));
+        Some(Shape { first: first_data(rightmost), max, rightmost, ..page })
     }
 
     fn u16_at(&self, offset: usize) -> u16 {
@@ -1139,6 +1157,10 @@ mod tests {
         put32(&mut block, special + std::mem::offset_of!(Opaque, next), P_NONE);
         let shape = Shape::of(block.0.as_ptr()).expect("a B-tree page");
         assert_eq!((shape.first, shape.rightmost), (1, true));
+        // A corrupt pd_lower: no line pointer beyond the page.
+        put16(&mut block, std::mem::offset_of!(pg_sys::PageHeaderData, pd_lower), u16::MAX);
+        let shape = Shape::of(block.0.as_ptr()).expect("a B-tree page");
+        assert!(PAGE_HEADER + shape.max as usize * 4 <= pg_sys::BLCKSZ as usize);
         put16(&mut block, std::mem::offset_of!(pg_sys::PageHeaderData, pd_special), 8000);
         assert!(Shape::of(block.0.as_ptr()).is_none(), "special space elsewhere");
     }
