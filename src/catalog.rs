@@ -91,6 +91,30 @@ pub(crate) unsafe fn cells<'a>(list: *mut pg_sys::List) -> &'a [pg_sys::ListCell
     unsafe { std::slice::from_raw_parts((*list).elements, (*list).length as usize) }
 }
 
+/// A custom scan's `custom_private` holding `ints`: a List whose one element is the integer
+/// list. Other extensions look at the first element of any custom scan's private list as a node
+/// (Citus's `IsCitusCustomScan`, walking a plan for its own scan): an integer there would be
+/// read as a pointer.
+pub(crate) fn private_ints(ints: &[i32]) -> *mut pg_sys::List {
+    // SAFETY: Lists palloc'd in the current (planner's) memory context.
+    unsafe {
+        let list = ints.iter().fold(std::ptr::null_mut(), |list, &i| pg_sys::lappend_int(list, i));
+        pg_sys::lappend(std::ptr::null_mut(), list.cast())
+    }
+}
+
+/// The integers [`private_ints`] put in custom scan `scan`'s private list.
+///
+/// # Safety
+/// `scan` is a custom scan whose private list [`private_ints`] made.
+pub(crate) unsafe fn ints_of_private(scan: *mut pg_sys::CustomScan) -> Vec<i32> {
+    // SAFETY: as the caller guarantees: one element, an integer List.
+    unsafe {
+        let list = pg_sys::list_nth((*scan).custom_private, 0) as *mut pg_sys::List;
+        cells(list).iter().map(|c| c.int_value).collect()
+    }
+}
+
 /// Whether function `funcid` is the C function `symbol` of this library (compared by address,
 /// so a function of the same name in another schema never matches).
 pub(crate) fn is_our_function(funcid: Oid, symbol: pg_sys::PGFunction) -> bool {

@@ -93,6 +93,70 @@ pub(super) enum Outcome {
     Duplicate(ConstraintError),
 }
 
+/// Where a checked write puts the rows it stored, as the shards stored them (defaults, `dup_of`,
+/// generated columns and the shards' own triggers included), for a statement's `RETURNING` list
+/// ([`super::coordinator`]).
+pub(super) struct Returned {
+    /// Filled in the memory context it was made in.
+    pub store: *mut pg_sys::Tuplestorestate,
+    /// The table's descriptor, dropped columns included: the store's rows are of it.
+    pub desc: pg_sys::TupleDesc,
+}
+
+impl Returned {
+    /// Puts the rows of the statement SPI ran last into the store: after its first `skip`
+    /// columns (`skip` = 1: an int8 whose `rank` orders the rows; 0: the order they came in),
+    /// the table's columns but the dropped ones (`RETURNING …, *`). In rank order, stably.
+    ///
+    /// # Safety
+    /// In the SPI connection that ran the statement, before it runs another.
+    unsafe fn put_spi_rows(&self, skip: usize, mut rank: impl FnMut(Option<i64>) -> usize) {
+        // SAFETY: SPI's result of the last statement, valid until the connection runs another;
+        // the store copies each row (tuplestore_putvalues) into its own memory.
+        unsafe {
+            let table = pg_sys::SPI_tuptable;
+            if table.is_null() {
+                return;
+            }
+            let spi_desc = (*table).tupdesc;
+            let tuples = std::slice::from_raw_parts((*table).vals, pg_sys::SPI_processed as usize);
+            let dropped: Vec<bool> =
+                pgrx::PgTupleDesc::from_pg_unchecked(self.desc).iter().map(|att| att.attisdropped).collect();
+            let live = dropped.iter().filter(|&&d| !d).count();
+            if (*spi_desc).natts as usize != skip + live {
+                crate::errors::internal("a checked write returned other columns than the table's");
+            }
+            let mut order: Vec<(usize, usize)> = tuples
+                .iter()
+                .enumerate()
+                .map(|(r, &tuple)| {
+                    let mut isnull = false;
+                    let first = (skip > 0)
+                        .then(|| pg_sys::SPI_getbinval(tuple, spi_desc, 1, &mut isnull).value() as i64)
+                        .filter(|_| !isnull);
+                    (rank(first), r)
+                })
+                .collect();
+            order.sort_unstable();
+            let mut spi_values = vec![pg_sys::Datum::from(0); skip + live];
+            let mut spi_nulls = vec![true; skip + live];
+            let mut values = vec![pg_sys::Datum::from(0); dropped.len()];
+            let mut nulls = vec![true; dropped.len()];
+            for (_, r) in order {
+                pg_sys::heap_deform_tuple(tuples[r], spi_desc, spi_values.as_mut_ptr(), spi_nulls.as_mut_ptr());
+                let mut c = skip;
+                for (a, &gone) in dropped.iter().enumerate() {
+                    if !gone {
+                        (values[a], nulls[a]) = (spi_values[c], spi_nulls[c]);
+                        c += 1;
+                    }
+                }
+                pg_sys::tuplestore_putvalues(self.store, self.desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+            }
+        }
+    }
+}
+
 /// Runs `sql` with `args` over SPI (read-write: a fresh snapshot per statement) and returns the
 /// first column of each row as text.
 fn query(sql: &str, args: &[DatumWithOid], what: &str) -> Vec<Option<String>> {
@@ -120,7 +184,7 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             let ns = pg_sys::get_func_namespace((*(*fcinfo).flinfo).fn_oid);
             quote_identifier(CStr::from_ptr(pg_sys::get_namespace_name(ns)).to_string_lossy())
         };
-        *outcome = Some(write_row(relid, Row::Json(args[1].value), &ext_schema));
+        *outcome = Some(write_row(relid, Row::Json(args[1].value), &ext_schema, None));
     }
 }
 
@@ -134,12 +198,13 @@ pub(super) enum Row {
 }
 
 /// The checked write of one row into distributed table `relid`, on the coordinator, with
-/// simdup's functions in schema `ext_schema` (quoted). On [`Outcome::Duplicate`] the relation is
-/// left open: the error names it.
+/// simdup's functions in schema `ext_schema` (quoted); the row stored goes to `returned` if
+/// given. On [`Outcome::Duplicate`] the relation is left open: the error names it.
 ///
 /// # Safety
-/// In a transaction, inside pgrx's guard; a `Row::Record` datum is of `relid`'s row type.
-pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -> Outcome {
+/// In a transaction, inside pgrx's guard; a `Row::Record` datum is of `relid`'s row type;
+/// `returned`'s descriptor is `relid`'s.
+pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str, returned: Option<&Returned>) -> Outcome {
     // SAFETY: the relation is opened here and stays open (and locked) until the end of the
     // transaction; catalog lookups of its columns; the user switch is undone on every path
     // (errors included: the transaction's abort restores the user and security context, and
@@ -210,8 +275,10 @@ pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str) -
                     insert_args.push(found.as_ref().map(|(k, _)| k.clone()).into());
                 }
                 // (A single-row VALUES, which Citus routes to the row's shard.)
-                let insert = format!("INSERT INTO {table} ({target}) VALUES ({}) RETURNING 1", values.join(", "));
-                Outcome::Stored(write_as_checked(&table, &insert, &insert_args))
+                let returning = if returned.is_some() { "*" } else { "1" };
+                let insert =
+                    format!("INSERT INTO {table} ({target}) VALUES ({}) RETURNING {returning}", values.join(", "));
+                Outcome::Stored(write_as_checked(&table, &insert, &insert_args, returned.map(|r| (r, 0)), |_| 0))
             }
         };
         finish(rel, nest, (saved_user, saved_context), result)
@@ -350,6 +417,7 @@ pub(super) unsafe fn update_row(
     written: &[i32],
     old: &OldRow,
     ext_schema: &str,
+    returned: Option<&Returned>,
 ) -> Outcome {
     // SAFETY: as write_row: the relation stays open; the user switch and settings are undone on
     // every path.
@@ -373,8 +441,8 @@ pub(super) unsafe fn update_row(
             (Some(_), Mode::Skip) => Outcome::Stored(0),
             _ => {
                 let write = if changed { Write::Checked(found.map(|(key, _)| key)) } else { Write::AsAssigned };
-                let writer = RowWriter::new(relid, &table, &cols, written);
-                Outcome::Stored(as_checked(&table, || writer.write(&[(row, old, write)])))
+                let writer = RowWriter::new(relid, &table, &cols, written, returned.is_some());
+                Outcome::Stored(as_checked(&table, || writer.write(&[(row, old, write)], returned)))
             }
         };
         finish(rel, nest, (saved_user, saved_context), result)
@@ -459,7 +527,9 @@ struct RowWriter {
 }
 
 impl RowWriter {
-    fn new(relid: pg_sys::Oid, table: &str, cols: &Cols, written: &[i32]) -> RowWriter {
+    /// The statements of an UPDATE writing columns `written`; `returning`: they return the rows
+    /// written, whole, after their positions (for [`Returned::put_spi_rows`]).
+    fn new(relid: pg_sys::Oid, table: &str, cols: &Cols, written: &[i32], returning: bool) -> RowWriter {
         let column = |attnum: i32| column_name(relid, attnum);
         // SAFETY: catalog lookups of columns of the open relation.
         let (key_type, reltype) =
@@ -486,8 +556,9 @@ impl RowWriter {
                  ($4::pg_catalog.text[])[s.i] AS d, ($5::pg_catalog.bool[])[s.i] AS checked \
                  FROM pg_catalog.generate_subscripts($1, 1) AS s(i)) w \
                  WHERE t.{key_column} {eq} w.k AND t.ctid OPERATOR(pg_catalog.=) w.c AND t.{key_column} {eq} ANY ($2) \
-                 RETURNING w.i",
-                sets.join(", ")
+                 RETURNING w.i::pg_catalog.int8{}",
+                sets.join(", "),
+                if returning { ", t.*" } else { "" }
             )
         };
         RowWriter {
@@ -508,7 +579,7 @@ impl RowWriter {
     ///
     /// # Safety
     /// In a transaction; the rows are of the table's row type, the old keys of its key's type.
-    unsafe fn write(&self, rows: &[(pg_sys::Datum, &OldRow, Write)]) -> u64 {
+    unsafe fn write(&self, rows: &[(pg_sys::Datum, &OldRow, Write)], returned: Option<&Returned>) -> u64 {
         if rows.is_empty() {
             return 0;
         }
@@ -540,11 +611,12 @@ impl RowWriter {
         };
         let what = "writing the rows";
         let written: HashSet<usize> = Spi::connect_mut(|client| {
-            client
-                .update(update, None, &args)
-                .or_raise(what)
-                .map(|row| row.get::<i32>(1).or_raise(what).map_or(0, |i| i as usize))
-                .collect()
+            let rows = client.update(update, None, &args).or_raise(what);
+            if let Some(returned) = returned {
+                // SAFETY: right after the statement, in its connection.
+                unsafe { returned.put_spi_rows(1, |i| i.map_or(0, |i| i as usize)) };
+            }
+            rows.map(|row| row.get::<i64>(1).or_raise(what).map_or(0, |i| i as usize)).collect()
         });
         for (i, (_, old, _)) in rows.iter().enumerate() {
             // SAFETY: the key is of the key's type.
@@ -589,6 +661,7 @@ pub(super) unsafe fn update_batch(
     olds: &[OldRow],
     written: &[i32],
     ext_schema: &str,
+    returned: Option<&Returned>,
 ) -> Outcome {
     // SAFETY: as update_row.
     unsafe {
@@ -665,13 +738,13 @@ pub(super) unsafe fn update_batch(
         let result = match duplicate {
             Some(error) => Outcome::Duplicate(error),
             None => {
-                let writer = RowWriter::new(relid, &table, &cols, written);
+                let writer = RowWriter::new(relid, &table, &cols, written, returned.is_some());
                 let writes: Vec<(pg_sys::Datum, &OldRow, Write)> = plan
                     .into_iter()
                     .enumerate()
                     .filter_map(|(i, write)| write.map(|write| (rows[i], &olds[i], write)))
                     .collect();
-                Outcome::Stored(as_checked(&table, || writer.write(&writes)))
+                Outcome::Stored(as_checked(&table, || writer.write(&writes, returned)))
             }
         };
         finish(rel, nest, (saved_user, saved_context), result)
@@ -939,6 +1012,7 @@ pub(super) unsafe fn write_batch(
     rows: &[pg_sys::Datum],
     written: &[i32],
     ext_schema: &str,
+    returned: Option<&Returned>,
 ) -> Outcome {
     // SAFETY: as write_row: the relation stays open; the user switch and settings are undone on
     // every path. The datums are composite values formed by the caller.
@@ -1012,7 +1086,19 @@ pub(super) unsafe fn write_batch(
                 values.push(format!("($2::pg_catalog.int8[])[s.i]::{typ}"));
                 args.push(kept.iter().map(|&i| dup_of[i]).collect::<Vec<Option<i64>>>().into());
             }
-            stored = write_as_checked(&table, &array_insert(&table, &target, &values), &args);
+            let mut insert = array_insert(&table, &target, &values);
+            // The rows stored come back from the shards in no order: put in the batch's by key.
+            let mut position: HashMap<i64, std::collections::VecDeque<usize>> = HashMap::new();
+            if returned.is_some() {
+                insert.push_str(&format!(" RETURNING {}::pg_catalog.int8, *", column(cols.key)));
+                for (p, &i) in kept.iter().enumerate() {
+                    position.entry(keys[i].unwrap_or(i64::MIN)).or_default().push_back(p);
+                }
+            }
+            let rank = |key: Option<i64>| {
+                position.get_mut(&key.unwrap_or(i64::MIN)).and_then(|p| p.pop_front()).unwrap_or(usize::MAX)
+            };
+            stored = write_as_checked(&table, &insert, &args, returned.map(|r| (r, 1)), rank);
         }
         let result = match duplicate {
             Some(error) => Outcome::Duplicate(error),
@@ -1251,10 +1337,25 @@ unsafe fn datum_array(datums: &[pg_sys::Datum], typ: pg_sys::Oid) -> (pg_sys::Da
 
 /// Runs `insert` as a checked write of `table`: with `simdup.checked_write` naming it for this
 /// statement (propagated to the workers), which the shards' triggers let through for the
-/// owner the caller has become; returns the rows written.
-fn write_as_checked(table: &str, insert: &str, args: &[DatumWithOid]) -> u64 {
+/// owner the caller has become; returns the rows written. With `returned` (the store, and the
+/// columns the statement returns before the table's), the rows it returns go to the store in
+/// the order `rank` gives them ([`Returned::put_spi_rows`]).
+fn write_as_checked(
+    table: &str,
+    insert: &str,
+    args: &[DatumWithOid],
+    returned: Option<(&Returned, usize)>,
+    rank: impl FnMut(Option<i64>) -> usize,
+) -> u64 {
     as_checked(table, || {
-        Spi::connect_mut(|client| client.update(insert, None, args).or_raise("writing the rows").len())
+        Spi::connect_mut(|client| {
+            let n = client.update(insert, None, args).or_raise("writing the rows").len();
+            if let Some((returned, skip)) = returned {
+                // SAFETY: right after the statement, in its connection.
+                unsafe { returned.put_spi_rows(skip, rank) };
+            }
+            n
+        })
     }) as u64
 }
 

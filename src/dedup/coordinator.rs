@@ -28,10 +28,17 @@
 //!   40001 instead of losing that change; a row a join yields twice is updated once (`UPDATE
 //!   n`). UPDATEs of other columns are Citus's: the shards' triggers let them through.
 //!
+//! * **`RETURNING`** (of an INSERT or such an UPDATE): the checked write's own statement returns
+//!   the rows as the shards stored them; the custom scan keeps them ([`Returned`]: a tuplestore)
+//!   and then scans them as rows of the target — appended to the plan's relations for it — with
+//!   the RETURNING list as its target list, after checking the writer's SELECT on the columns
+//!   it reads. Refused with 0A000: a sub-SELECT, a system column, a column of another relation,
+//!   (PostgreSQL 18) `old` values.
+//!
 //! The writer's INSERT and UPDATE privileges are checked by the checked write, per column
-//! written, as the executor would. Refused with 0A000: `RETURNING`, `ON CONFLICT`, `COPY …
-//! WHERE`, `COPY … (ON_ERROR)`, a data-modifying `WITH` around an UPDATE, and an UPDATE
-//! assigning several columns from one sub-SELECT. Writes through a worker the shards' triggers
+//! written, as the executor would. Refused with 0A000: `ON CONFLICT`, `COPY … WHERE`, `COPY …
+//! (ON_ERROR)`, a data-modifying `WITH` around an UPDATE, and an UPDATE assigning several
+//! columns from one sub-SELECT. Writes through a worker the shards' triggers
 //! refuse ([`super::citus`]). The checked write's own INSERT or UPDATE (`simdup.checked_write`
 //! naming the table, as its owner) is left to Citus: it is what the shards' triggers let
 //! through.
@@ -48,7 +55,7 @@ use crate::errors::{Code, ConstraintError, Error};
 
 use super::checked::{
     array_insert, batchable, checked_columns, row_array, update_batch, update_row, write_batch, write_row, OldRow,
-    Outcome, Row,
+    Outcome, Returned, Row,
 };
 use super::config::TRIGGER;
 use super::similar::TRIGGER_SIMILAR;
@@ -400,14 +407,13 @@ unsafe fn plan_checked_update(
         let rel = pg_sys::RelationIdGetRelation(relid);
         let table = qualified_name(rel);
         pg_sys::RelationClose(rel);
-        if !(*parse).returningList.is_null() {
-            not_supported("UPDATE … RETURNING", &table, "Leave out RETURNING and read the rows changed with a SELECT.");
-        }
+        let returning = returning_list(parse, &table, "UPDATE");
         if (*parse).hasModifyingCTE {
             not_supported("a data-modifying WITH around an UPDATE", &table, "Run the statements one after another.");
         }
         let rows = pg_sys::copyObjectImpl(parse.cast()) as *mut pg_sys::Query;
         (*rows).commandType = pg_sys::CmdType::CMD_SELECT;
+        (*rows).returningList = ptr::null_mut();
         let result = (*rows).resultRelation;
         (*rows).resultRelation = 0;
         // The target is read as one of the SELECT's relations (an UPDATE's target is in its
@@ -464,7 +470,15 @@ unsafe fn plan_checked_update(
         (*rows).targetList = columns;
         let options = cursor_options & !(pg_sys::CURSOR_OPT_PARALLEL_OK as c_int);
         let stmt = previous_planner(rows, query_string, options, bound_params);
-        wrap_in_scan(stmt, parse, relid, &written, &raw const SCAN_METHODS_UPDATE, pg_sys::CmdType::CMD_UPDATE)
+        wrap_in_scan(
+            stmt,
+            parse,
+            relid,
+            &written,
+            returning,
+            &raw const SCAN_METHODS_UPDATE,
+            pg_sys::CmdType::CMD_UPDATE,
+        )
     }
 }
 
@@ -488,9 +502,7 @@ unsafe fn plan_checked_insert(
             pg_sys::RelationClose(rel);
             name
         };
-        if !(*parse).returningList.is_null() {
-            not_supported("INSERT … RETURNING", &table, "Leave out RETURNING and read the rows stored with a SELECT.");
-        }
+        let returning = returning_list(parse, &table, "INSERT");
         if !(*parse).onConflict.is_null() {
             not_supported(
                 "INSERT … ON CONFLICT",
@@ -501,6 +513,7 @@ unsafe fn plan_checked_insert(
         // The rows: the same query as a SELECT of the target list, in its order.
         let rows = pg_sys::copyObjectImpl(parse.cast()) as *mut pg_sys::Query;
         (*rows).commandType = pg_sys::CmdType::CMD_SELECT;
+        (*rows).returningList = ptr::null_mut();
         // The target is no relation of the SELECT. It is the range table's first entry (the
         // parser adds it before the rows' own): removed, and the rows' references renumbered,
         // the SELECT reads as one written by hand (Citus deparses it for the workers when the
@@ -553,12 +566,50 @@ unsafe fn plan_checked_insert(
         let options = cursor_options & !(pg_sys::CURSOR_OPT_PARALLEL_OK as c_int);
         let stmt = previous_planner(rows, query_string, options, bound_params);
 
-        wrap_in_scan(stmt, parse, relid, &written, &raw const SCAN_METHODS, pg_sys::CmdType::CMD_INSERT)
+        wrap_in_scan(stmt, parse, relid, &written, returning, &raw const SCAN_METHODS, pg_sys::CmdType::CMD_INSERT)
+    }
+}
+
+/// A copy of the RETURNING list of write `parse` (`verb`: INSERT or UPDATE) into `table`, to be
+/// computed from the rows stored; NULL without one. 0A000 for what the rows stored do not hold:
+/// a sub-SELECT, a column of another relation than the target (an UPDATE's FROM list), a system
+/// column, or (PostgreSQL 18) the row as it was before the statement (`old`).
+///
+/// # Safety
+/// `parse` is a query being planned.
+unsafe fn returning_list(parse: *mut pg_sys::Query, table: &str, verb: &str) -> *mut pg_sys::List {
+    // SAFETY: a valid Query; pull_var_clause walks its RETURNING list (which holds no aggregate
+    // or placeholder: the parser allows none there).
+    unsafe {
+        let list = (*parse).returningList;
+        if list.is_null() {
+            return ptr::null_mut();
+        }
+        let hint = "Return columns of the table itself, and compute the rest from them in a second statement.";
+        if pg_sys::contain_subplans(list.cast()) {
+            not_supported(&format!("{verb} … RETURNING a sub-SELECT"), table, hint);
+        }
+        for cell in cells(pg_sys::pull_var_clause(list.cast(), 0)) {
+            let var = cell.ptr_value as *mut pg_sys::Var;
+            if (*var).varno != (*parse).resultRelation {
+                not_supported(&format!("{verb} … RETURNING columns of another table"), table, hint);
+            }
+            if (*var).varattno < 0 {
+                not_supported(&format!("{verb} … RETURNING a system column"), table, hint);
+            }
+            #[cfg(feature = "pg18")]
+            if (*var).varreturningtype == pg_sys::VarReturningType::VAR_RETURNING_OLD {
+                not_supported(&format!("{verb} … RETURNING old values"), table, hint);
+            }
+        }
+        pg_sys::copyObjectImpl(list.cast()) as *mut pg_sys::List
     }
 }
 
 /// Puts the custom scan of `methods` on top of `stmt`, the plan of the rows of write `parse`
-/// (of kind `command`) into table `relid`, filling columns `written`.
+/// (of kind `command`) into table `relid`, filling columns `written`. With a RETURNING list
+/// (`returning`, of [`returning_list`]), the scan returns it, computed from the rows stored: it
+/// scans them as rows of the target, which joins the plan's relations for it.
 ///
 /// # Safety
 /// `stmt` was just planned for `parse`; `methods` are static.
@@ -567,6 +618,7 @@ unsafe fn wrap_in_scan(
     parse: *mut pg_sys::Query,
     relid: pg_sys::Oid,
     written: &[i32],
+    returning: *mut pg_sys::List,
     methods: *const pg_sys::CustomScanMethods,
     command: pg_sys::CmdType::Type,
 ) -> *mut pg_sys::PlannedStmt {
@@ -579,15 +631,44 @@ unsafe fn wrap_in_scan(
         (*scan).scan.plan.total_cost = (*child).total_cost;
         (*scan).scan.plan.plan_node_id = i32::MAX; // numbered apart from the planner's nodes
         (*scan).custom_plans = pg_sys::lappend(ptr::null_mut(), child.cast());
-        let mut private = pg_sys::lappend_int(ptr::null_mut(), u32::from(relid) as c_int);
-        for &attnum in written {
-            private = pg_sys::lappend_int(private, attnum);
-        }
-        (*scan).custom_private = private;
+        let private: Vec<i32> = std::iter::once(u32::from(relid) as i32).chain(written.iter().copied()).collect();
+        (*scan).custom_private = crate::catalog::private_ints(&private);
         (*scan).methods = methods;
         (*stmt).planTree = scan.cast();
         (*stmt).commandType = command;
-        (*stmt).hasReturning = false;
+        (*stmt).hasReturning = !returning.is_null();
+        if !returning.is_null() {
+            // The target, appended to the plan's relations (the rows' plan does not read it), with
+            // no privileges to check there: `begin` checks SELECT on the columns returned, the
+            // checked write INSERT or UPDATE on those written. Locked as the statement locks it.
+            let target = pg_sys::copyObjectImpl(pg_sys::list_nth((*parse).rtable, (*parse).resultRelation - 1))
+                as *mut pg_sys::RangeTblEntry;
+            (*target).inh = false;
+            (*target).inFromCl = false;
+            #[cfg(feature = "pg15")]
+            {
+                (*target).requiredPerms = 0;
+            }
+            #[cfg(not(feature = "pg15"))]
+            {
+                (*target).perminfoindex = 0;
+            }
+            (*stmt).rtable = pg_sys::lappend((*stmt).rtable, target.cast());
+            let rti = pg_sys::list_length((*stmt).rtable);
+            #[cfg(feature = "pg18")]
+            {
+                (*stmt).unprunableRelids = pg_sys::bms_add_member((*stmt).unprunableRelids, rti);
+            }
+            // (pull_var_clause lists the Var nodes themselves.)
+            for cell in cells(pg_sys::pull_var_clause(returning.cast(), 0)) {
+                let var = cell.ptr_value as *mut pg_sys::Var;
+                (*var).varno = rti as _;
+                (*var).varnosyn = rti as _;
+            }
+            pg_sys::fix_opfuncids(returning.cast());
+            (*scan).scan.scanrelid = rti as pg_sys::Index;
+            (*scan).scan.plan.targetlist = returning;
+        }
         (*stmt).canSetTag = (*parse).canSetTag;
         // A cached plan is replanned when the table changes (its trigger dropped, say).
         (*stmt).relationOids = pg_sys::lappend_oid((*stmt).relationOids, relid);
@@ -643,6 +724,10 @@ struct State {
     rows: pg_sys::MemoryContext,
     /// simdup's schema, quoted (palloc'd C string).
     ext_schema: *mut c_char,
+    /// The rows stored, for the RETURNING list (NULL without one).
+    returned: *mut pg_sys::Tuplestorestate,
+    /// Every row of the child plan has been written.
+    written: bool,
 }
 
 #[pg_guard]
@@ -673,11 +758,49 @@ fn new_state(methods: *const pg_sys::CustomExecMethods) -> *mut pg_sys::Node {
 /// `node` is a `SimdupCheckedInsert` node.
 unsafe fn private(node: *mut pg_sys::CustomScanState) -> (pg_sys::Oid, Vec<i32>) {
     // SAFETY: the plan built by plan_checked_insert.
-    let ints: Vec<i32> = unsafe {
-        let scan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-        cells((*scan).custom_private).iter().map(|c| c.int_value).collect()
-    };
+    let ints = unsafe { crate::catalog::ints_of_private((*node).ss.ps.plan as *mut pg_sys::CustomScan) };
     (pg_sys::Oid::from(ints[0] as u32), ints[1..].to_vec())
+}
+
+/// 42501 unless the user may read every column of table `relid` that the RETURNING list
+/// `targets` (scanning it as relation `scanrelid`) returns, as the executor checks an INSERT's or
+/// UPDATE's RETURNING (a whole-row reference: every column).
+///
+/// # Safety
+/// In a transaction; `relid` is locked; `targets` is a List of TargetEntry.
+unsafe fn check_returning_privileges(relid: pg_sys::Oid, targets: *mut pg_sys::List, scanrelid: pg_sys::Index) {
+    // SAFETY: as the caller guarantees; catalog and ACL lookups of the table's columns.
+    unsafe {
+        let mut attrs: *mut pg_sys::Bitmapset = ptr::null_mut();
+        pg_sys::pull_varattnos(targets.cast(), scanrelid, &mut attrs);
+        let rel = pg_sys::RelationIdGetRelation(relid);
+        let natts = (*(*rel).rd_att).natts;
+        let table = qualified_name(rel);
+        pg_sys::RelationClose(rel);
+        let mut columns: Vec<i32> = Vec::new();
+        let mut member = -1;
+        loop {
+            member = pg_sys::bms_next_member(attrs, member);
+            if member < 0 {
+                break;
+            }
+            match member + pg_sys::FirstLowInvalidHeapAttributeNumber {
+                0 => columns.extend(1..=natts),
+                attnum => columns.push(attnum),
+            }
+        }
+        for attnum in columns {
+            let attnum = attnum as pg_sys::AttrNumber;
+            if pg_sys::get_attname(relid, attnum, true).is_null() {
+                continue; // dropped
+            }
+            if !crate::access::column_privilege(relid, attnum, pg_sys::ACL_SELECT as pg_sys::AclMode) {
+                Error::new(Code::ERRCODE_INSUFFICIENT_PRIVILEGE, format!("permission denied for table {table}"))
+                    .detail("RETURNING reads the rows written, which needs SELECT on the columns it returns.")
+                    .raise();
+            }
+        }
+    }
 }
 
 #[pg_guard]
@@ -697,23 +820,39 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             let schema = std::ffi::CString::new(crate::catalog::extension_schema()).unwrap_or_default();
             (*state).ext_schema = pg_sys::pstrdup(schema.as_ptr());
         }
+        let scanrelid = (*scan).scan.scanrelid;
+        if scanrelid > 0 {
+            // RETURNING: the rows stored are kept (as minimal tuples of the table's descriptor)
+            // and scanned back through the plan's projection, which is rebuilt for a scan slot
+            // of that kind.
+            let ss = &raw mut (*node).ss;
+            pg_sys::ExecInitScanTupleSlot(estate, ss, (*(*state).rel).rd_att, &raw const pg_sys::TTSOpsMinimalTuple);
+            pg_sys::ExecAssignScanProjectionInfoWithVarno(ss, scanrelid as _);
+            (*state).returned = pg_sys::tuplestore_begin_heap(false, false, pg_sys::work_mem);
+            if eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as c_int == 0 {
+                check_returning_privileges(relid, (*scan).scan.plan.targetlist, scanrelid);
+            }
+        }
     }
 }
 
-/// Writes every row of the child plan; returns no tuple.
+/// Writes every row of the child plan on the first call; returns the RETURNING list of each row
+/// stored, if the statement has one, else no tuple.
 unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
     // SAFETY: the executor's node; `exec_rows` is guarded.
     unsafe { write_all(node, exec_rows) }
 }
 
-/// Writes every row of the child plan through the checked update; returns no tuple.
+/// Writes every row of the child plan through the checked update on the first call; returns the
+/// RETURNING list of each row written, if the statement has one, else no tuple.
 unsafe extern "C-unwind" fn exec_update(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
     // SAFETY: the executor's node; `exec_update_rows` is guarded.
     unsafe { write_all(node, exec_update_rows) }
 }
 
-/// Runs `write` (a guarded writer of the child plan's rows) on `node`, then raises the
-/// near-duplicate error it stopped at, if any, from this frame; returns no tuple.
+/// Runs `write` (a guarded writer of the child plan's rows) on `node` once, then raises the
+/// near-duplicate error it stopped at, if any, from this frame; returns the next row of the
+/// RETURNING list (none without one).
 ///
 /// # Safety
 /// The executor's node; `write` is guarded (its errors become PostgreSQL errors there).
@@ -721,16 +860,71 @@ unsafe fn write_all(
     node: *mut pg_sys::CustomScanState,
     write: unsafe extern "C-unwind" fn(*mut pg_sys::CustomScanState, *mut Option<ConstraintError>),
 ) -> *mut pg_sys::TupleTableSlot {
-    let mut duplicate = None;
-    // SAFETY: as the caller guarantees.
-    unsafe { write(node, &mut duplicate) };
-    if let Some(error) = duplicate {
-        // SAFETY: the frames above are the executor's callback and this one, nothing in them
-        // needs dropping (a ConstraintError holds only palloc'd pointers), and the relation is
-        // open.
-        unsafe { error.raise() }
+    let state = node as *mut State;
+    // SAFETY: the executor's node, of `State`.
+    if !unsafe { (*state).written } {
+        // SAFETY: as above.
+        unsafe { (*state).written = true };
+        let mut duplicate = None;
+        // SAFETY: as the caller guarantees.
+        unsafe { write(node, &mut duplicate) };
+        if let Some(error) = duplicate {
+            // SAFETY: the frames above are the executor's callback and this one, nothing in them
+            // needs dropping (a ConstraintError holds only palloc'd pointers), and the relation is
+            // open.
+            unsafe { error.raise() }
+        }
     }
-    ptr::null_mut()
+    let mut slot = ptr::null_mut();
+    // SAFETY: as above; `next_returned` is guarded.
+    unsafe {
+        if !(*state).returned.is_null() {
+            next_returned(node, &mut slot);
+        }
+    }
+    slot
+}
+
+/// The next row of the RETURNING list into `*out`: the projection of the next row stored
+/// (ExecScan: the plan's target list over the scan slot), an empty slot after the last.
+///
+/// # Safety
+/// A node of [`State`] with its store of rows.
+#[pg_guard]
+unsafe extern "C-unwind" fn next_returned(node: *mut pg_sys::CustomScanState, out: *mut *mut pg_sys::TupleTableSlot) {
+    // SAFETY: as the caller guarantees.
+    unsafe { *out = pg_sys::ExecScan(&raw mut (*node).ss, Some(fetch_returned), Some(recheck_returned)) }
+}
+
+/// ExecScan's access method: the next row stored into the scan slot (a slot of minimal tuples,
+/// the store's kind), or the slot emptied after the last.
+#[pg_guard]
+unsafe extern "C-unwind" fn fetch_returned(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
+    // SAFETY: the ScanState of a node of `State` (its first member) with its store.
+    unsafe {
+        let slot = (*ss).ss_ScanTupleSlot;
+        pg_sys::tuplestore_gettupleslot((*(ss as *mut State)).returned, true, false, slot);
+        slot
+    }
+}
+
+/// ExecScan's recheck method: never called (no EvalPlanQual reaches this node, which locks no
+/// rows of its own); every row stored qualifies.
+#[pg_guard]
+unsafe extern "C-unwind" fn recheck_returned(_ss: *mut pg_sys::ScanState, _slot: *mut pg_sys::TupleTableSlot) -> bool {
+    true
+}
+
+/// Where the checked write puts the rows it stores: the node's store, if its statement has a
+/// RETURNING list.
+///
+/// # Safety
+/// A node of [`State`], begun.
+unsafe fn returned(state: *mut State) -> Option<Returned> {
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        (!(*state).returned.is_null()).then(|| Returned { store: (*state).returned, desc: (*(*state).rel).rd_att })
+    }
 }
 
 /// # Safety
@@ -775,10 +969,16 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
             pg_sys::MemoryContextReset(per_batch);
             let old = pg_sys::CurrentMemoryContext;
             pg_sys::CurrentMemoryContext = per_batch;
+            let returned = returned(state);
             let outcome = if rows.len() == 1 {
-                write_row(relid, Row::Record { datum: rows[0], written: written.clone() }, &ext_schema)
+                write_row(
+                    relid,
+                    Row::Record { datum: rows[0], written: written.clone() },
+                    &ext_schema,
+                    returned.as_ref(),
+                )
             } else {
-                write_batch(relid, &rows, &written, &ext_schema)
+                write_batch(relid, &rows, &written, &ext_schema, returned.as_ref())
             };
             pg_sys::CurrentMemoryContext = old;
             match outcome {
@@ -855,10 +1055,11 @@ unsafe extern "C-unwind" fn exec_update_rows(
             pg_sys::MemoryContextReset(per_batch);
             let previous = pg_sys::CurrentMemoryContext;
             pg_sys::CurrentMemoryContext = per_batch;
+            let returned = returned(state);
             let outcome = if rows.len() == 1 {
-                update_row(relid, rows[0], &written, &olds[0], &ext_schema)
+                update_row(relid, rows[0], &written, &olds[0], &ext_schema, returned.as_ref())
             } else {
-                update_batch(relid, &rows, &olds, &written, &ext_schema)
+                update_batch(relid, &rows, &olds, &written, &ext_schema, returned.as_ref())
             };
             pg_sys::CurrentMemoryContext = previous;
             match outcome {
@@ -907,6 +1108,9 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
     unsafe {
         pg_sys::ExecEndNode(pg_sys::list_nth((*node).custom_ps, 0) as *mut pg_sys::PlanState);
         let state = node as *mut State;
+        if !(*state).returned.is_null() {
+            pg_sys::tuplestore_end((*state).returned);
+        }
         if !(*state).rel.is_null() {
             pg_sys::table_close((*state).rel, pg_sys::NoLock as pg_sys::LOCKMODE);
         }

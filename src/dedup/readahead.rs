@@ -243,9 +243,7 @@ unsafe fn read_ahead(
         (*plan).targetlist = tlist;
         (*scan).custom_scan_tlist = scan_tlist;
         (*scan).custom_plans = pg_sys::lappend(ptr::null_mut(), child.cast());
-        let mut private = pg_sys::lappend_int(ptr::null_mut(), u32::from(relid) as c_int);
-        private = pg_sys::lappend_int(private, position);
-        (*scan).custom_private = pg_sys::lappend_int(private, c_int::from(text));
+        (*scan).custom_private = crate::catalog::private_ints(&[u32::from(relid) as i32, position, i32::from(text)]);
         (*scan).methods = &raw const SCAN_METHODS;
         scan
     }
@@ -315,7 +313,7 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         let scan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
         let child = pg_sys::list_nth((*scan).custom_plans, 0) as *mut pg_sys::Plan;
         (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), pg_sys::ExecInitNode(child, estate, eflags).cast());
-        let ints: Vec<i32> = cells((*scan).custom_private).iter().map(|c| c.int_value).collect();
+        let ints = crate::catalog::ints_of_private(scan);
         let state = node as *mut State;
         (*state).relid = pg_sys::Oid::from(ints[0] as u32);
         (*state).position = ints[1];

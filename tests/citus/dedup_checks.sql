@@ -112,6 +112,12 @@ SELECT check_that('hostile names: a plain INSERT and a COPY on the coordinator a
   (SELECT dup_of FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" = 999999)
     = (SELECT min(q.id) FROM pool p JOIN pool q ON hamming(p.fp, q.fp) <= 10 WHERE p.id = 1)
   AND (SELECT dup_of IS NULL FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" = 999998));
+-- INSERT ... RETURNING into the hostile table: the row as stored, dup_of included.
+INSERT INTO "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" ("I d", "Bo""dy $simdup$") SELECT 999997, body FROM pool WHERE id = 2
+  RETURNING "I d" AS hostile_id, dup_of AS hostile_dup_of, length("Bo""dy $simdup$") AS hostile_len \gset
+SELECT check_that('hostile names: INSERT ... RETURNING returns the row stored, marked',
+  :hostile_id = 999997 AND :hostile_dup_of = (SELECT min(q.id) FROM pool p JOIN pool q ON hamming(p.fp, q.fp) <= 10 WHERE p.id = 2)
+  AND :hostile_len = (SELECT length(body) FROM pool WHERE id = 2));
 -- An UPDATE of the new row's text to row 1's: checked (marked like the INSERT above); back to a
 -- text of its own: unmarked again.
 UPDATE "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" SET "Bo""dy $simdup$" = (SELECT body FROM pool WHERE id = 1) WHERE "I d" = 999998;
@@ -121,7 +127,7 @@ SELECT check_that('hostile names: an UPDATE of the text on the coordinator is a 
   :'hostile_marked'::bigint = (SELECT min(q.id) FROM pool p JOIN pool q ON hamming(p.fp, q.fp) <= 10 WHERE p.id = 1)
   AND (SELECT dup_of IS NULL FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" = 999998),
   :'hostile_marked');
-DELETE FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" >= 999998;
+DELETE FROM "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" WHERE "I d" >= 999997;
 SELECT simdup_disable('"Sch""ema $simdup$ x"."Ta''ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"');
 INSERT INTO "Sch""ema $simdup$ x"."Ta'ble $1 ""q"" $simdup$ Upxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" ("I d", "Bo""dy $simdup$") SELECT id + 1000000, body FROM pool WHERE id <= 3;
 SELECT check_that('hostile names: after simdup_disable plain INSERTs are stored',
@@ -280,9 +286,78 @@ INSERT INTO pw_text_local (id, body) SELECT 'k' || id, body FROM pool ORDER BY i
 SELECT check_that('mark, k = 3, text keys (a row at a time), one INSERT ... SELECT: dup_of = the local trigger''s (the smallest key as text orders)',
   (SELECT count(*) FROM pw_text d FULL JOIN pw_text_local l USING (id) WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d.id IS NULL OR l.id IS NULL) = 0
   AND (SELECT count(dup_of) FROM pw_text) > 0);
-SELECT check_that('INSERT ... RETURNING: 0A000 with a hint',
-  e = '0A000: INSERT … RETURNING is not supported on distributed dedup table public.pw_reject', e)
-FROM error_of($$INSERT INTO pw_reject (id, body) VALUES (5, 'x') RETURNING id$$) e;
+-- INSERT ... RETURNING: the rows stored, as the shards stored them, in the statement's order:
+-- what the local trigger's table returns for the same statements. returned(sql): the rows a
+-- statement returns, in their order, as text.
+CREATE FUNCTION returned(sql text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r record; out text[] := '{}';
+BEGIN
+  FOR r IN EXECUTE sql LOOP out := out || r::text; END LOOP;
+  RETURN array_to_string(out, ' ');
+END $$;
+CREATE FUNCTION make_returning_pair(name text, mode text, k int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM make_dist(name, mode, k);
+  EXECUTE format('CREATE TABLE %I (id bigint PRIMARY KEY, body text NOT NULL)', name || '_local');
+  PERFORM simdup_enable((name || '_local')::regclass, 'body', on_duplicate => mode, max_distance => k);
+END $$;
+SELECT make_returning_pair('ret_mark', 'mark', 3);
+SELECT returned('INSERT INTO ret_mark (id, body) SELECT id, body FROM pool ORDER BY id RETURNING id, dup_of') AS ret_d,
+       returned('INSERT INTO ret_mark_local (id, body) SELECT id, body FROM pool ORDER BY id RETURNING id, dup_of') AS ret_l \gset
+SELECT check_that('INSERT ... SELECT ... RETURNING id, dup_of, mark, k = 3 (a batch): every row with the local trigger''s dup_of, in the statement''s order',
+  :'ret_d' = :'ret_l' AND :'ret_d' LIKE '(1,) (2,%' AND (SELECT count(dup_of) FROM ret_mark) > 0, left(:'ret_d', 60));
+SELECT make_returning_pair('ret_skip', 'skip', 3);
+SELECT returned('INSERT INTO ret_skip (id, body) SELECT id, body FROM pool ORDER BY id DESC RETURNING id') AS ret_d,
+       returned('INSERT INTO ret_skip_local (id, body) SELECT id, body FROM pool ORDER BY id DESC RETURNING id') AS ret_l \gset
+SELECT check_that('INSERT ... SELECT ... ORDER BY id DESC RETURNING id, skip, k = 3: the rows the local trigger keeps, in the statement''s order',
+  :'ret_d' = :'ret_l' AND (SELECT count(*) FROM ret_skip) < (SELECT count(*) FROM pool)
+  AND :'ret_d' = (SELECT string_agg(format('(%s)', id), ' ' ORDER BY id DESC) FROM ret_skip), left(:'ret_d', 60));
+SELECT make_returning_pair('ret_one', 'mark', 10);
+SELECT string_agg(returned(format('INSERT INTO ret_one (id, body) VALUES (%s, %L) RETURNING *', id, body)), ' ' ORDER BY id) AS ret_d,
+       string_agg(returned(format('INSERT INTO ret_one_local (id, body) VALUES (%s, %L) RETURNING *', id, body)), ' ' ORDER BY id) AS ret_l
+FROM (SELECT id, body FROM pool WHERE id % 7 = 0 ORDER BY id) p \gset
+SELECT check_that('INSERT ... VALUES ... RETURNING *, a statement a row, mark, k = 10: every column as the local trigger''s table stores it',
+  :'ret_d' = :'ret_l' AND (SELECT count(dup_of) FROM ret_one) > 0);
+-- A dropped, a generated and a defaulted column; the whole row, and expressions over it.
+CREATE TABLE ret_cols (id bigint PRIMARY KEY, gone int, body text NOT NULL, note text DEFAULT 'default note',
+                       len int GENERATED ALWAYS AS (length(body)) STORED);
+ALTER TABLE ret_cols DROP COLUMN gone;
+SELECT create_distributed_table('ret_cols', 'id');
+SELECT simdup_enable('ret_cols', 'body', on_duplicate => 'mark', max_distance => 3);
+SELECT returned('INSERT INTO ret_cols (id, body) SELECT id, body FROM pool WHERE id <= 40 ORDER BY id RETURNING ret_cols, upper(note), len + 1, dup_of') AS ret_d \gset
+SELECT check_that('INSERT ... RETURNING the whole row and expressions, with dropped, generated and defaulted columns: the rows as stored',
+  :'ret_d' = returned('SELECT ret_cols, upper(note), len + 1, dup_of FROM ret_cols ORDER BY id'), left(:'ret_d', 80));
+-- Prepared, a generic plan: row 1's text under a new key is marked with key 1.
+SELECT body AS ret_body FROM pool WHERE id = 1 \gset
+PREPARE ret_ins(bigint, text) AS INSERT INTO ret_mark (id, body) VALUES ($1, $2) RETURNING id, dup_of;
+SET plan_cache_mode = force_generic_plan;
+EXECUTE ret_ins(900001, :'ret_body') \gset ret_
+RESET plan_cache_mode;
+SELECT check_that('a prepared INSERT ... RETURNING, generic plan: the row stored, marked', :ret_id = 900001 AND :ret_dup_of = 1);
+-- Inside a data-modifying WITH (Citus plans it as a subplan, through the same hook).
+WITH w AS (INSERT INTO ret_mark (id, body) SELECT 900002, body FROM pool WHERE id = 1 RETURNING id, dup_of) SELECT dup_of AS ret_cte FROM w \gset
+SELECT check_that('WITH w AS (INSERT ... RETURNING ...) SELECT ... FROM w: checked, the row returned', :ret_cte = 1);
+-- RETURNING needs SELECT on the columns it returns; what the rows stored do not hold is refused.
+CREATE ROLE ret_writer;
+GRANT INSERT, UPDATE ON ret_mark TO ret_writer;
+GRANT SELECT (id) ON ret_mark TO ret_writer;
+SET ROLE ret_writer;
+SELECT returned('INSERT INTO ret_mark (id, body) VALUES (900003, ''A writer who may read the key only, about kites over the dunes.'') RETURNING id') AS ret_granted \gset
+SELECT error_of('INSERT INTO ret_mark (id, body) VALUES (900004, ''x'') RETURNING id, body') AS ret_column,
+       error_of('INSERT INTO ret_mark (id, body) VALUES (900004, ''x'') RETURNING ret_mark') AS ret_whole \gset
+RESET ROLE;
+SELECT check_that('RETURNING as a role with INSERT and SELECT on the key only: the key returned; another column or the whole row 42501, nothing stored',
+  :'ret_granted' = '(900003)'
+  AND :'ret_column' = '42501: permission denied for table public.ret_mark' AND :'ret_whole' = :'ret_column'
+  AND NOT EXISTS (SELECT FROM ret_mark WHERE id = 900004), :'ret_column');
+SELECT check_that('INSERT ... RETURNING a sub-SELECT, or a system column: 0A000 with a hint',
+  e1 = '0A000: INSERT … RETURNING a sub-SELECT is not supported on distributed dedup table public.ret_mark'
+  AND e2 = '0A000: INSERT … RETURNING a system column is not supported on distributed dedup table public.ret_mark', e1 || ' / ' || e2)
+FROM error_of('INSERT INTO ret_mark (id, body) VALUES (900005, ''x'') RETURNING (SELECT 1)') e1,
+     error_of('INSERT INTO ret_mark (id, body) VALUES (900005, ''x'') RETURNING ctid') e2;
+SELECT check_that('EXPLAIN (VERBOSE) of an INSERT ... RETURNING: the custom scan on the table, its output the RETURNING list',
+  returned('EXPLAIN (VERBOSE, COSTS OFF) INSERT INTO ret_mark (id, body) VALUES (1, ''x'') RETURNING id, dup_of')
+    ~ 'Custom Scan \(SimdupCheckedInsert\) on public\.ret_mark"\) \("\s+Output: ret_mark\.id, ret_mark\.dup_of"');
 SELECT check_that('INSERT ... ON CONFLICT: 0A000',
   e = '0A000: INSERT … ON CONFLICT is not supported on distributed dedup table public.pw_reject', e)
 FROM error_of($$INSERT INTO pw_reject (id, body) VALUES (5, 'x') ON CONFLICT DO NOTHING$$) e;
@@ -385,9 +460,35 @@ SELECT check_that('UPDATE of two rows to one new text, reject: 23505, neither ro
   AND (SELECT count(*) FROM up_reject WHERE body LIKE 'Two rows, one text%') = 0, e)
 FROM error_of(format('UPDATE up_reject SET body = %L WHERE id IN (%s, %s)',
   'Two rows, one text: a story about the ferry between the islands and its timetable.', :r_other, :r_other2)) e;
-SELECT check_that('UPDATE ... RETURNING of the text: 0A000 with a hint',
-  e = '0A000: UPDATE … RETURNING is not supported on distributed dedup table public.up_reject', e)
-FROM error_of('UPDATE up_reject SET body = ''x'' WHERE id = 1 RETURNING id') e;
+-- UPDATE ... RETURNING of the text: the rows as written (a skipped row returns nothing, as a
+-- BEFORE trigger that skips it makes it), what the local trigger's table returns, a statement a
+-- row; then one statement of many rows (batches): the rows it changed, as stored.
+CREATE FUNCTION update_both_returning(name text, ret text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE r record; n bigint := 0; a text; b text;
+BEGIN
+  FOR r IN SELECT p1.id, CASE WHEN p1.id % 12 = 0 THEN p2.body
+                              ELSE (SELECT string_agg(md5(p1.id || '/' || g), ' ') FROM generate_series(1, 12) g) END AS body
+           FROM pool p1 JOIN pool p2 ON p2.id = (p1.id * 7) % 584 + 1 WHERE p1.id % 6 = 0 ORDER BY p1.id LOOP
+    a := returned(format('UPDATE %I SET body = %L WHERE id = %s RETURNING %s', name, r.body, r.id, ret));
+    b := returned(format('UPDATE %I SET body = %L WHERE id = %s RETURNING %s', name || '_local', r.body, r.id, ret));
+    IF a IS DISTINCT FROM b THEN n := n + 1; END IF;
+  END LOOP;
+  RETURN n;
+END $$;
+SELECT make_update_pair('upr_skip', 'skip', 3);
+SELECT check_that('UPDATE ... RETURNING of the text, skip, k = 3, a statement a row: the rows the local trigger''s table returns (none when skipped)',
+  update_both_returning('upr_skip', 'id, md5(body)') = 0 AND same_rows('upr_skip') = 0);
+SELECT make_update_pair('upr_mark', 'mark', 3);
+SELECT check_that('UPDATE ... RETURNING of the text, mark, k = 3, a statement a row: the rows the local trigger''s table returns',
+  update_both_returning('upr_mark', 'id, dup_of, md5(body)') = 0 AND same_rows('upr_mark') = 0);
+SELECT returned('UPDATE upr_mark SET body = body || '' (edited)'' WHERE id % 5 = 0 RETURNING id, dup_of, md5(body)') AS ret_d \gset
+SELECT check_that('UPDATE ... RETURNING of many rows (batches): each row changed, as stored',
+  (SELECT array_agg(x ORDER BY x) FROM unnest(string_to_array(:'ret_d', ' ')) x)
+  = (SELECT array_agg(format('(%s,%s,%s)', id, dup_of, md5(body)) ORDER BY format('(%s,%s,%s)', id, dup_of, md5(body))) FROM upr_mark WHERE body LIKE '% (edited)')
+  AND (SELECT count(*) FROM upr_mark WHERE body LIKE '% (edited)') > 0);
+SELECT check_that('UPDATE ... RETURNING a column of another table of the UPDATE: 0A000 with a hint',
+  e = '0A000: UPDATE … RETURNING columns of another table is not supported on distributed dedup table public.up_reject', e)
+FROM error_of('UPDATE up_reject SET body = ''x'' FROM (VALUES (1)) v(a) WHERE id = v.a RETURNING v.a') e;
 SELECT check_that('EXPLAIN of an UPDATE of the text: the custom scan SimdupCheckedUpdate; of another column: Citus''s plan',
   (SELECT string_agg(p, E'\n') FROM explain_all('UPDATE up_reject SET body = body || ''!'' WHERE id = 5') x(p))
     ~ 'Custom Scan \(SimdupCheckedUpdate\)\s+Dedup Check: each row against every shard of public\.up_reject'
