@@ -184,7 +184,7 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             let ns = pg_sys::get_func_namespace((*(*fcinfo).flinfo).fn_oid);
             quote_identifier(CStr::from_ptr(pg_sys::get_namespace_name(ns)).to_string_lossy())
         };
-        *outcome = Some(write_row(relid, Row::Json(args[1].value), &ext_schema, None));
+        *outcome = Some(write_row(relid, Row::Json(args[1].value), &ext_schema, None, None));
     }
 }
 
@@ -198,13 +198,20 @@ pub(super) enum Row {
 }
 
 /// The checked write of one row into distributed table `relid`, on the coordinator, with
-/// simdup's functions in schema `ext_schema` (quoted); the row stored goes to `returned` if
-/// given. On [`Outcome::Duplicate`] the relation is left open: the error names it.
+/// simdup's functions in schema `ext_schema` (quoted), its INSERT followed by `on_conflict` (an
+/// `ON CONFLICT … DO NOTHING` clause) if given; the row stored goes to `returned` if given. On
+/// [`Outcome::Duplicate`] the relation is left open: the error names it.
 ///
 /// # Safety
 /// In a transaction, inside pgrx's guard; a `Row::Record` datum is of `relid`'s row type;
 /// `returned`'s descriptor is `relid`'s.
-pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str, returned: Option<&Returned>) -> Outcome {
+pub(super) unsafe fn write_row(
+    relid: pg_sys::Oid,
+    row: Row,
+    ext_schema: &str,
+    on_conflict: Option<&str>,
+    returned: Option<&Returned>,
+) -> Outcome {
     // SAFETY: the relation is opened here and stays open (and locked) until the end of the
     // transaction; catalog lookups of its columns; the user switch is undone on every path
     // (errors included: the transaction's abort restores the user and security context, and
@@ -276,8 +283,11 @@ pub(super) unsafe fn write_row(relid: pg_sys::Oid, row: Row, ext_schema: &str, r
                 }
                 // (A single-row VALUES, which Citus routes to the row's shard.)
                 let returning = if returned.is_some() { "*" } else { "1" };
-                let insert =
-                    format!("INSERT INTO {table} ({target}) VALUES ({}) RETURNING {returning}", values.join(", "));
+                let insert = format!(
+                    "INSERT INTO {table} ({target}) VALUES ({}){} RETURNING {returning}",
+                    values.join(", "),
+                    on_conflict.unwrap_or_default()
+                );
                 Outcome::Stored(write_as_checked(&table, &insert, &insert_args, returned.map(|r| (r, 0)), |_| 0))
             }
         };

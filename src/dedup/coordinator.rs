@@ -27,18 +27,20 @@
 //!   written by key *and* ctid, so that a row another transaction changed meanwhile raises
 //!   40001 instead of losing that change; a row a join yields twice is updated once (`UPDATE
 //!   n`). UPDATEs of other columns are Citus's: the shards' triggers let them through.
-//!
 //! * **`RETURNING`** (of an INSERT or such an UPDATE): the checked write's own statement returns
 //!   the rows as the shards stored them; the custom scan keeps them ([`Returned`]: a tuplestore)
 //!   and then scans them as rows of the target — appended to the plan's relations for it — with
 //!   the RETURNING list as its target list, after checking the writer's SELECT on the columns
 //!   it reads. Refused with 0A000: a sub-SELECT, a system column, a column of another relation,
 //!   (PostgreSQL 18) `old` values.
+//! * **`INSERT … ON CONFLICT … DO NOTHING`**: the clause is appended to the checked write's
+//!   INSERT of each row, a row at a time (a row it leaves out is then no earlier row of a batch
+//!   to the next): each row checked first, as a BEFORE trigger runs before the conflict check.
 //!
 //! The writer's INSERT and UPDATE privileges are checked by the checked write, per column
-//! written, as the executor would. Refused with 0A000: `ON CONFLICT`, `COPY … WHERE`, `COPY …
-//! (ON_ERROR)`, a data-modifying `WITH` around an UPDATE, and an UPDATE assigning several
-//! columns from one sub-SELECT. Writes through a worker the shards' triggers
+//! written, as the executor would. Refused with 0A000: `ON CONFLICT … DO UPDATE`, `COPY …
+//! WHERE`, `COPY … (ON_ERROR)`, a data-modifying `WITH` around an UPDATE, and an UPDATE
+//! assigning several columns from one sub-SELECT. Writes through a worker the shards' triggers
 //! refuse ([`super::citus`]). The checked write's own INSERT or UPDATE (`simdup.checked_write`
 //! naming the table, as its owner) is left to Citus: it is what the shards' triggers let
 //! through.
@@ -503,17 +505,12 @@ unsafe fn plan_checked_insert(
             name
         };
         let returning = returning_list(parse, &table, "INSERT");
-        if !(*parse).onConflict.is_null() {
-            not_supported(
-                "INSERT … ON CONFLICT",
-                &table,
-                "Use on_duplicate => 'skip' to leave out rows that are already stored.",
-            );
-        }
+        let conflict = conflict_clause(parse, relid, &table);
         // The rows: the same query as a SELECT of the target list, in its order.
         let rows = pg_sys::copyObjectImpl(parse.cast()) as *mut pg_sys::Query;
         (*rows).commandType = pg_sys::CmdType::CMD_SELECT;
         (*rows).returningList = ptr::null_mut();
+        (*rows).onConflict = ptr::null_mut();
         // The target is no relation of the SELECT. It is the range table's first entry (the
         // parser adds it before the rows' own): removed, and the rows' references renumbered,
         // the SELECT reads as one written by hand (Citus deparses it for the workers when the
@@ -566,7 +563,90 @@ unsafe fn plan_checked_insert(
         let options = cursor_options & !(pg_sys::CURSOR_OPT_PARALLEL_OK as c_int);
         let stmt = previous_planner(rows, query_string, options, bound_params);
 
-        wrap_in_scan(stmt, parse, relid, &written, returning, &raw const SCAN_METHODS, pg_sys::CmdType::CMD_INSERT)
+        let stmt =
+            wrap_in_scan(stmt, parse, relid, &written, returning, &raw const SCAN_METHODS, pg_sys::CmdType::CMD_INSERT);
+        if let Some(clause) = conflict {
+            // (After the integers of the private list: the clause, as a String node.)
+            let scan = (*stmt).planTree as *mut pg_sys::CustomScan;
+            let clause = std::ffi::CString::new(clause).unwrap_or_default();
+            let node = pg_sys::makeString(pg_sys::pstrdup(clause.as_ptr()));
+            (*scan).custom_private = pg_sys::lappend((*scan).custom_private, node.cast());
+        }
+        stmt
+    }
+}
+
+/// The `ON CONFLICT … DO NOTHING` clause of INSERT `parse` into table `relid` (`table`, for
+/// messages), as the checked write appends it to its own INSERT of each row; None without one.
+/// Its arbiter is named as the statement names it: columns, or a constraint. 0A000 for `DO
+/// UPDATE`, and for an arbiter the clause cannot name (an expression, a collation or operator
+/// class, a partial index's `WHERE`).
+///
+/// # Safety
+/// `parse` is a query being planned; `relid` its target.
+unsafe fn conflict_clause(parse: *mut pg_sys::Query, relid: pg_sys::Oid, table: &str) -> Option<String> {
+    // SAFETY: a valid Query and its OnConflictExpr; catalog lookups of the target's columns and
+    // constraints.
+    unsafe {
+        let conflict = (*parse).onConflict;
+        if conflict.is_null() {
+            return None;
+        }
+        if (*conflict).action != pg_sys::OnConflictAction::ONCONFLICT_NOTHING {
+            not_supported(
+                "INSERT … ON CONFLICT DO UPDATE",
+                table,
+                "Use ON CONFLICT DO NOTHING, then UPDATE the rows that were not stored.",
+            );
+        }
+        let hint = "Name the arbiter by its columns or with ON CONSTRAINT, or leave it out.";
+        if !(*conflict).arbiterWhere.is_null() {
+            not_supported("INSERT … ON CONFLICT (…) WHERE …", table, hint);
+        }
+        let arbiter = if (*conflict).constraint != pg_sys::InvalidOid {
+            let name = CStr::from_ptr(pg_sys::get_constraint_name((*conflict).constraint)).to_string_lossy();
+            format!(" ON CONSTRAINT {}", pgrx::spi::quote_identifier(name))
+        } else if !(*conflict).arbiterElems.is_null() {
+            let columns: Vec<String> = cells((*conflict).arbiterElems)
+                .iter()
+                .map(|cell| {
+                    let elem = cell.ptr_value as *mut pg_sys::InferenceElem;
+                    let var = (*elem).expr as *mut pg_sys::Var;
+                    let plain = (*var).xpr.type_ == pg_sys::NodeTag::T_Var
+                        && (*var).varattno > 0
+                        && (*elem).infercollid == pg_sys::InvalidOid
+                        && (*elem).inferopclass == pg_sys::InvalidOid;
+                    if !plain {
+                        not_supported(
+                            "INSERT … ON CONFLICT on an expression, a collation or an operator class",
+                            table,
+                            hint,
+                        );
+                    }
+                    let name = CStr::from_ptr(pg_sys::get_attname(relid, (*var).varattno, false)).to_string_lossy();
+                    pgrx::spi::quote_identifier(name)
+                })
+                .collect();
+            format!(" ({})", columns.join(", "))
+        } else {
+            String::new()
+        };
+        Some(format!(" ON CONFLICT{arbiter} DO NOTHING"))
+    }
+}
+
+/// The `ON CONFLICT` clause [`plan_checked_insert`] put in custom scan `scan`'s plan, if any.
+///
+/// # Safety
+/// `scan` is a `SimdupCheckedInsert` plan.
+unsafe fn conflict_of(scan: *mut pg_sys::CustomScan) -> Option<String> {
+    // SAFETY: the private list of plan_checked_insert: the integers, then the clause's String.
+    unsafe {
+        let private = (*scan).custom_private;
+        (pg_sys::list_length(private) > 1).then(|| {
+            let node = pg_sys::list_nth(private, 1) as *mut pg_sys::String;
+            CStr::from_ptr((*node).sval).to_string_lossy().into_owned()
+        })
     }
 }
 
@@ -945,8 +1025,10 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
         let per_batch = (*(*node).ss.ps.ps_ExprContext).ecxt_per_tuple_memory;
         let estate = (*node).ss.ps.state;
         // A batch at a time where the check allows it (src/dedup/checked.rs, write_batch),
-        // else a row at a time.
-        let batch_rows = if batchable((*state).rel) { BATCH_ROWS } else { 1 };
+        // else a row at a time: with ON CONFLICT DO NOTHING, so that a row the clause leaves out
+        // is no earlier row of the batch to the rows after it.
+        let conflict = conflict_of((*node).ss.ps.plan as *mut pg_sys::CustomScan);
+        let batch_rows = if conflict.is_none() && batchable((*state).rel) { BATCH_ROWS } else { 1 };
         let mut values = vec![pg_sys::Datum::from(0); natts];
         let mut nulls = vec![true; natts];
         // (A plan is not asked again once it has returned its end: a scan would start over.)
@@ -971,12 +1053,8 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
             pg_sys::CurrentMemoryContext = per_batch;
             let returned = returned(state);
             let outcome = if rows.len() == 1 {
-                write_row(
-                    relid,
-                    Row::Record { datum: rows[0], written: written.clone() },
-                    &ext_schema,
-                    returned.as_ref(),
-                )
+                let row = Row::Record { datum: rows[0], written: written.clone() };
+                write_row(relid, row, &ext_schema, conflict.as_deref(), returned.as_ref())
             } else {
                 write_batch(relid, &rows, &written, &ext_schema, returned.as_ref())
             };

@@ -289,6 +289,18 @@ SELECT check_that('mark, k = 3, text keys (a row at a time), one INSERT ... SELE
 -- INSERT ... RETURNING: the rows stored, as the shards stored them, in the statement's order:
 -- what the local trigger's table returns for the same statements. returned(sql): the rows a
 -- statement returns, in their order, as text.
+-- same_rows(name): rows of name and name_local that differ (body, dup_of), or are in one only.
+CREATE FUNCTION same_rows(name text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  -- (The distributed table's rows read first, on their own: joined to a local table, a
+  -- one-shard table's query would be sent to its worker whole.)
+  EXECUTE format('WITH d AS MATERIALIZED (SELECT id, body, to_jsonb(x) -> ''dup_of'' AS dup_of FROM %1$I x)
+                  SELECT count(*) FROM d FULL JOIN %1$I_local l USING (id)
+                  WHERE d.body IS DISTINCT FROM l.body OR d.dup_of IS DISTINCT FROM to_jsonb(l) -> ''dup_of''
+                     OR d.id IS NULL OR l.id IS NULL', name) INTO n;
+  RETURN n;
+END $$;
 CREATE FUNCTION returned(sql text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE r record; out text[] := '{}';
 BEGIN
@@ -358,9 +370,38 @@ FROM error_of('INSERT INTO ret_mark (id, body) VALUES (900005, ''x'') RETURNING 
 SELECT check_that('EXPLAIN (VERBOSE) of an INSERT ... RETURNING: the custom scan on the table, its output the RETURNING list',
   returned('EXPLAIN (VERBOSE, COSTS OFF) INSERT INTO ret_mark (id, body) VALUES (1, ''x'') RETURNING id, dup_of')
     ~ 'Custom Scan \(SimdupCheckedInsert\) on public\.ret_mark"\) \("\s+Output: ret_mark\.id, ret_mark\.dup_of"');
-SELECT check_that('INSERT ... ON CONFLICT: 0A000',
-  e = '0A000: INSERT … ON CONFLICT is not supported on distributed dedup table public.pw_reject', e)
-FROM error_of($$INSERT INTO pw_reject (id, body) VALUES (5, 'x') ON CONFLICT DO NOTHING$$) e;
+-- INSERT ... ON CONFLICT DO NOTHING: each row checked (as a BEFORE trigger runs before the
+-- conflict check), then left out if it conflicts — the local trigger's table's answers for the
+-- same statements. Half the pool stored first, then all of it again with the clause (its
+-- arbiter left out, named by column, by constraint), a row at a time.
+SELECT make_returning_pair('oc_mark', 'mark', 3);
+SELECT make_returning_pair('oc_skip', 'skip', 3);
+SELECT make_returning_pair('oc_reject', 'reject', 3);
+INSERT INTO oc_mark (id, body) SELECT id, body FROM pool WHERE id % 2 = 0 ORDER BY id;
+INSERT INTO oc_mark_local (id, body) SELECT id, body FROM pool WHERE id % 2 = 0 ORDER BY id;
+INSERT INTO oc_skip (id, body) SELECT id, body FROM pool WHERE id % 2 = 0 ORDER BY id;
+INSERT INTO oc_skip_local (id, body) SELECT id, body FROM pool WHERE id % 2 = 0 ORDER BY id;
+SELECT returned('INSERT INTO oc_mark (id, body) SELECT id, body FROM pool ORDER BY id ON CONFLICT (id) DO NOTHING RETURNING id, dup_of') AS oc_d,
+       returned('INSERT INTO oc_mark_local (id, body) SELECT id, body FROM pool ORDER BY id ON CONFLICT (id) DO NOTHING RETURNING id, dup_of') AS oc_l \gset
+SELECT check_that('INSERT ... SELECT ... ON CONFLICT (id) DO NOTHING RETURNING, mark, k = 3, half the rows stored: the rows, dup_of and order the local table returns, and the same table',
+  :'oc_d' = :'oc_l' AND :'oc_d' NOT LIKE '%(2,%' AND same_rows('oc_mark') = 0 AND (SELECT count(*) FROM oc_mark) = (SELECT count(*) FROM pool),
+  left(:'oc_d', 60));
+SELECT returned('INSERT INTO oc_skip (id, body) SELECT id, body || '' (again)'' FROM pool ORDER BY id ON CONFLICT ON CONSTRAINT oc_skip_pkey DO NOTHING RETURNING id') AS oc_d,
+       returned('INSERT INTO oc_skip_local (id, body) SELECT id, body || '' (again)'' FROM pool ORDER BY id ON CONFLICT ON CONSTRAINT oc_skip_local_pkey DO NOTHING RETURNING id') AS oc_l \gset
+INSERT INTO oc_skip (id, body) SELECT id + 1000, body || ' (and again)' FROM pool ORDER BY id ON CONFLICT DO NOTHING;
+INSERT INTO oc_skip_local (id, body) SELECT id + 1000, body || ' (and again)' FROM pool ORDER BY id ON CONFLICT DO NOTHING;
+SELECT check_that('INSERT ... ON CONFLICT ON CONSTRAINT ... DO NOTHING, then ON CONFLICT DO NOTHING, skip, k = 3: the rows the local table returns and keeps',
+  :'oc_d' = :'oc_l' AND same_rows('oc_skip') = 0, left(:'oc_d', 60));
+INSERT INTO oc_reject (id, body) SELECT id, body FROM pool WHERE id = 1;
+INSERT INTO oc_reject_local (id, body) SELECT id, body FROM pool WHERE id = 1;
+SELECT check_that('INSERT ... ON CONFLICT DO NOTHING of a stored row, reject: 23505 as on the local table (the check runs before the conflict''s)',
+  d = '23505: near-duplicate row violates simdup_dedup on relation "oc_reject"'
+  AND l = '23505: near-duplicate row violates simdup_dedup on relation "oc_reject_local"', d || ' / ' || l)
+FROM error_of($$INSERT INTO oc_reject (id, body) SELECT id, body FROM pool WHERE id = 1 ON CONFLICT DO NOTHING$$) d,
+     error_of($$INSERT INTO oc_reject_local (id, body) SELECT id, body FROM pool WHERE id = 1 ON CONFLICT DO NOTHING$$) l;
+SELECT check_that('INSERT ... ON CONFLICT DO UPDATE: 0A000 with a hint',
+  e = '0A000: INSERT … ON CONFLICT DO UPDATE is not supported on distributed dedup table public.pw_reject', e)
+FROM error_of($$INSERT INTO pw_reject (id, body) VALUES (5, 'x') ON CONFLICT (id) DO UPDATE SET body = excluded.body$$) e;
 SELECT check_that('EXPLAIN of a plain INSERT: the custom scan SimdupCheckedInsert over the rows'' plan',
   (SELECT string_agg(p, E'\n') FROM explain_all('INSERT INTO pw_reject (id, body) SELECT id, body FROM pool') x(p))
     ~ 'Custom Scan \(SimdupCheckedInsert\)\s+Dedup Check: each row against every shard of public\.pw_reject');
@@ -406,17 +447,6 @@ BEGIN
       EXECUTE format('UPDATE %I SET body = %L WHERE id = %s', t, r.body, r.id);
     END LOOP;
   END LOOP;
-END $$;
-CREATE FUNCTION same_rows(name text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE n bigint;
-BEGIN
-  -- (The distributed table's rows read first, on their own: joined to a local table, a
-  -- one-shard table's query would be sent to its worker whole.)
-  EXECUTE format('WITH d AS MATERIALIZED (SELECT id, body, to_jsonb(x) -> ''dup_of'' AS dup_of FROM %1$I x)
-                  SELECT count(*) FROM d FULL JOIN %1$I_local l USING (id)
-                  WHERE d.body IS DISTINCT FROM l.body OR d.dup_of IS DISTINCT FROM to_jsonb(l) -> ''dup_of''
-                     OR d.id IS NULL OR l.id IS NULL', name) INTO n;
-  RETURN n;
 END $$;
 SELECT make_update_pair('up_mark', 'mark', 3);
 SELECT update_both('up_mark');

@@ -26,7 +26,7 @@
 #                     trigger's answers on a local table (skip, mark, reject; k = 3, 10; SimHash
 #                     and similarity); 23505 with its fields; INSERT and UPDATE ... RETURNING
 #                     (the local table's rows, in order; privileges; refused forms); ON
-#                     CONFLICT refused;
+#                     CONFLICT DO NOTHING (the local table's rows); DO UPDATE refused;
 #                     EXPLAIN; hostile schema, table and column names on every write path;
 #   here              COPY into the table checked (the local trigger's answers), COPY ... WHERE
 #                     and (ON_ERROR) refused; writes through
