@@ -91,6 +91,9 @@ struct Cols {
 pub(super) enum Outcome {
     Stored(u64),
     Duplicate(ConstraintError),
+    /// The one row of a checked UPDATE ([`update_row`]) was changed by another transaction
+    /// since the UPDATE read it: nothing was written, the caller reads it again.
+    Changed,
 }
 
 /// Where a checked write puts the rows it stored, as the shards stored them (defaults, `dup_of`,
@@ -416,8 +419,9 @@ pub(super) struct OldRow {
 /// with the smallest key **but its own**, and the trigger's outcome — reject (23505), skip (the
 /// row is left as it was), or mark (`dup_of` = that key, or NULL). The write is one UPDATE of
 /// the row's key *and* its ctid, as the owner with the marker, so it changes the row only as the
-/// UPDATE read it: if another transaction changed it since (its ctid moved), this raises 40001,
-/// as an UPDATE at REPEATABLE READ would; a row deleted since is left out, as PostgreSQL does.
+/// UPDATE read it: if another transaction changed it since (its ctid moved), nothing is written
+/// and the outcome is [`Outcome::Changed`] (the caller reads the row again, as READ COMMITTED
+/// re-reads it); a row deleted since is left out, as PostgreSQL does.
 ///
 /// # Safety
 /// In a transaction, inside pgrx's guard; `row` is of `relid`'s row type.
@@ -452,7 +456,10 @@ pub(super) unsafe fn update_row(
             _ => {
                 let write = if changed { Write::Checked(found.map(|(key, _)| key)) } else { Write::AsAssigned };
                 let writer = RowWriter::new(relid, &table, &cols, written, returned.is_some());
-                Outcome::Stored(as_checked(&table, || writer.write(&[(row, old, write)], returned)))
+                match as_checked(&table, || writer.write(&[(row, old, write)], returned)) {
+                    (_, true) => Outcome::Changed,
+                    (n, false) => Outcome::Stored(n),
+                }
             }
         };
         finish(rel, nest, (saved_user, saved_context), result)
@@ -533,7 +540,6 @@ struct RowWriter {
     again: String,
     key_type: pg_sys::Oid,
     reltype: pg_sys::Oid,
-    table: String,
 }
 
 impl RowWriter {
@@ -577,21 +583,20 @@ impl RowWriter {
             again: format!("SELECT 'x' FROM {table} t WHERE t.{key_column} {eq} $1"),
             key_type,
             reltype,
-            table: table.to_owned(),
         }
     }
 
     /// Writes `rows` — each a row (the table's row type: its key and the new values), the row
-    /// as the UPDATE read it, and how to write it — in one statement. Returns the rows written:
-    /// a row deleted since the UPDATE read it is left out; a row changed since (its ctid moved)
-    /// raises 40001, as an UPDATE at REPEATABLE READ would, instead of being overwritten with
-    /// values computed from the old row.
+    /// as the UPDATE read it, and how to write it — in one statement. Returns the rows written,
+    /// and whether a row was changed since the UPDATE read it (its ctid moved: it is not
+    /// written, rather than overwritten with values computed from the old row); a row deleted
+    /// since is left out.
     ///
     /// # Safety
     /// In a transaction; the rows are of the table's row type, the old keys of its key's type.
-    unsafe fn write(&self, rows: &[(pg_sys::Datum, &OldRow, Write)], returned: Option<&Returned>) -> u64 {
+    unsafe fn write(&self, rows: &[(pg_sys::Datum, &OldRow, Write)], returned: Option<&Returned>) -> (u64, bool) {
         if rows.is_empty() {
-            return 0;
+            return (0, false);
         }
         let checked: Vec<bool> = rows.iter().map(|r| matches!(r.2, Write::Checked(_))).collect();
         let update = if checked.contains(&true) { &self.checked } else { &self.kept };
@@ -628,24 +633,13 @@ impl RowWriter {
             }
             rows.map(|row| row.get::<i64>(1).or_raise(what).map_or(0, |i| i as usize)).collect()
         });
-        for (i, (_, old, _)) in rows.iter().enumerate() {
+        // Changed since the statement read it (deleted: left out).
+        let changed = rows.iter().enumerate().any(|(i, (_, old, _))| {
             // SAFETY: the key is of the key's type.
             let key = unsafe { DatumWithOid::new(old.key, self.key_type) };
-            if !written.contains(&(i + 1)) && !query(&self.again, &[key], "looking for the row again").is_empty() {
-                // Changed since the statement read it (deleted: left out).
-                Error::new(
-                    Code::ERRCODE_T_R_SERIALIZATION_FAILURE,
-                    "could not serialize access due to concurrent update".to_owned(),
-                )
-                .detail(format!(
-                    "A row of distributed table {} changed after the UPDATE read it and before its checked write.",
-                    self.table
-                ))
-                .hint("Retry the statement.")
-                .raise();
-            }
-        }
-        written.len() as u64
+            !written.contains(&(i + 1)) && !query(&self.again, &[key], "looking for the row again").is_empty()
+        });
+        (written.len() as u64, changed)
     }
 }
 
@@ -754,7 +748,21 @@ pub(super) unsafe fn update_batch(
                     .enumerate()
                     .filter_map(|(i, write)| write.map(|write| (rows[i], &olds[i], write)))
                     .collect();
-                Outcome::Stored(as_checked(&table, || writer.write(&writes, returned)))
+                let (n, changed) = as_checked(&table, || writer.write(&writes, returned));
+                if changed {
+                    // (The batch's later rows were decided with its new text stored: the
+                    // statement is undone, rather than the row read again.)
+                    Error::new(
+                        Code::ERRCODE_T_R_SERIALIZATION_FAILURE,
+                        "could not serialize access due to concurrent update".to_owned(),
+                    )
+                    .detail(format!(
+                        "A row of distributed table {table} changed after the UPDATE read it and before its checked write."
+                    ))
+                    .hint("Retry the statement.")
+                    .raise();
+                }
+                Outcome::Stored(n)
             }
         };
         finish(rel, nest, (saved_user, saved_context), result)
@@ -772,7 +780,7 @@ fn int_key(value: pg_sys::Datum, key_type: pg_sys::Oid) -> i64 {
 
 /// `OPERATOR(schema.=)`: the equality operator of type `typ`'s default btree operator class,
 /// named with its schema (42883 when it has none).
-fn key_equality(typ: pg_sys::Oid) -> String {
+pub(super) fn key_equality(typ: pg_sys::Oid) -> String {
     // SAFETY: type cache and catalog lookups of an existing type and operator.
     unsafe {
         let entry = pg_sys::lookup_type_cache(typ, pg_sys::TYPECACHE_EQ_OPR as i32);
@@ -1217,7 +1225,7 @@ unsafe fn finish(rel: pg_sys::Relation, nest: i32, saved: (pg_sys::Oid, i32), re
     unsafe {
         pg_sys::AtEOXact_GUC(true, nest);
         pg_sys::SetUserIdAndSecContext(saved.0, saved.1);
-        if matches!(result, Outcome::Stored(_)) {
+        if !matches!(result, Outcome::Duplicate(_)) {
             pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
         }
     }
@@ -1382,7 +1390,7 @@ fn as_checked<T>(table: &str, write: impl FnOnce() -> T) -> T {
 
 /// Sets a setting until the end of the current GUC nest level (`GUC_ACTION_SAVE`, as a
 /// function's SET clause does).
-fn set_local(name: &str, value: &str) {
+pub(super) fn set_local(name: &str, value: &str) {
     let (name, value) = (CString::new(name).unwrap_or_default(), CString::new(value).unwrap_or_default());
     // SAFETY: set_config_option with valid C strings, as a function's SET clause does.
     unsafe {
@@ -1448,6 +1456,7 @@ pub unsafe extern "C-unwind" fn simdup_checked_insert(fcinfo: pg_sys::FunctionCa
     unsafe { work(fcinfo, &mut outcome) };
     match outcome {
         Some(Outcome::Stored(n)) => pg_sys::Datum::from(n as i64),
+        Some(Outcome::Changed) => crate::errors::internal("an INSERT's checked write found its row changed"),
         // SAFETY: this is the outermost Rust frame, nothing in it needs dropping (a
         // ConstraintError holds only palloc'd pointers), and the relation is open.
         Some(Outcome::Duplicate(error)) => unsafe { error.raise() },

@@ -24,9 +24,11 @@
 //!   allows it ([`super::checked::update_batch`]), else one by one
 //!   ([`super::checked::update_row`]): each row checked against every shard but itself (and,
 //!   in a batch, against the batch's earlier new texts instead of their old ones), then
-//!   written by key *and* ctid, so that a row another transaction changed meanwhile raises
-//!   40001 instead of losing that change; a row a join yields twice is updated once (`UPDATE
-//!   n`). UPDATEs of other columns are Citus's: the shards' triggers let them through.
+//!   written by key *and* ctid, so that a row another transaction changed meanwhile is not
+//!   overwritten: a row at a time, it is read again as it is now (the rows' query, deparsed at
+//!   planning, for its key: [`UpdateRows::read_again`]) and checked and written again, as READ
+//!   COMMITTED re-reads a row; in a batch the statement raises 40001. A row a join yields twice
+//!   is updated once (`UPDATE n`). UPDATEs of other columns are Citus's: the shards' triggers let them through.
 //! * **`RETURNING`** (of an INSERT or such an UPDATE): the checked write's own statement returns
 //!   the rows as the shards stored them; the custom scan keeps them ([`Returned`]: a tuplestore)
 //!   and then scans them as rows of the target — appended to the plan's relations for it — with
@@ -53,7 +55,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use crate::catalog::{cells, qualified_name};
-use crate::errors::{Code, ConstraintError, Error};
+use crate::errors::{Code, ConstraintError, Error, OrRaise};
 
 use super::checked::{
     array_insert, batchable, checked_columns, row_array, update_batch, update_row, write_batch, write_row, OldRow,
@@ -470,9 +472,18 @@ unsafe fn plan_checked_update(
             columns = pg_sys::lappend(columns, tle.cast());
         }
         (*rows).targetList = columns;
+        // The rows' query as SQL, to read a row again when another transaction changes it
+        // between this statement's read and its write (exec_update_rows): every name qualified
+        // (deparsed with only pg_catalog on the search path), so it reads what this plan reads
+        // under any search path. (Before planning, which changes the query in place.)
+        let nest = pg_sys::NewGUCNestLevel();
+        super::checked::set_local("search_path", "pg_catalog");
+        let again = pg_sys::pg_get_querydef(pg_sys::copyObjectImpl(rows.cast()) as *mut pg_sys::Query, false);
+        let again = CStr::from_ptr(again).to_string_lossy().into_owned();
+        pg_sys::AtEOXact_GUC(true, nest);
         let options = cursor_options & !(pg_sys::CURSOR_OPT_PARALLEL_OK as c_int);
         let stmt = previous_planner(rows, query_string, options, bound_params);
-        wrap_in_scan(
+        let stmt = wrap_in_scan(
             stmt,
             parse,
             relid,
@@ -480,7 +491,9 @@ unsafe fn plan_checked_update(
             returning,
             &raw const SCAN_METHODS_UPDATE,
             pg_sys::CmdType::CMD_UPDATE,
-        )
+        );
+        add_private_text(stmt, &again);
+        stmt
     }
 }
 
@@ -566,11 +579,7 @@ unsafe fn plan_checked_insert(
         let stmt =
             wrap_in_scan(stmt, parse, relid, &written, returning, &raw const SCAN_METHODS, pg_sys::CmdType::CMD_INSERT);
         if let Some(clause) = conflict {
-            // (After the integers of the private list: the clause, as a String node.)
-            let scan = (*stmt).planTree as *mut pg_sys::CustomScan;
-            let clause = std::ffi::CString::new(clause).unwrap_or_default();
-            let node = pg_sys::makeString(pg_sys::pstrdup(clause.as_ptr()));
-            (*scan).custom_private = pg_sys::lappend((*scan).custom_private, node.cast());
+            add_private_text(stmt, &clause);
         }
         stmt
     }
@@ -635,12 +644,27 @@ unsafe fn conflict_clause(parse: *mut pg_sys::Query, relid: pg_sys::Oid, table: 
     }
 }
 
-/// The `ON CONFLICT` clause [`plan_checked_insert`] put in custom scan `scan`'s plan, if any.
+/// Adds `text` to the private list of the custom scan on top of `stmt` (after its integers, a
+/// String node): an INSERT's `ON CONFLICT` clause, an UPDATE's query of its rows.
 ///
 /// # Safety
-/// `scan` is a `SimdupCheckedInsert` plan.
-unsafe fn conflict_of(scan: *mut pg_sys::CustomScan) -> Option<String> {
-    // SAFETY: the private list of plan_checked_insert: the integers, then the clause's String.
+/// `stmt` is a plan [`wrap_in_scan`] made, in the planner's memory context.
+unsafe fn add_private_text(stmt: *mut pg_sys::PlannedStmt, text: &str) {
+    // SAFETY: as the caller guarantees; the String node and its text are palloc'd there.
+    unsafe {
+        let scan = (*stmt).planTree as *mut pg_sys::CustomScan;
+        let text = std::ffi::CString::new(text).unwrap_or_default();
+        let node = pg_sys::makeString(pg_sys::pstrdup(text.as_ptr()));
+        (*scan).custom_private = pg_sys::lappend((*scan).custom_private, node.cast());
+    }
+}
+
+/// The text [`add_private_text`] put in custom scan `scan`'s plan, if any.
+///
+/// # Safety
+/// `scan` is a plan of [`wrap_in_scan`].
+unsafe fn private_text(scan: *mut pg_sys::CustomScan) -> Option<String> {
+    // SAFETY: the private list of wrap_in_scan: the integers, then maybe a String.
     unsafe {
         let private = (*scan).custom_private;
         (pg_sys::list_length(private) > 1).then(|| {
@@ -1027,7 +1051,7 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
         // A batch at a time where the check allows it (src/dedup/checked.rs, write_batch),
         // else a row at a time: with ON CONFLICT DO NOTHING, so that a row the clause leaves out
         // is no earlier row of the batch to the rows after it.
-        let conflict = conflict_of((*node).ss.ps.plan as *mut pg_sys::CustomScan);
+        let conflict = private_text((*node).ss.ps.plan as *mut pg_sys::CustomScan);
         let batch_rows = if conflict.is_none() && batchable((*state).rel) { BATCH_ROWS } else { 1 };
         let mut values = vec![pg_sys::Datum::from(0); natts];
         let mut nulls = vec![true; natts];
@@ -1065,7 +1089,153 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
                     *duplicate = Some(error);
                     return;
                 }
+                Outcome::Changed => crate::errors::internal("an INSERT's checked write found its row changed"),
             }
+        }
+    }
+}
+
+/// How a checked UPDATE takes the rows of its rows' query — each row's ctid, key and checked
+/// value as it is, then the new values of the columns written — for the checked update: a datum
+/// of the table's row type holding the key and the new values, and the row as the query read it
+/// ([`OldRow`]).
+struct UpdateRows<'a> {
+    desc: pg_sys::TupleDesc,
+    /// The key and the checked column.
+    key: i32,
+    key_type: pg_sys::Oid,
+    source_type: pg_sys::Oid,
+    written: &'a [i32],
+    values: Vec<pg_sys::Datum>,
+    nulls: Vec<bool>,
+}
+
+impl<'a> UpdateRows<'a> {
+    /// # Safety
+    /// `rel` is the UPDATE's open target, `written` the columns it assigns.
+    unsafe fn new(rel: pg_sys::Relation, written: &'a [i32]) -> Option<UpdateRows<'a>> {
+        // SAFETY: as the caller guarantees; catalog lookups of its columns.
+        unsafe {
+            let relid = (*rel).rd_id;
+            let (source, key) = checked_columns(rel)?;
+            let key_type = pg_sys::get_atttype(relid, key as pg_sys::AttrNumber);
+            let natts = (*(*rel).rd_att).natts as usize;
+            Some(UpdateRows {
+                desc: (*rel).rd_att,
+                key,
+                key_type,
+                source_type: pg_sys::get_atttype(relid, source as pg_sys::AttrNumber),
+                written,
+                values: vec![pg_sys::Datum::from(0); natts],
+                nulls: vec![true; natts],
+            })
+        }
+    }
+
+    /// The key of a row of the query (`datums` / `isnull`: its columns in order), as text.
+    ///
+    /// # Safety
+    /// The datums are the query's.
+    unsafe fn key_text(&self, datums: &[pg_sys::Datum], isnull: &[bool]) -> Option<String> {
+        // SAFETY: column 2 is of the key's type.
+        (!isnull[1]).then(|| unsafe { text_of(datums[1], self.key_type) }).flatten()
+    }
+
+    /// Forms a row of the query (`datums` / `isnull`: its columns in order) in memory context
+    /// `cx` and adds it to `rows` and `olds` (its key read from the row formed there); returns
+    /// its size in bytes, None (nothing added) for a row without ctid or key.
+    ///
+    /// # Safety
+    /// The datums are the query's, valid for the call.
+    unsafe fn take(
+        &mut self,
+        cx: pg_sys::MemoryContext,
+        datums: &[pg_sys::Datum],
+        isnull: &[bool],
+        rows: &mut Vec<pg_sys::Datum>,
+        olds: &mut Vec<OldRow>,
+    ) -> Option<usize> {
+        if isnull[0] || isnull[1] {
+            return None;
+        }
+        // SAFETY: as the caller guarantees; the row is formed (copied) in `cx`, and the key read
+        // back from it points there.
+        unsafe {
+            self.values.fill(pg_sys::Datum::from(0));
+            self.nulls.fill(true);
+            self.values[self.key as usize - 1] = datums[1];
+            self.nulls[self.key as usize - 1] = false;
+            for (i, &attnum) in self.written.iter().enumerate() {
+                self.values[attnum as usize - 1] = datums[3 + i];
+                self.nulls[attnum as usize - 1] = isnull[3 + i];
+            }
+            let size = push_row(cx, self.desc, &mut self.values, &mut self.nulls, rows);
+            let mut key_null = false;
+            let key = pg_sys::GetAttributeByNum(
+                rows[rows.len() - 1].cast_mut_ptr::<pg_sys::HeapTupleHeaderData>(),
+                self.key as pg_sys::AttrNumber,
+                &mut key_null,
+            );
+            olds.push(OldRow {
+                ctid: *datums[0].cast_mut_ptr::<pg_sys::ItemPointerData>(),
+                key,
+                source: (!isnull[2]).then(|| text_of(datums[2], self.source_type)).flatten(),
+            });
+            Some(size)
+        }
+    }
+
+    /// The row of key `key` as the rows' query `again` (SQL, of [`plan_checked_update`]) gives
+    /// it now — None when it gives none (the row was deleted, or no longer qualifies) — formed
+    /// in memory context `cx`: what READ COMMITTED re-reads of a row another transaction
+    /// changed after the statement read it. Run as the writer, with the statement's
+    /// parameters `params` (the key the parameter after them).
+    ///
+    /// # Safety
+    /// In the statement's transaction; `key` is of the key's type; `params` the executor's.
+    unsafe fn read_again(
+        &mut self,
+        again: &str,
+        params: pg_sys::ParamListInfo,
+        key: pg_sys::Datum,
+        cx: pg_sys::MemoryContext,
+    ) -> Option<(pg_sys::Datum, OldRow)> {
+        // SAFETY: the statement's parameters, fetched as the executor fetches them; SPI's
+        // result read before the connection ends, the row formed in `cx`.
+        unsafe {
+            let mut args: Vec<pgrx::datum::DatumWithOid> = Vec::new();
+            let n = if params.is_null() { 0 } else { (*params).numParams };
+            for i in 1..=n {
+                let mut workspace = pg_sys::ParamExternData::default();
+                let param = match (*params).paramFetch {
+                    Some(fetch) => fetch(params, i, false, &mut workspace),
+                    None => (*params).params.as_mut_ptr().add(i as usize - 1),
+                };
+                args.push(match (*param).isnull {
+                    true => pgrx::datum::DatumWithOid::null_oid((*param).ptype),
+                    false => pgrx::datum::DatumWithOid::new((*param).value, (*param).ptype),
+                });
+            }
+            args.push(pgrx::datum::DatumWithOid::new(key, self.key_type));
+            let sql = format!(
+                "SELECT * FROM ({again}) AS r(\"simdup ctid\", \"simdup key\") WHERE r.\"simdup key\" {} ${} LIMIT 1",
+                super::checked::key_equality(self.key_type),
+                n + 1
+            );
+            let (mut rows, mut olds) = (Vec::new(), Vec::new());
+            Spi::connect(|client| {
+                let what = "reading the row again";
+                let _result = client.select(&sql, None, &args).or_raise(what);
+                let table = pg_sys::SPI_tuptable;
+                if table.is_null() || pg_sys::SPI_processed == 0 {
+                    return;
+                }
+                let natts = (*(*table).tupdesc).natts as usize;
+                let (mut datums, mut isnull) = (vec![pg_sys::Datum::from(0); natts], vec![true; natts]);
+                pg_sys::heap_deform_tuple(*(*table).vals, (*table).tupdesc, datums.as_mut_ptr(), isnull.as_mut_ptr());
+                self.take(cx, &datums, &isnull, &mut rows, &mut olds);
+            });
+            Some((rows.pop()?, olds.pop()?))
         }
     }
 }
@@ -1077,28 +1247,23 @@ unsafe extern "C-unwind" fn exec_update_rows(
     node: *mut pg_sys::CustomScanState,
     duplicate: *mut Option<ConstraintError>,
 ) {
-    // SAFETY: a key that is not an integer points into the child's slot: such rows go one at a
-    // time, each written before the next is asked for; integer keys are by value, and the old
-    // value is read into a String at once. Each row is formed with the relation's own descriptor
-    // (the target list's types are the columns' types) in memory reset for each batch.
+    // SAFETY: each row is formed with the relation's own descriptor (the target list's types are
+    // the columns' types), its key copied, in memory reset for each batch; the old value is read
+    // into a String at once.
     unsafe {
         let state = node as *mut State;
         let child = pg_sys::list_nth((*node).custom_ps, 0) as *mut pg_sys::PlanState;
         let (relid, written) = private(node);
+        let again = private_text((*node).ss.ps.plan as *mut pg_sys::CustomScan).unwrap_or_default();
         let ext_schema = CStr::from_ptr((*state).ext_schema).to_string_lossy().into_owned();
         let rel = (*state).rel;
-        let desc = (*rel).rd_att;
-        let natts = (*desc).natts as usize;
-        let Some((source, key)) = checked_columns(rel) else { return };
-        let key_type = pg_sys::get_atttype(relid, key as pg_sys::AttrNumber);
-        let source_type = pg_sys::get_atttype(relid, source as pg_sys::AttrNumber);
+        let Some(mut form) = UpdateRows::new(rel, &written) else { return };
         let per_batch = (*(*node).ss.ps.ps_ExprContext).ecxt_per_tuple_memory;
         let estate = (*node).ss.ps.state;
         // A batch at a time where the check allows it (src/dedup/checked.rs, update_batch),
         // else a row at a time.
         let batch_rows = if batchable(rel) { BATCH_ROWS } else { 1 };
-        let mut values = vec![pg_sys::Datum::from(0); natts];
-        let mut nulls = vec![true; natts];
+        let width = 3 + written.len();
         // Keys written by this statement: a row its joins produce more than once is updated
         // once, as PostgreSQL does.
         let mut seen: HashSet<String> = HashSet::new();
@@ -1107,25 +1272,12 @@ unsafe extern "C-unwind" fn exec_update_rows(
             pg_sys::MemoryContextReset((*state).rows);
             let (mut rows, mut olds) = (Vec::new(), Vec::new());
             done = !pull_batch(child, batch_rows, |slot| {
-                let field = |i: usize| (!*(*slot).tts_isnull.add(i)).then(|| *(*slot).tts_values.add(i));
-                let (Some(ctid), Some(key_value)) = (field(0), field(1)) else { return None };
-                if !seen.insert(text_of(key_value, key_type).unwrap_or_default()) {
+                let datums = std::slice::from_raw_parts((*slot).tts_values, width);
+                let isnull = std::slice::from_raw_parts((*slot).tts_isnull, width);
+                if !seen.insert(form.key_text(datums, isnull)?) {
                     return None;
                 }
-                values.fill(pg_sys::Datum::from(0));
-                nulls.fill(true);
-                values[key as usize - 1] = key_value;
-                nulls[key as usize - 1] = false;
-                for (i, &attnum) in written.iter().enumerate() {
-                    values[attnum as usize - 1] = *(*slot).tts_values.add(3 + i);
-                    nulls[attnum as usize - 1] = *(*slot).tts_isnull.add(3 + i);
-                }
-                olds.push(OldRow {
-                    ctid: *ctid.cast_mut_ptr::<pg_sys::ItemPointerData>(),
-                    key: key_value,
-                    source: field(2).and_then(|v| text_of(v, source_type)),
-                });
-                Some(push_row((*state).rows, desc, &mut values, &mut nulls, &mut rows))
+                form.take((*state).rows, datums, isnull, &mut rows, &mut olds)
             });
             if rows.is_empty() {
                 break;
@@ -1134,11 +1286,34 @@ unsafe extern "C-unwind" fn exec_update_rows(
             let previous = pg_sys::CurrentMemoryContext;
             pg_sys::CurrentMemoryContext = per_batch;
             let returned = returned(state);
-            let outcome = if rows.len() == 1 {
+            let mut outcome = if rows.len() == 1 {
                 update_row(relid, rows[0], &written, &olds[0], &ext_schema, returned.as_ref())
             } else {
                 update_batch(relid, &rows, &olds, &written, &ext_schema, returned.as_ref())
             };
+            // The row (of a statement a row at a time) was changed by another transaction after
+            // the statement read it: read again as it is now, as READ COMMITTED re-reads it, and
+            // checked and written again — or left out if the statement no longer gives it.
+            let mut tries = 0;
+            while matches!(outcome, Outcome::Changed) {
+                tries += 1;
+                if tries > REREADS {
+                    Error::new(
+                        Code::ERRCODE_T_R_SERIALIZATION_FAILURE,
+                        "could not serialize access due to concurrent update".to_owned(),
+                    )
+                    .detail(format!(
+                        "A row was changed by other transactions {REREADS} times while the UPDATE wrote it."
+                    ))
+                    .hint("Retry the statement.")
+                    .raise();
+                }
+                let params = (*estate).es_param_list_info;
+                outcome = match form.read_again(&again, params, olds[0].key, (*state).rows) {
+                    Some((row, old)) => update_row(relid, row, &written, &old, &ext_schema, returned.as_ref()),
+                    None => Outcome::Stored(0),
+                };
+            }
             pg_sys::CurrentMemoryContext = previous;
             match outcome {
                 Outcome::Stored(n) => (*estate).es_processed += n,
@@ -1146,10 +1321,15 @@ unsafe extern "C-unwind" fn exec_update_rows(
                     *duplicate = Some(error);
                     return;
                 }
+                Outcome::Changed => {}
             }
         }
     }
 }
+
+/// The times a checked UPDATE reads a row again that other transactions keep changing before it
+/// is written, at most; then 40001.
+const REREADS: usize = 100;
 
 /// Asks `child` for rows and hands each, its attributes read, to `take`, which returns the bytes
 /// it kept of it (None: the row is left out), until `limit` rows were kept or [`BATCH_BYTES`].

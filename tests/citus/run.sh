@@ -277,22 +277,50 @@ awk -v w="$waited" 'BEGIN { exit !(w > 1.5) }' || fail "the second writer did no
 [ "$(psql_on 0 -tA -c "SELECT string_agg(id::text, ',') FROM conc")" = "$1" ] || fail "conc holds the wrong rows"
 printf '  ok: the second writer (row %s, another shard) waited %s s for the first (row %s), then got 23505\n' "$2" "$waited" "$1" >&2
 
-step "concurrency: an UPDATE of the text whose row another transaction changes meanwhile gets 40001"
-# The first transaction changes a row of up_mark (another column) and holds it for 3 s; an UPDATE
-# of that row's text started meanwhile has read the row as it was: its checked write (by key and
-# ctid) waits for the first, then finds the row changed and raises 40001 instead of writing over
-# the first one's change, as an UPDATE at REPEATABLE READ would.
+step "concurrency: an UPDATE of the text whose row another transaction changes meanwhile reads it again (READ COMMITTED)"
+# The first transaction changes a row of up_mark and holds it for 3 s; an UPDATE of that row's
+# text started meanwhile has read the row as it was: its checked write (by key and ctid) waits
+# for the first, finds the row changed, and reads it again as it is now, as READ COMMITTED
+# re-reads a row: its new values computed from the first one's row, checked, written (UPDATE 1);
+# a row that no longer satisfies its WHERE is left out (UPDATE 0). A statement of many rows
+# (a batch) gets 40001 instead: the batch's later rows were decided with that row's new text.
 row="$(psql_on 0 -tA -c "SELECT min(id) FROM up_mark WHERE id % 6 <> 0")"
-hold_first "UPDATE up_mark SET note = 'first' WHERE id = $row"
-out="$(psql_on 0 -v VERBOSITY=verbose -c "UPDATE up_mark SET body = 'A text for the second writer, about the harbour walls after the storm of the winter.' WHERE id = $row" 2>&1 || true)"
+hold_first "UPDATE up_mark SET note = 'first', body = 'The first writer''s text, about the harbour walls after the storm of the winter.' WHERE id = $row"
+out="$(psql_on 0 -v QUIET=off -v VERBOSITY=verbose -c "UPDATE up_mark SET body = body || ' The second writer added this sentence about the gulls.' WHERE id = $row" 2>&1 || true)"
 wait "$first" || fail "the first transaction failed"
-grep -q "ERROR:  40001: could not serialize access due to concurrent update" <<<"$out" || fail "the second UPDATE: $out"
-[ "$(psql_on 0 -tA -c "SELECT note || ':' || (body = (SELECT body FROM pool WHERE id = $row)) FROM up_mark WHERE id = $row")" = "first:true" ] \
+grep -q "^UPDATE 1" <<<"$out" || fail "the second UPDATE: $out"
+[ "$(psql_on 0 -tA -c "SELECT note || ':' || body FROM up_mark WHERE id = $row")" \
+  = "first:The first writer's text, about the harbour walls after the storm of the winter. The second writer added this sentence about the gulls." ] \
+  || fail "row $row: not the second UPDATE computed from the first one's row: $(psql_on 0 -tA -c "SELECT note || ':' || body FROM up_mark WHERE id = $row")"
+# The same with a prepared statement (its parameters passed to the re-read): prepared_second
+# FIRST COND runs, while FIRST holds row $row changed, a prepared UPDATE appending to the row's
+# text WHERE id = $row AND COND; its output in $out.
+prepared_second() {
+  hold_first "$1"
+  out="$(psql_on 0 -v QUIET=off -v VERBOSITY=verbose <<SQL 2>&1 || true
+PREPARE second(text, bigint) AS UPDATE up_mark SET body = body || \$1 WHERE id = \$2 AND $2;
+EXECUTE second(' Appended by a prepared statement.', $row);
+SQL
+)"
+  wait "$first" || fail "the first transaction failed"
+}
+# A WHERE the first transaction's change makes false: UPDATE 0.
+prepared_second "UPDATE up_mark SET note = 'again', body = 'Another text of the first writer, on the lighthouse keepers and their logbooks.' WHERE id = $row" "note = 'first'"
+grep -q "^UPDATE 0" <<<"$out" || fail "the prepared UPDATE whose WHERE the first made false: $out"
+[ "$(psql_on 0 -tA -c "SELECT note || ':' || left(body, 25) FROM up_mark WHERE id = $row")" = "again:Another text of the first" ] \
   || fail "row $row: the first transaction's change lost, or the second's written"
-psql_on 0 -c "UPDATE up_mark SET body = 'A text for the second writer, about the harbour walls after the storm of the winter.' WHERE id = $row"
-[ "$(psql_on 0 -tA -c "SELECT note || ':' || left(body, 28) FROM up_mark WHERE id = $row")" = "first:A text for the second writer" ] \
-  || fail "the UPDATE retried did not write row $row"
-echo "  ok: an UPDATE of the text of row $row, started while another transaction held that row changed: 40001 once the other committed, its change kept; retried, written" >&2
+prepared_second "UPDATE up_mark SET note = 'third' WHERE id = $row" "note IS NOT NULL"
+grep -q "^UPDATE 1" <<<"$out" || fail "the prepared UPDATE re-read: $out"
+[ "$(psql_on 0 -tA -c "SELECT note || ':' || right(body, 34) FROM up_mark WHERE id = $row")" = "third: Appended by a prepared statement." ] \
+  || fail "row $row: the prepared UPDATE's re-read row not written"
+# Many rows in one statement: 40001 (nothing of it written), the first one's change kept.
+others="$(psql_on 0 -tA -c "SELECT string_agg(id::text, ',') FROM (SELECT id FROM up_mark WHERE id % 6 <> 0 AND id <> $row ORDER BY id LIMIT 5) x")"
+hold_first "UPDATE up_mark SET note = 'batch' WHERE id = $row"
+out="$(psql_on 0 -v VERBOSITY=verbose -c "UPDATE up_mark SET body = body || ' (many)' WHERE id IN ($row, $others)" 2>&1 || true)"
+wait "$first" || fail "the first transaction failed"
+grep -q "ERROR:  40001: could not serialize access due to concurrent update" <<<"$out" || fail "the UPDATE of many rows: $out"
+[ "$(psql_on 0 -tA -c "SELECT count(*) FROM up_mark WHERE body LIKE '% (many)'")" = 0 ] || fail "the UPDATE of many rows wrote some"
+echo "  ok: an UPDATE of the text of row $row started while another transaction held that row changed: once the other committed, the row read again and its new text computed from the other's row, checked and written; prepared, with a WHERE the other made false: UPDATE 0; prepared, still true: written; a statement of many rows (a batch): 40001, nothing written, the other's change kept" >&2
 
 # clients NAME: 8 psql clients on the coordinator at once, client c (0..7) running the SQL that
 # `client_sql c` prints, errors going on (ON_ERROR_STOP=0) into /tmp/simdup-citus-$BASE/NAME.c.log;
