@@ -14,6 +14,7 @@
 #      COPY into a distributed table without dedup            (what Citus does alone)
 #      COPY into the dedup table: checked across shards        (batches of 1,000 rows)
 #      simdup_insert_select of the same rows                   (one INSERT ... SELECT: batches too)
+#      INSERT ... SELECT, then with RETURNING id, then with ON CONFLICT DO NOTHING (a row at a time)
 #    each 3 times, the table emptied between runs; median seconds and rows a second. Then the
 #    same articles into a 4-shard table deduplicated by verified similarity (skip, 0.5): COPY
 #    without the trigger (the similarity index kept), COPY checked (batches of 1,000 rows) and
@@ -91,6 +92,15 @@ timed "real articles: COPY into the dedup table (checked)" 5000 "TRUNCATE docs4"
 timed "real articles: simdup_insert_select" 5000 "TRUNCATE docs4" \
   psql0 -c "SELECT simdup_insert_select('docs4', \$q\$$q\$q\$)"
 echo "stored by the checked COPY and by simdup_insert_select: $(psql0 -tAc "SELECT count(*) FROM docs4") of 5000" >&2
+# The same rows by a plain INSERT ... SELECT (batches of 1,000 rows), with RETURNING (the rows
+# stored come back from the shards and are put in the statement's order), and with ON CONFLICT
+# DO NOTHING (checked a row at a time).
+timed "real articles: INSERT ... SELECT (checked)" 5000 "TRUNCATE docs4" \
+  psql0 -c "INSERT INTO docs4 (id, body) $q"
+timed "real articles: INSERT ... SELECT ... RETURNING id" 5000 "TRUNCATE docs4" \
+  psql0 -c "INSERT INTO docs4 (id, body) $q RETURNING id"
+timed "real articles: INSERT ... SELECT ... ON CONFLICT DO NOTHING" 5000 "TRUNCATE docs4" \
+  psql0 -c "INSERT INTO docs4 (id, body) $q ON CONFLICT DO NOTHING"
 
 # 1b. The same articles into a table deduplicated by verified similarity (skip, Jaccard >= 0.5):
 # COPY checked in batches (each row's band stripes, one query a batch to each shard through its

@@ -1021,7 +1021,14 @@ fn stored_matches(probes: &Probes, ext_schema: &str, table: &str, source: &str, 
 ///    of the batch already let through (all earlier rows in mark mode, the stored ones in
 ///    skip mode) — reject (the trigger's 23505), skip, or mark;
 /// 4. one INSERT … SELECT of the rows kept, as the owner, with the marker set, which Citus
-///    sends to each shard once.
+///    sends to each shard once; the rows it stores go to `returned` if given.
+///
+/// With `on_conflict` (an `ON CONFLICT … DO NOTHING` clause, appended to that INSERT), a row the
+/// clause leaves out is no earlier row to the rows after it, as on one node (where the BEFORE
+/// trigger checks a row, then the conflict check leaves it out). Which rows it leaves out is
+/// known only once they are written (the INSERT returns the keys it stored), so the rows are
+/// written in runs: a run ends before a row whose outcome its rows would decide, or that repeats
+/// one of their keys, and that row is decided on the rows actually stored.
 ///
 /// # Safety
 /// In a transaction, inside pgrx's guard; the datums are of `relid`'s row type.
@@ -1030,6 +1037,7 @@ pub(super) unsafe fn write_batch(
     rows: &[pg_sys::Datum],
     written: &[i32],
     ext_schema: &str,
+    on_conflict: Option<&str>,
     returned: Option<&Returned>,
 ) -> Outcome {
     // SAFETY: as write_row: the relation stays open; the user switch and settings are undone on
@@ -1057,26 +1065,149 @@ pub(super) unsafe fn write_batch(
         let matches =
             stored_matches(&probes, ext_schema, &table, &column(cols.fp.unwrap_or(cols.source)), &column(cols.key));
 
+        // The write of step 4: rows `run` of the batch, let through with `dup_of`, in one
+        // INSERT; returns the rows stored and, with ON CONFLICT, the keys of those stored. Without
+        // ON CONFLICT, an INSERT ... SELECT of the rows' array, which Citus sends to each shard
+        // once. With it, a multi-row INSERT ... VALUES of one parameter a row, which Citus splits
+        // by shard too: its INSERT ... SELECT counts the rows the clause leaves out as written
+        // (and SPI then refuses its RETURNING rows).
+        let dup_of_type = dup_of_type(relid, &cols);
+        let returning = match (on_conflict.is_some(), returned.is_some()) {
+            (_, true) => format!(" RETURNING {}::pg_catalog.int8, *", column(cols.key)),
+            (true, false) => format!(" RETURNING {}::pg_catalog.int8", column(cols.key)),
+            (false, false) => String::new(),
+        };
+        let statement = |n: usize| match on_conflict {
+            None => {
+                let (target, mut values) = insert_columns(relid, &attnums, &cols, |c| format!("($1[s.i]).{c}"));
+                if let Some(typ) = &dup_of_type {
+                    values.push(format!("($2::pg_catalog.int8[])[s.i]::{typ}"));
+                }
+                array_insert(&table, &target, &values) + &returning
+            }
+            Some(clause) => {
+                let mut target = String::new();
+                let tuples: Vec<String> = (1..=n)
+                    .map(|p| {
+                        let (t, mut values) = insert_columns(relid, &attnums, &cols, |c| format!("(${p}).{c}"));
+                        if let Some(typ) = &dup_of_type {
+                            values.push(format!("${}::{typ}", n + p));
+                        }
+                        target = t;
+                        format!("({})", values.join(", "))
+                    })
+                    .collect();
+                format!("INSERT INTO {table} ({target}) VALUES {}{clause}{returning}", tuples.join(", "))
+            }
+        };
+        let write = |run: &[usize], dup_of: &[Option<i64>]| -> (u64, HashSet<Option<i64>>) {
+            let insert = statement(run.len());
+            let args: Vec<DatumWithOid> = match on_conflict {
+                None => {
+                    let run_rows: Vec<pg_sys::Datum> = run.iter().map(|&i| rows[i]).collect();
+                    let (array, array_type) = row_array(rel, &run_rows);
+                    let mut args = vec![DatumWithOid::new(array, array_type)];
+                    if dup_of_type.is_some() {
+                        args.push(run.iter().map(|&i| dup_of[i]).collect::<Vec<Option<i64>>>().into());
+                    }
+                    args
+                }
+                Some(_) => {
+                    let reltype = (*(*rel).rd_rel).reltype;
+                    let mut args: Vec<DatumWithOid> =
+                        run.iter().map(|&i| DatumWithOid::new(rows[i], reltype)).collect();
+                    if dup_of_type.is_some() {
+                        args.extend(run.iter().map(|&i| DatumWithOid::from(dup_of[i])));
+                    }
+                    args
+                }
+            };
+            // The rows stored come back from the shards in no order: put in the batch's by key.
+            let mut position: HashMap<Option<i64>, std::collections::VecDeque<usize>> = HashMap::new();
+            for (p, &i) in run.iter().enumerate() {
+                position.entry(keys[i]).or_default().push_back(p);
+            }
+            let rank = |key: Option<i64>| position.get_mut(&key).and_then(|p| p.pop_front()).unwrap_or(usize::MAX);
+            as_checked(&table, || {
+                Spi::connect_mut(|client| {
+                    let what = "writing the rows";
+                    let result = client.update(insert.as_str(), None, &args).or_raise(what);
+                    if let Some(returned) = returned {
+                        // (Right after the statement, in its connection.)
+                        returned.put_spi_rows(1, rank);
+                    }
+                    let n = result.len() as u64;
+                    let keys = match on_conflict {
+                        Some(_) => result.map(|row| row.get::<i64>(1).or_raise(what)).collect(),
+                        None => HashSet::new(),
+                    };
+                    (n, keys)
+                })
+            })
+        };
+
         // 3. The decisions, in the statement's order: the smallest key among each row's stored
-        // matches and the batch's earlier rows let through.
-        let mut kept: Vec<usize> = Vec::new();
+        // matches and the batch's earlier rows let through; then 4., the writes. Without ON
+        // CONFLICT every row let through is stored: one INSERT of them all. With it, a row the
+        // clause leaves out must be no earlier row to the rows after it, and which ones it leaves
+        // out is known once they are written: the rows let through wait (`pending`) until a row
+        // would be decided otherwise without them, or repeats one's key; then they are written
+        // (one INSERT), the rows the clause left out dropped, and that row decided again.
+        #[derive(Clone, Copy, PartialEq)]
+        enum Fate {
+            Out,
+            Pending,
+            Stored,
+        }
+        let mut fate = vec![Fate::Out; rows.len()];
+        let mut through: Vec<usize> = Vec::new(); // pending or stored, in order
+        let mut pending: Vec<usize> = Vec::new();
         let mut by_band: HashMap<i64, Vec<usize>> = HashMap::new();
         let mut dup_of: Vec<Option<i64>> = vec![None; rows.len()];
         let mut duplicate = None;
-        for i in 0..rows.len() {
-            if !probes.has(i) {
-                kept.push(i); // NULL, featureless or shingle-less text: never a duplicate
-                continue;
+        let mut stored = 0u64;
+        let mut flush = |pending: &mut Vec<usize>, fate: &mut Vec<Fate>, dup_of: &[Option<i64>]| {
+            if pending.is_empty() {
+                return;
             }
-            let mut found = matches[i].iter().copied().min_by_key(|&(key, _)| key);
-            for j in probes.earlier(i, &kept, &by_band) {
-                let Some(key) = keys[j] else { continue };
-                if found.is_some_and(|(k, _)| k <= key) {
-                    continue;
+            let (n, inserted) = write(pending, dup_of);
+            stored += n;
+            for &i in pending.iter() {
+                fate[i] = if on_conflict.is_none() || inserted.contains(&keys[i]) { Fate::Stored } else { Fate::Out };
+            }
+            pending.clear();
+        };
+        for i in 0..rows.len() {
+            // The smallest key near row i among the stored rows and the batch's earlier rows
+            // let through (those stored only, with `settled`).
+            let nearest = |fate: &[Fate], settled: bool| {
+                if !probes.has(i) {
+                    return None; // NULL, featureless or shingle-less text: never a duplicate
                 }
-                if let Some(measure) = probes.near(i, j) {
-                    found = Some((key, measure));
+                let mut found = matches[i].iter().copied().min_by_key(|&(key, _)| key);
+                for j in probes.earlier(i, &through, &by_band) {
+                    let (Some(key), true) =
+                        (keys[j], fate[j] == Fate::Stored || (!settled && fate[j] == Fate::Pending))
+                    else {
+                        continue;
+                    };
+                    if found.is_some_and(|(k, _)| k <= key) {
+                        continue;
+                    }
+                    if let Some(measure) = probes.near(i, j) {
+                        found = Some((key, measure));
+                    }
                 }
+                found
+            };
+            let mut found = nearest(&fate, false);
+            let waits = on_conflict.is_some()
+                && !pending.is_empty()
+                && (found.map(|f| f.0) != nearest(&fate, true).map(|f| f.0)
+                    || pending.iter().any(|&j| keys[j] == keys[i]));
+            if waits {
+                flush(&mut pending, &mut fate, &dup_of);
+                found = nearest(&fate, false);
             }
             match (found, mode) {
                 (Some((key, measure)), Mode::Reject) => {
@@ -1087,36 +1218,15 @@ pub(super) unsafe fn write_batch(
                 (Some(_), Mode::Skip) => {}
                 (found, _) => {
                     dup_of[i] = found.map(|(key, _)| key);
-                    kept.push(i);
+                    fate[i] = Fate::Pending;
+                    pending.push(i);
+                    through.push(i);
                     probes.add_bands(i, &mut by_band);
                 }
             }
         }
-
-        // 4. The rows kept, in one statement.
-        let mut stored = 0u64;
-        if duplicate.is_none() && !kept.is_empty() {
-            let (target, mut values) = insert_columns(relid, &attnums, &cols, |n| format!("($1[s.i]).{n}"));
-            let kept_rows: Vec<pg_sys::Datum> = kept.iter().map(|&i| rows[i]).collect();
-            let (array, array_type) = row_array(rel, &kept_rows);
-            let mut args = vec![DatumWithOid::new(array, array_type)];
-            if let Some(typ) = dup_of_type(relid, &cols) {
-                values.push(format!("($2::pg_catalog.int8[])[s.i]::{typ}"));
-                args.push(kept.iter().map(|&i| dup_of[i]).collect::<Vec<Option<i64>>>().into());
-            }
-            let mut insert = array_insert(&table, &target, &values);
-            // The rows stored come back from the shards in no order: put in the batch's by key.
-            let mut position: HashMap<i64, std::collections::VecDeque<usize>> = HashMap::new();
-            if returned.is_some() {
-                insert.push_str(&format!(" RETURNING {}::pg_catalog.int8, *", column(cols.key)));
-                for (p, &i) in kept.iter().enumerate() {
-                    position.entry(keys[i].unwrap_or(i64::MIN)).or_default().push_back(p);
-                }
-            }
-            let rank = |key: Option<i64>| {
-                position.get_mut(&key.unwrap_or(i64::MIN)).and_then(|p| p.pop_front()).unwrap_or(usize::MAX)
-            };
-            stored = write_as_checked(&table, &insert, &args, returned.map(|r| (r, 1)), rank);
+        if duplicate.is_none() {
+            flush(&mut pending, &mut fate, &dup_of);
         }
         let result = match duplicate {
             Some(error) => Outcome::Duplicate(error),

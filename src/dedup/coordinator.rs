@@ -36,8 +36,10 @@
 //!   it reads. Refused with 0A000: a sub-SELECT, a system column, a column of another relation,
 //!   (PostgreSQL 18) `old` values.
 //! * **`INSERT … ON CONFLICT … DO NOTHING`**: the clause is appended to the checked write's
-//!   INSERT of each row, a row at a time (a row it leaves out is then no earlier row of a batch
-//!   to the next): each row checked first, as a BEFORE trigger runs before the conflict check.
+//!   INSERT, each row checked first, as a BEFORE trigger runs before the conflict check. A row
+//!   it leaves out must be no earlier row to the rows after it: a batch goes in one statement
+//!   when no row's outcome depends on an earlier row of the batch, else a row at a time
+//!   ([`super::checked::write_batch`]).
 //!
 //! The writer's INSERT and UPDATE privileges are checked by the checked write, per column
 //! written, as the executor would. Refused with 0A000: `ON CONFLICT … DO UPDATE`, `COPY …
@@ -1049,10 +1051,9 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
         let per_batch = (*(*node).ss.ps.ps_ExprContext).ecxt_per_tuple_memory;
         let estate = (*node).ss.ps.state;
         // A batch at a time where the check allows it (src/dedup/checked.rs, write_batch),
-        // else a row at a time: with ON CONFLICT DO NOTHING, so that a row the clause leaves out
-        // is no earlier row of the batch to the rows after it.
+        // else a row at a time.
         let conflict = private_text((*node).ss.ps.plan as *mut pg_sys::CustomScan);
-        let batch_rows = if conflict.is_none() && batchable((*state).rel) { BATCH_ROWS } else { 1 };
+        let batch_rows = if batchable((*state).rel) { BATCH_ROWS } else { 1 };
         let mut values = vec![pg_sys::Datum::from(0); natts];
         let mut nulls = vec![true; natts];
         // (A plan is not asked again once it has returned its end: a scan would start over.)
@@ -1080,7 +1081,7 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
                 let row = Row::Record { datum: rows[0], written: written.clone() };
                 write_row(relid, row, &ext_schema, conflict.as_deref(), returned.as_ref())
             } else {
-                write_batch(relid, &rows, &written, &ext_schema, returned.as_ref())
+                write_batch(relid, &rows, &written, &ext_schema, conflict.as_deref(), returned.as_ref())
             };
             pg_sys::CurrentMemoryContext = old;
             match outcome {

@@ -392,6 +392,17 @@ INSERT INTO oc_skip (id, body) SELECT id + 1000, body || ' (and again)' FROM poo
 INSERT INTO oc_skip_local (id, body) SELECT id + 1000, body || ' (and again)' FROM pool ORDER BY id ON CONFLICT DO NOTHING;
 SELECT check_that('INSERT ... ON CONFLICT ON CONSTRAINT ... DO NOTHING, then ON CONFLICT DO NOTHING, skip, k = 3: the rows the local table returns and keeps',
   :'oc_d' = :'oc_l' AND same_rows('oc_skip') = 0, left(:'oc_d', 60));
+-- One row of each family (no two near each other: no row decided by an earlier one, so each
+-- batch goes in one statement), half of them stored first.
+SELECT make_returning_pair('oc_fam', 'mark', 3);
+CREATE TABLE oc_families AS SELECT DISTINCT ON (family) id, body FROM pool ORDER BY family, id;
+INSERT INTO oc_fam (id, body) SELECT id, body FROM oc_families WHERE id % 2 = 0 ORDER BY id;
+INSERT INTO oc_fam_local (id, body) SELECT id, body FROM oc_families WHERE id % 2 = 0 ORDER BY id;
+SELECT returned('INSERT INTO oc_fam (id, body) SELECT id, body FROM oc_families ORDER BY id ON CONFLICT (id) DO NOTHING RETURNING id, dup_of') AS oc_d,
+       returned('INSERT INTO oc_fam_local (id, body) SELECT id, body FROM oc_families ORDER BY id ON CONFLICT (id) DO NOTHING RETURNING id, dup_of') AS oc_l \gset
+SELECT check_that('INSERT ... SELECT ... ON CONFLICT (id) DO NOTHING RETURNING of one row a family, half of them stored: the rows the local table returns (the unstored half) and the same table',
+  :'oc_d' = :'oc_l' AND same_rows('oc_fam') = 0
+  AND cardinality(string_to_array(:'oc_d', ' ')) = (SELECT count(*) FROM oc_families WHERE id % 2 = 1), left(:'oc_d', 60));
 INSERT INTO oc_reject (id, body) SELECT id, body FROM pool WHERE id = 1;
 INSERT INTO oc_reject_local (id, body) SELECT id, body FROM pool WHERE id = 1;
 SELECT check_that('INSERT ... ON CONFLICT DO NOTHING of a stored row, reject: 23505 as on the local table (the check runs before the conflict''s)',
