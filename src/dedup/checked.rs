@@ -1086,14 +1086,13 @@ pub(super) unsafe fn write_batch(
                 array_insert(&table, &target, &values) + &returning
             }
             Some(clause) => {
-                let mut target = String::new();
+                let (target, names) = insert_columns(relid, &attnums, &cols, str::to_owned);
                 let tuples: Vec<String> = (1..=n)
                     .map(|p| {
-                        let (t, mut values) = insert_columns(relid, &attnums, &cols, |c| format!("(${p}).{c}"));
+                        let mut values: Vec<String> = names.iter().map(|c| format!("(${p}).{c}")).collect();
                         if let Some(typ) = &dup_of_type {
                             values.push(format!("${}::{typ}", n + p));
                         }
-                        target = t;
                         format!("({})", values.join(", "))
                     })
                     .collect();

@@ -28,7 +28,8 @@
 //!   overwritten: a row at a time, it is read again as it is now (the rows' query, deparsed at
 //!   planning, for its key: [`UpdateRows::read_again`]) and checked and written again, as READ
 //!   COMMITTED re-reads a row; in a batch the statement raises 40001. A row a join yields twice
-//!   is updated once (`UPDATE n`). UPDATEs of other columns are Citus's: the shards' triggers let them through.
+//!   is updated once (`UPDATE n`). UPDATEs of other columns are Citus's: the shards' triggers
+//!   let them through.
 //! * **`RETURNING`** (of an INSERT or such an UPDATE): the checked write's own statement returns
 //!   the rows as the shards stored them; the custom scan keeps them ([`Returned`]: a tuplestore)
 //!   and then scans them as rows of the target — appended to the plan's relations for it — with
@@ -37,9 +38,8 @@
 //!   (PostgreSQL 18) `old` values.
 //! * **`INSERT … ON CONFLICT … DO NOTHING`**: the clause is appended to the checked write's
 //!   INSERT, each row checked first, as a BEFORE trigger runs before the conflict check. A row
-//!   it leaves out must be no earlier row to the rows after it: a batch goes in one statement
-//!   when no row's outcome depends on an earlier row of the batch, else a row at a time
-//!   ([`super::checked::write_batch`]).
+//!   it leaves out must be no earlier row to the rows after it: a batch is written in runs, each
+//!   ending before a row its rows would decide ([`super::checked::write_batch`]).
 //!
 //! The writer's INSERT and UPDATE privileges are checked by the checked write, per column
 //! written, as the executor would. Refused with 0A000: `ON CONFLICT … DO UPDATE`, `COPY …
@@ -588,7 +588,7 @@ unsafe fn plan_checked_insert(
 }
 
 /// The `ON CONFLICT … DO NOTHING` clause of INSERT `parse` into table `relid` (`table`, for
-/// messages), as the checked write appends it to its own INSERT of each row; None without one.
+/// messages), as the checked write appends it to its own INSERT; None without one.
 /// Its arbiter is named as the statement names it: columns, or a constraint. 0A000 for `DO
 /// UPDATE`, and for an arbiter the clause cannot name (an expression, a collation or operator
 /// class, a partial index's `WHERE`).
