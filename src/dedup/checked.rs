@@ -291,7 +291,7 @@ pub(super) unsafe fn write_row(
                     values.join(", "),
                     on_conflict.unwrap_or_default()
                 );
-                Outcome::Stored(write_as_checked(&table, &insert, &insert_args, returned.map(|r| (r, 0)), |_| 0))
+                Outcome::Stored(write_as_checked(&table, &insert, &insert_args, false, returned, |_| 0).0)
             }
         };
         finish(rel, nest, (saved_user, saved_context), result)
@@ -752,15 +752,9 @@ pub(super) unsafe fn update_batch(
                 if changed {
                     // (The batch's later rows were decided with its new text stored: the
                     // statement is undone, rather than the row read again.)
-                    Error::new(
-                        Code::ERRCODE_T_R_SERIALIZATION_FAILURE,
-                        "could not serialize access due to concurrent update".to_owned(),
-                    )
-                    .detail(format!(
+                    concurrent_update(format!(
                         "A row of distributed table {table} changed after the UPDATE read it and before its checked write."
-                    ))
-                    .hint("Retry the statement.")
-                    .raise();
+                    ));
                 }
                 Outcome::Stored(n)
             }
@@ -1127,22 +1121,7 @@ pub(super) unsafe fn write_batch(
                 position.entry(keys[i]).or_default().push_back(p);
             }
             let rank = |key: Option<i64>| position.get_mut(&key).and_then(|p| p.pop_front()).unwrap_or(usize::MAX);
-            as_checked(&table, || {
-                Spi::connect_mut(|client| {
-                    let what = "writing the rows";
-                    let result = client.update(insert.as_str(), None, &args).or_raise(what);
-                    if let Some(returned) = returned {
-                        // (Right after the statement, in its connection.)
-                        returned.put_spi_rows(1, rank);
-                    }
-                    let n = result.len() as u64;
-                    let keys = match on_conflict {
-                        Some(_) => result.map(|row| row.get::<i64>(1).or_raise(what)).collect(),
-                        None => HashSet::new(),
-                    };
-                    (n, keys)
-                })
-            })
+            write_as_checked(&table, &insert, &args, !returning.is_empty(), returned, rank)
         };
 
         // 3. The decisions, in the statement's order: the smallest key among each row's stored
@@ -1464,26 +1443,46 @@ unsafe fn datum_array(datums: &[pg_sys::Datum], typ: pg_sys::Oid) -> (pg_sys::Da
 
 /// Runs `insert` as a checked write of `table`: with `simdup.checked_write` naming it for this
 /// statement (propagated to the workers), which the shards' triggers let through for the
-/// owner the caller has become; returns the rows written. With `returned` (the store, and the
-/// columns the statement returns before the table's), the rows it returns go to the store in
-/// the order `rank` gives them ([`Returned::put_spi_rows`]).
+/// owner the caller has become; returns the rows written and, when `keyed` (the statement
+/// returns the key as int8 first), the keys of those rows. With `returned`, the rows it returns
+/// (after the key when `keyed`) go to the store in the order `rank` gives them
+/// ([`Returned::put_spi_rows`]).
 fn write_as_checked(
     table: &str,
     insert: &str,
     args: &[DatumWithOid],
-    returned: Option<(&Returned, usize)>,
+    keyed: bool,
+    returned: Option<&Returned>,
     rank: impl FnMut(Option<i64>) -> usize,
-) -> u64 {
+) -> (u64, HashSet<Option<i64>>) {
     as_checked(table, || {
         Spi::connect_mut(|client| {
-            let n = client.update(insert, None, args).or_raise("writing the rows").len();
-            if let Some((returned, skip)) = returned {
+            let what = "writing the rows";
+            let result = client.update(insert, None, args).or_raise(what);
+            if let Some(returned) = returned {
                 // SAFETY: right after the statement, in its connection.
-                unsafe { returned.put_spi_rows(skip, rank) };
+                unsafe { returned.put_spi_rows(usize::from(keyed), rank) };
             }
-            n
+            let n = result.len() as u64;
+            let keys = match keyed {
+                true => result.map(|row| row.get::<i64>(1).or_raise(what)).collect(),
+                false => HashSet::new(),
+            };
+            (n, keys)
         })
-    }) as u64
+    })
+}
+
+/// 40001, as PostgreSQL raises it for an UPDATE whose row another transaction changed, with
+/// `detail`.
+pub(super) fn concurrent_update(detail: String) -> ! {
+    Error::new(
+        Code::ERRCODE_T_R_SERIALIZATION_FAILURE,
+        "could not serialize access due to concurrent update".to_owned(),
+    )
+    .detail(detail)
+    .hint("Retry the statement.")
+    .raise()
 }
 
 /// Runs `write` (statements writing `table`) as checked writes: with `simdup.checked_write`

@@ -1224,9 +1224,10 @@ impl<'a> UpdateRows<'a> {
                 n + 1
             );
             let (mut rows, mut olds) = (Vec::new(), Vec::new());
-            Spi::connect(|client| {
+            // (Read-write: a snapshot of its own, taken now, as READ COMMITTED re-reads.)
+            Spi::connect_mut(|client| {
                 let what = "reading the row again";
-                let _result = client.select(&sql, None, &args).or_raise(what);
+                let _result = client.update(&sql, None, &args).or_raise(what);
                 let table = pg_sys::SPI_tuptable;
                 if table.is_null() || pg_sys::SPI_processed == 0 {
                     return;
@@ -1299,15 +1300,9 @@ unsafe extern "C-unwind" fn exec_update_rows(
             while matches!(outcome, Outcome::Changed) {
                 tries += 1;
                 if tries > REREADS {
-                    Error::new(
-                        Code::ERRCODE_T_R_SERIALIZATION_FAILURE,
-                        "could not serialize access due to concurrent update".to_owned(),
-                    )
-                    .detail(format!(
+                    super::checked::concurrent_update(format!(
                         "A row was changed by other transactions {REREADS} times while the UPDATE wrote it."
-                    ))
-                    .hint("Retry the statement.")
-                    .raise();
+                    ));
                 }
                 let params = (*estate).es_param_list_info;
                 outcome = match form.read_again(&again, params, olds[0].key, (*state).rows) {
