@@ -31,8 +31,10 @@
 # trigger disabled ("plain"), enabled ("trigger": the INSERT read ahead, its texts fingerprinted
 # on simdup.batch_threads threads and checked by one pair join, simdup.bulk_check = auto), and
 # enabled with the rows from a function estimated at one row ("set": not read ahead, the bulk
-# check's copy in memory, as a COPY gets), SIMDUP_BENCH_LOAD_REPS (SIMDUP_BENCH_REPS) times
-# interleaved, the rows deleted and the table vacuumed after each; medians in seconds.
+# check's copy in memory), and enabled with the same rows sent by `COPY docs (body) FROM stdin`
+# ("copy": batches of simdup.copy_batch_memory, each batch's texts fingerprinted while the one
+# before it is written), SIMDUP_BENCH_LOAD_REPS (SIMDUP_BENCH_REPS) times interleaved, the rows
+# deleted and the table vacuumed after each; medians in seconds.
 #
 # SIMDUP_BENCH_SIMILAR=1 adds dedup by verified similarity side by side: a second table sdocs
 # with the same rows and simdup_enable_similar('sdocs', 'body', SIMDUP_BENCH_THRESHOLD (0.5),
@@ -189,6 +191,7 @@ SELECT row_number() OVER (ORDER BY random())::int AS n, body FROM (
   UNION ALL
   (SELECT body FROM docs ORDER BY random() LIMIT $LOAD / 10)) x;
 VACUUM ANALYZE newdocs;
+\copy (SELECT body FROM newdocs ORDER BY n) TO '$work/newdocs.tsv'
 CREATE FUNCTION newdocs_unestimated() RETURNS SETOF text LANGUAGE plpgsql ROWS 1 AS \$\$
 BEGIN
     RETURN QUERY SELECT body FROM newdocs ORDER BY n;
@@ -197,14 +200,15 @@ END
 SQL
   base=$(psql -At -c "SELECT coalesce(max(id), 0) FROM docs")
   for rep in $(seq 1 "$LOAD_REPS"); do
-    for variant in plain trigger set; do
+    for variant in plain trigger set copy; do
       on=$([ "$variant" = plain ] && echo DISABLE || echo ENABLE)
-      source="SELECT body FROM newdocs ORDER BY n"
-      [ "$variant" = set ] && source="SELECT * FROM newdocs_unestimated()"
+      load="INSERT INTO docs (body) SELECT body FROM newdocs ORDER BY n;"
+      [ "$variant" = set ] && load="INSERT INTO docs (body) SELECT * FROM newdocs_unestimated();"
+      [ "$variant" = copy ] && load="\\copy docs (body) FROM '$work/newdocs.tsv'"
       psql -c "ALTER TABLE docs $on TRIGGER simdup_dedup" -c "CHECKPOINT"
       ms=$(psql -At <<SQL | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'
 \timing on
-INSERT INTO docs (body) $source;
+$load
 SQL
 )
       stored=$(psql -At -c "SELECT count(*) FROM docs WHERE id > $base")
@@ -224,7 +228,10 @@ SELECT round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE vari
             / percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'plain'))::numeric, 2) AS "trigger / plain",
        round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'set') / 1000)::numeric, 1) AS "set s",
        round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'set')
-            / percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'plain'))::numeric, 2) AS "set / plain"
+            / percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'plain'))::numeric, 2) AS "set / plain",
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'copy') / 1000)::numeric, 1) AS "copy s",
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'copy')
+            / percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE variant = 'plain'))::numeric, 2) AS "copy / plain"
 FROM l;
 SQL
 fi

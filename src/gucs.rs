@@ -27,6 +27,7 @@ static BATCH_THREADS: GucSetting<i32> = GucSetting::<i32>::new(-1);
 static BATCH_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(256 * 1024);
 static BULK_CHECK: GucSetting<BulkCheck> = GucSetting::<BulkCheck>::new(BulkCheck::Auto);
 static BULK_CHECK_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(512 * 1024);
+static COPY_BATCH_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(128 * 1024);
 
 /// Registers the parameters. Called once from `_PG_init`.
 pub fn init() {
@@ -102,6 +103,16 @@ pub fn init() {
         GucContext::Userset,
         GucFlags::UNIT_KB,
     );
+    GucRegistry::define_int_guc(
+        c"simdup.copy_batch_memory",
+        c"Rows a COPY into a dedup table writes by one INSERT, in bytes of rows.",
+        c"A COPY read ahead for the bulk check holds two batches (the one written and the next, whose texts are fingerprinted meanwhile) and a copy of the next one's texts. Smaller batches use less memory; each batch's INSERT loads the table's fingerprints once.",
+        &COPY_BATCH_MEMORY,
+        8,
+        1024 * 1024,
+        GucContext::Userset,
+        GucFlags::UNIT_KB,
+    );
     let prefix: &CStr = c"simdup";
     // SAFETY: called from _PG_init, in the backend's main thread.
     unsafe { pgrx::pg_sys::MarkGUCPrefixReserved(prefix.as_ptr()) };
@@ -153,4 +164,9 @@ pub fn bulk_check() -> BulkCheck {
 /// `simdup.bulk_check_memory`, in bytes.
 pub fn bulk_check_memory() -> usize {
     BULK_CHECK_MEMORY.get().max(0) as usize * 1024
+}
+
+/// `simdup.copy_batch_memory`, in bytes.
+pub fn copy_batch_memory() -> usize {
+    COPY_BATCH_MEMORY.get().max(8) as usize * 1024
 }

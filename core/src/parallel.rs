@@ -69,6 +69,82 @@ pub fn map<T: Sync, R: Send>(
     done.into_iter().map(|(_, r)| r).collect()
 }
 
+/// [`map`] of `items` on threads of its own, begun now while the caller goes on with other work
+/// (a backend writing one batch of rows while the next batch's texts are fingerprinted): every
+/// thread starts with every signal blocked and never calls the caller's [`Interrupt`].
+/// [`Background::wait`] gives the items back with their results; dropping it unwaited stops the
+/// threads at their next item and waits for them, so a caller that errors out leaves no thread
+/// running (each item should be short: the wait is one item's time).
+pub struct Background<T, R> {
+    stop: std::sync::Arc<AtomicBool>,
+    done: std::sync::Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<Returned<T, R>>>,
+}
+
+/// What a background map's thread returns: the items, and each one's result (None once
+/// stopped).
+type Returned<T, R> = (Vec<T>, Vec<Option<R>>);
+
+/// Begins `f` of every item of `items` on up to `threads` threads (at least one, not the
+/// caller's). None when no thread can be started: the caller computes them itself.
+pub fn map_in_background<T, R>(
+    items: Vec<T>,
+    threads: usize,
+    f: impl Fn(&T) -> R + Send + Sync + 'static,
+) -> Option<Background<T, R>>
+where
+    T: Send + Sync + 'static,
+    R: Send + 'static,
+{
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let done = std::sync::Arc::new(AtomicBool::new(false));
+    let caller = std::thread::current();
+    let (stop_in, done_in) = (stop.clone(), done.clone());
+    let handle = with_signals_blocked(|| {
+        std::thread::Builder::new().name("simdup ahead".into()).spawn(move || {
+            // The caller is woken when the work ends, however it ends.
+            struct Done(std::sync::Arc<AtomicBool>, std::thread::Thread);
+            impl Drop for Done {
+                fn drop(&mut self) {
+                    self.0.store(true, Ordering::Release);
+                    self.1.unpark();
+                }
+            }
+            let _done = Done(done_in, caller);
+            // Stopped items give None (the caller dropped the work and does not read them).
+            let out = map(&items, threads.max(1), &mut || {}, |x| (!stop_in.load(Ordering::Relaxed)).then(|| f(x)));
+            (items, out)
+        })
+    })
+    .ok()?;
+    Some(Background { stop, done, handle: Some(handle) })
+}
+
+impl<T, R> Background<T, R> {
+    /// The items and each one's result, once every thread has finished; `interrupt` is called
+    /// on the calling thread while it waits (and may unwind: the threads are then stopped).
+    /// A thread that panicked makes this panic.
+    pub fn wait(mut self, interrupt: Interrupt<'_>) -> (Vec<T>, Vec<R>) {
+        while !self.done.load(Ordering::Acquire) {
+            interrupt();
+            std::thread::park_timeout(Duration::from_millis(10));
+        }
+        let handle = self.handle.take().expect("waited once");
+        let (items, out) = handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let out = out.into_iter().map(|r| r.expect("nothing stopped a background map that was waited for")).collect();
+        (items, out)
+    }
+}
+
+impl<T, R> Drop for Background<T, R> {
+    fn drop(&mut self) {
+        if let Some(handle) = self.handle.take() {
+            self.stop.store(true, Ordering::Relaxed);
+            let _ = handle.join();
+        }
+    }
+}
+
 /// Sets the flag when dropped while its thread unwinds (a panic, or a callback that unwinds).
 pub(crate) struct StopOnUnwind<'a>(pub(crate) &'a AtomicBool);
 
@@ -161,6 +237,51 @@ mod tests {
         assert!(r.is_err());
         // The helpers stopped long before the end.
         assert!(seen.load(Ordering::Relaxed) < items.len() / 2);
+    }
+
+    #[test]
+    fn a_background_map_gives_the_items_and_their_results() {
+        for threads in [0, 1, 2, 4] {
+            let items: Vec<String> = (0..500).map(|i| format!("item {i}")).collect();
+            let work = map_in_background(items.clone(), threads, |s: &String| s.len()).expect("a thread");
+            let mut calls = 0;
+            let (back, lens) = work.wait(&mut || calls += 1);
+            assert_eq!(back, items);
+            assert_eq!(lens, items.iter().map(String::len).collect::<Vec<_>>());
+        }
+        let (none, out) = map_in_background(Vec::<u8>::new(), 2, |&x| x).expect("a thread").wait(&mut || {});
+        assert!(none.is_empty() && out.is_empty());
+    }
+
+    #[test]
+    fn a_dropped_background_map_stops_at_its_next_item() {
+        let seen = std::sync::Arc::new(AtomicUsize::new(0));
+        let s = seen.clone();
+        let items: Vec<u64> = (0..100_000).collect();
+        let work = map_in_background(items, 2, move |&x| {
+            s.fetch_add(1, Ordering::Relaxed);
+            std::thread::sleep(Duration::from_micros(50));
+            x
+        })
+        .expect("a thread");
+        std::thread::sleep(Duration::from_millis(20));
+        drop(work); // returns once the threads have stopped
+        let after = seen.load(Ordering::Relaxed);
+        assert!(after < 100_000 / 2, "stopped early: {after}");
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(seen.load(Ordering::Relaxed), after, "no thread still running");
+    }
+
+    #[test]
+    fn a_panicking_background_item_panics_the_wait() {
+        let work = map_in_background((0..64u64).collect(), 2, |&x| {
+            if x == 40 {
+                panic!("item 40");
+            }
+            x
+        })
+        .expect("a thread");
+        assert!(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work.wait(&mut || {}))).is_err());
     }
 
     #[test]

@@ -1404,10 +1404,16 @@ struct CopyJob {
     cstate: pg_sys::CopyFromState,
     rel: pg_sys::Relation,
     estate: *mut pg_sys::EState,
-    /// The rows of the batch being read, and its array.
+    /// The rows of the batch being read, and its array; the batch before it, being written
+    /// (read ahead).
     batch: pg_sys::MemoryContext,
+    spare: pg_sys::MemoryContext,
     array: pg_sys::Datum,
     array_type: pg_sys::Oid,
+    /// Read ahead, for a trigger that fingerprints a text column: the column (0: none) and its
+    /// type, whose texts are fingerprinted ahead.
+    text_attnum: i32,
+    text_type: pg_sys::Oid,
     /// `INSERT INTO t (…) SELECT ($1[i]).… FROM generate_subscripts($1, 1) i ORDER BY i`
     /// (read ahead: `… FROM unnest($1) WITH ORDINALITY …`).
     insert: *mut c_char,
@@ -1423,7 +1429,7 @@ struct CopyJob {
 /// writes (Citus opens a coordinated transaction for statements a statement runs, so the
 /// shards' writes commit or abort with this one); into a plain dedup table that
 /// [`super::readahead::copies_ahead`], in batches of up to
-/// [`super::readahead::COPY_BATCH_BYTES`], each read ahead for the bulk check. Everything else
+/// `simdup.copy_batch_memory`, each read ahead for the bulk check. Everything else
 /// goes to the previous hook (Citus's) or the standard one, unchanged.
 ///
 /// # Safety
@@ -1463,24 +1469,41 @@ unsafe extern "C-unwind" fn process_utility(
         return;
     }
     let mut stored: u64 = 0;
-    loop {
-        let mut rows: u64 = 0;
-        // SAFETY: the job begun by `copy_begin`; `copy_batch` is guarded.
-        unsafe { copy_batch(job, &mut rows) };
-        if rows == 0 {
-            break;
+    // A COPY read ahead reads each batch before the one before it is written; `copy_batch`
+    // begins fingerprinting its texts on threads of their own, so that the batch's INSERT finds
+    // them computed while the backend wrote the one before (src/dedup/readahead.rs).
+    // SAFETY: the job begun by `copy_begin`.
+    let pipelined = unsafe { (*job).text_attnum > 0 };
+    let mut rows: u64 = 0;
+    // SAFETY: the job begun by `copy_begin`; `copy_batch` is guarded.
+    unsafe { copy_batch(job, &mut rows) };
+    while rows > 0 {
+        // SAFETY: the job begun by `copy_begin`: the batch just read stays valid while the
+        // next one is read into the other context.
+        let (mut array, mut array_type) = unsafe { ((*job).array, (*job).array_type) };
+        let mut next: u64 = 0;
+        if pipelined {
+            // SAFETY: as above; `copy_batch` is guarded.
+            unsafe {
+                std::mem::swap(&mut (*job).batch, &mut (*job).spare);
+                copy_batch(job, &mut next);
+            }
         }
         // SAFETY: SPI as C calls it: a near-duplicate's 23505, raised by the checked insert,
-        // reaches the client with its constraint fields; this frame holds nothing to drop, and
-        // an error's abort closes the SPI connection.
+        // reaches the client with its constraint fields; this frame holds nothing to drop (the
+        // work begun ahead is kept by src/dedup/readahead.rs and freed with the transaction),
+        // and an error's abort closes the SPI connection.
         unsafe {
             spi_connect_unguarded();
-            let mut array_type = (*job).array_type;
-            let mut array = (*job).array;
             spi_execute_with_args_unguarded((*job).insert, 1, &mut array_type, &mut array, ptr::null(), false, 0);
             stored += pg_sys::SPI_processed;
             spi_finish_unguarded();
         }
+        if !pipelined {
+            // SAFETY: the job begun by `copy_begin`; `copy_batch` is guarded.
+            unsafe { copy_batch(job, &mut next) };
+        }
+        rows = next;
     }
     // SAFETY: the job begun by `copy_begin`; `copy_end` is guarded.
     unsafe { copy_end(job) };
@@ -1610,21 +1633,39 @@ unsafe extern "C-unwind" fn copy_begin(
         let estate = pg_sys::CreateExecutorState();
         pg_sys::MakePerTupleExprContext(estate);
         let batch = memory_context(c"simdup COPY batch");
+        let spare = memory_context(c"simdup COPY batch");
+        // The text column whose texts are fingerprinted a batch ahead.
+        let text_attnum = match super::bulk::hint_source(rel) {
+            Some(super::bulk::HintSource::Text(attnum)) if ahead => attnum,
+            _ => 0,
+        };
+        let text_type = if text_attnum > 0 {
+            pgrx::PgTupleDesc::from_pg_unchecked((*rel).rd_att)
+                .get(text_attnum as usize - 1)
+                .map_or(pg_sys::InvalidOid, |a| a.atttypid)
+        } else {
+            pg_sys::InvalidOid
+        };
         let sql = std::ffi::CString::new(insert).unwrap_or_default();
         let j = pg_sys::palloc0(std::mem::size_of::<CopyJob>()) as *mut CopyJob;
         (*j).cstate = cstate;
         (*j).rel = rel;
         (*j).estate = estate;
         (*j).batch = batch;
+        (*j).spare = spare;
+        (*j).text_attnum = text_attnum;
+        (*j).text_type = text_type;
         (*j).insert = pg_sys::pstrdup(sql.as_ptr());
         ((*j).batch_rows, (*j).batch_bytes) =
-            if ahead { (usize::MAX, super::readahead::COPY_BATCH_BYTES) } else { (BATCH_ROWS, BATCH_BYTES) };
+            if ahead { (usize::MAX, crate::gucs::copy_batch_memory()) } else { (BATCH_ROWS, BATCH_BYTES) };
         *job = j;
     }
 }
 
 /// Reads the next batch of rows into `job.array` (the table's row type); `*rows` is how many
-/// (0 at the end).
+/// (0 at the end). With a text column to fingerprint ahead, the batch's texts that the
+/// read-ahead remembers (not NULL, at most [`crate::fingerprint::MEMO_MAX_BYTES`]) are given to
+/// [`super::readahead::fingerprint_ahead`] for the batch's INSERT.
 ///
 /// # Safety
 /// The job begun by `copy_begin`.
@@ -1646,6 +1687,7 @@ unsafe extern "C-unwind" fn copy_batch(job: *mut CopyJob, rows: *mut u64) {
         let mut nulls = vec![true; natts];
         let mut datums: Vec<pg_sys::Datum> = Vec::new();
         let mut bytes = 0usize;
+        let mut texts: Vec<(usize, String)> = Vec::new();
         while datums.len() < (*job).batch_rows && bytes < (*job).batch_bytes {
             pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
             let old = pg_sys::CurrentMemoryContext;
@@ -1656,12 +1698,21 @@ unsafe extern "C-unwind" fn copy_batch(job: *mut CopyJob, rows: *mut u64) {
                 (*job).finished = true;
                 break;
             }
+            let attnum = (*job).text_attnum;
+            if attnum > 0 && !nulls[attnum as usize - 1] {
+                if let Some(text) = super::tuple::text_of(values[attnum as usize - 1], (*job).text_type) {
+                    if text.len() <= crate::fingerprint::MEMO_MAX_BYTES {
+                        texts.push((datums.len(), text));
+                    }
+                }
+            }
             bytes += push_row((*job).batch, desc, &mut values, &mut nulls, &mut datums);
         }
         *rows = datums.len() as u64;
         if datums.is_empty() {
             return;
         }
+        super::readahead::fingerprint_ahead((*rel).rd_id, texts);
         let old = pg_sys::CurrentMemoryContext;
         pg_sys::CurrentMemoryContext = (*job).batch;
         ((*job).array, (*job).array_type) = row_array(rel, &datums);
@@ -1677,9 +1728,11 @@ unsafe extern "C-unwind" fn copy_batch(job: *mut CopyJob, rows: *mut u64) {
 unsafe extern "C-unwind" fn copy_end(job: *mut CopyJob) {
     // SAFETY: the reader, executor state and relation opened by `copy_begin`.
     unsafe {
+        super::readahead::clear_ahead();
         pg_sys::EndCopyFrom((*job).cstate);
         pg_sys::FreeExecutorState((*job).estate);
         pg_sys::MemoryContextDelete((*job).batch);
+        pg_sys::MemoryContextDelete((*job).spare);
         pg_sys::table_close((*job).rel, pg_sys::NoLock as pg_sys::LOCKMODE);
     }
 }

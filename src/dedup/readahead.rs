@@ -25,6 +25,12 @@
 //! hint, and passes the rest of the rows through as they come. With `simdup.bulk_check = off`
 //! (when the statement runs) it passes every row through. `simdup_insert_select` and
 //! `simdup_insert` write their rows by one such `INSERT ... SELECT`.
+//!
+//! A `COPY` read ahead is written by one such INSERT a batch (src/dedup/coordinator.rs), and
+//! the texts of its next batch are fingerprinted on threads of their own while the backend
+//! writes the current one ([`fingerprint_ahead`]): the batch's read-ahead then takes each
+//! row's fingerprint from that work where the row's text is the very text fingerprinted there
+//! (compared whole), and computes the others itself.
 
 use std::ffi::{c_int, CStr};
 use std::ptr;
@@ -133,7 +139,7 @@ unsafe fn target_column(relid: pg_sys::Oid) -> Option<HintSource> {
 }
 
 /// Whether `COPY … FROM` into `rel` is read ahead too: written by simdup as one `INSERT ...
-/// SELECT` a batch of [`COPY_BATCH_BYTES`] (src/dedup/coordinator.rs reads the rows with
+/// SELECT` a batch of `simdup.copy_batch_memory` (src/dedup/coordinator.rs reads the rows with
 /// PostgreSQL's COPY reader), which this module reads ahead. Only where that INSERT does what
 /// the COPY would: a plain table with the SimHash dedup trigger that Citus does not know (no
 /// shard, no Citus table), the bulk check not off, a role with the INSERT privilege on the
@@ -187,10 +193,6 @@ const DATA_OPTIONS: [&[u8]; 10] = [
     b"force_null",
     b"encoding",
 ];
-
-/// The most bytes of rows a read-ahead COPY writes by one INSERT (each INSERT loads the table's
-/// fingerprints once).
-pub(super) const COPY_BATCH_BYTES: usize = 128 << 20;
 
 /// `SimdupReadAhead` over `child`, returning its rows as they are: its target list refers to
 /// the child's columns one by one (constants stay constants, as PostgreSQL's own pass-through
@@ -341,6 +343,94 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
 /// copies of a batch's texts take at most, beyond one text.
 const TEXT_BATCH_BYTES: usize = 16 << 20;
 
+/// Fingerprints of texts computed in the background for a coming read-ahead of an INSERT into
+/// `relid`: each item is a row's position among the INSERT's rows and its text.
+struct Ahead {
+    relid: pg_sys::Oid,
+    work: simdup_core::parallel::Background<(usize, String), Option<u64>>,
+}
+
+/// Work begun for the batches of a COPY not yet written, oldest first: the batch about to be
+/// written and the one after it.
+const AHEAD_MAX: usize = 2;
+
+thread_local! {
+    /// The work begun ahead, oldest first; the next read-ahead of an INSERT into its table takes
+    /// the oldest. Kept here, not in the COPY's frame, which an error leaves by `longjmp`: it is
+    /// stopped and freed at the end of the transaction, or by [`clear_ahead`].
+    static AHEAD: std::cell::RefCell<std::collections::VecDeque<Ahead>> =
+        const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+}
+
+/// Begins fingerprinting `texts` (row, text: texts of at most
+/// [`crate::fingerprint::MEMO_MAX_BYTES`], which the read-ahead remembers) on
+/// `simdup.batch_threads` threads of their own, for the next read-ahead of an INSERT into `relid`
+/// after those begun before (at most [`AHEAD_MAX`] are kept: the oldest is stopped). Nothing is
+/// begun when there is nothing to do, when `simdup.batch_threads` is the backend alone, or when
+/// no thread is to be had: the read-ahead then computes them as usual.
+pub(super) fn fingerprint_ahead(relid: pg_sys::Oid, texts: Vec<(usize, String)>) {
+    let threads = crate::gucs::batch_threads();
+    if texts.is_empty() || threads < 2 {
+        return;
+    }
+    let Some(work) = simdup_core::parallel::map_in_background(texts, threads, |(_, text)| simdup_core::simhash(text))
+    else {
+        return;
+    };
+    let stale = AHEAD.with(|a| {
+        let mut a = a.borrow_mut();
+        a.push_back(Ahead { relid, work });
+        if a.len() > AHEAD_MAX {
+            a.pop_front()
+        } else {
+            None
+        }
+    });
+    drop(stale);
+    for event in [pgrx::PgXactCallbackEvent::Commit, pgrx::PgXactCallbackEvent::Abort] {
+        pgrx::register_xact_callback(event, clear_ahead);
+    }
+}
+
+/// Stops and frees the work begun ahead (each thread stops at its next text).
+pub(super) fn clear_ahead() {
+    let left = AHEAD.with(|a| a.try_borrow_mut().map(|mut a| std::mem::take(&mut *a)).unwrap_or_default());
+    drop(left);
+}
+
+/// Texts fingerprinted ahead, in row order: ((row, text), fingerprint).
+type Known = std::iter::Peekable<std::vec::IntoIter<((usize, String), Option<u64>)>>;
+
+/// The rows' fingerprints computed ahead for an INSERT into `relid`, once done (waiting with
+/// interrupts), in row order; empty when there are none.
+fn take_ahead(relid: pg_sys::Oid) -> Known {
+    let ahead = AHEAD.with(|a| {
+        let mut a = a.borrow_mut();
+        if a.front().is_some_and(|a| a.relid == relid) {
+            a.pop_front()
+        } else {
+            None
+        }
+    });
+    let known: Vec<_> = match ahead {
+        Some(ahead) => {
+            let (texts, fps) = ahead.work.wait(&mut || {
+                pgrx::check_for_interrupts!();
+            });
+            texts.into_iter().zip(fps).collect()
+        }
+        None => Vec::new(),
+    };
+    known.into_iter().peekable()
+}
+
+/// The fingerprint of row `row`'s `text` among those computed ahead (which are in row order;
+/// the earlier ones are passed), if it was computed there for exactly this text.
+fn known_fingerprint(known: &mut Known, row: usize, text: &str) -> Option<Option<u64>> {
+    while known.next_if(|((r, _), _)| *r < row).is_some() {}
+    known.next_if(|((r, t), _)| *r == row && t == text).map(|(_, fp)| fp)
+}
+
 /// Reads the child's rows into the store until it ends or the hint would outgrow its memory,
 /// takes their fingerprints, and gives the hint if it read them all.
 ///
@@ -357,19 +447,28 @@ unsafe fn read(state: *mut State) {
         let mut texts: Vec<(usize, String)> = Vec::new();
         let mut text_bytes = 0;
         let mut read = 0u64;
+        let mut known = if (*state).text { take_ahead((*state).relid) } else { Vec::new().into_iter().peekable() };
+        let (ahead, mut taken) = (known.len(), 0usize);
         loop {
             let slot = pg_sys::ExecProcNode(child);
             if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
                 break;
             }
             pg_sys::tuplestore_puttupleslot((*state).store, slot);
+            let mut row = None;
             if let Some(datum) = slot_value(slot, (*state).position) {
                 if !(*state).text {
                     fps.push(datum.value() as i64 as u64);
                 } else if let Some(text) = text_of(datum, (*state).text_type) {
                     if text.len() <= crate::fingerprint::MEMO_MAX_BYTES {
-                        text_bytes += text.len();
-                        texts.push((rows.len(), text));
+                        if let Some(fp) = known_fingerprint(&mut known, rows.len(), &text) {
+                            row = Some(fp.map(|fp| fp as i64));
+                            fps.extend(fp);
+                            taken += 1;
+                        } else {
+                            text_bytes += text.len();
+                            texts.push((rows.len(), text));
+                        }
                     } else {
                         // Too long to be remembered: fingerprinted here, with interrupts, for
                         // the hint only (the trigger computes it again).
@@ -377,7 +476,7 @@ unsafe fn read(state: *mut State) {
                     }
                 }
             }
-            rows.push(None);
+            rows.push(row);
             if text_bytes >= TEXT_BATCH_BYTES {
                 fingerprint(&mut texts, &mut rows, &mut fps);
                 text_bytes = 0;
@@ -392,6 +491,9 @@ unsafe fn read(state: *mut State) {
             }
         }
         fingerprint(&mut texts, &mut rows, &mut fps);
+        if ahead > 0 {
+            pgrx::debug1!("simdup: read ahead: fingerprints of {taken} of {ahead} texts computed in the background");
+        }
         if !(*state).more {
             give_hint((*state).relid, (*(*state).css.ss.ps.state).es_query_cxt, fps);
         }

@@ -708,9 +708,46 @@ COPY copy_text FROM stdin;
 \.
 RESET client_min_messages;
 SELECT id, body, simhash = simhash(body) AS fingerprint_ok FROM copy_text ORDER BY id;
+-- A COPY in many batches (simdup.copy_batch_memory = 16kB: 10 of them): each batch is read, and
+-- its texts fingerprinted on threads of their own, while the batch before it is written (DEBUG:
+-- each batch's read-ahead takes every text's fingerprint from that work). The rows stored (skip,
+-- each batch checked by the join: bulk check on), their fingerprints and dup_of (mark, auto:
+-- batches this small are checked row by row) are those of the same rows checked row by row,
+-- across the batches' boundaries: 600 rows, 200 documents of 30 words three times, the third
+-- time with a word added (many of the 200 share most of their words too). The rows come from
+-- awk, so that the test needs no file and no page of data.
+\set many_rows 'awk ''BEGIN { for (i = 1; i <= 600; i++) { d = (i * 7) % 200; s = ""; for (w = 1; w <= 30; w++) s = s " word" ((d * 31 + w * 17) % 997); if (i > 400) s = s " added"; print i "\t" substr(s, 2) } }'''
+CREATE TABLE copy_src (id int PRIMARY KEY, body text);
+COPY copy_src FROM PROGRAM :'many_rows';
+SELECT format('CREATE TABLE %I (id int PRIMARY KEY, body text)', t)
+FROM unnest(ARRAY['copy_many_skip', 'copy_many_skip_off', 'copy_many_mark', 'copy_many_mark_off']) t
+\gexec
+SELECT simdup_enable(t, 'body', on_duplicate => m)
+FROM (VALUES ('copy_many_skip', 'skip'), ('copy_many_skip_off', 'skip'), ('copy_many_mark', 'mark'), ('copy_many_mark_off', 'mark')) v(t, m);
+SET simdup.copy_batch_memory = '16kB';
+SET simdup.batch_threads = 2;
+SET simdup.bulk_check = on;
+COPY copy_many_skip (id, body) FROM PROGRAM :'many_rows';
+RESET simdup.bulk_check;
+SET client_min_messages = debug1;
+COPY copy_many_mark (id, body) FROM PROGRAM :'many_rows';
+RESET client_min_messages;
+RESET simdup.copy_batch_memory;
+RESET simdup.batch_threads;
+SET simdup.bulk_check = off;
+INSERT INTO copy_many_skip_off SELECT id, body FROM copy_src ORDER BY id;
+INSERT INTO copy_many_mark_off SELECT id, body FROM copy_src ORDER BY id;
+RESET simdup.bulk_check;
+SELECT (SELECT count(*) FROM copy_many_skip) AS skip_rows, (SELECT count(dup_of) FROM copy_many_mark) AS marked,
+       NOT EXISTS ((SELECT id, simhash FROM copy_many_skip EXCEPT SELECT id, simhash FROM copy_many_skip_off)
+                   UNION ALL (SELECT id, simhash FROM copy_many_skip_off EXCEPT SELECT id, simhash FROM copy_many_skip)) AS skip_same,
+       NOT EXISTS ((SELECT id, simhash, dup_of FROM copy_many_mark EXCEPT SELECT id, simhash, dup_of FROM copy_many_mark_off)
+                   UNION ALL (SELECT id, simhash, dup_of FROM copy_many_mark_off EXCEPT SELECT id, simhash, dup_of FROM copy_many_mark)) AS mark_same,
+       (SELECT count(*) FROM copy_many_mark WHERE simhash IS DISTINCT FROM simhash(body)) AS wrong_fingerprints;
 
 DROP TABLE bulk_auto, bulk_conflict_on, bulk_conflict_off, bulk_merge_on, bulk_merge_off, bulk_hinted,
     bulk_text, bulk_changed_on, bulk_changed_off, bulk_big_on, bulk_big_off,
     text_skip_on, text_skip_off, text_mark_on, text_mark_off,
-    copy_skip_on, copy_mark_on, copy_mark_off, copy_identity, copy_freeze, copy_text;
+    copy_skip_on, copy_mark_on, copy_mark_off, copy_identity, copy_freeze, copy_text,
+    copy_src, copy_many_skip, copy_many_skip_off, copy_many_mark, copy_many_mark_off;
 DROP ROLE bulk_writer;
