@@ -1634,7 +1634,9 @@ unsafe extern "C-unwind" fn copy_begin(
         pg_sys::MakePerTupleExprContext(estate);
         let batch = memory_context(c"simdup COPY batch");
         let spare = memory_context(c"simdup COPY batch");
-        // The text column whose texts are fingerprinted a batch ahead.
+        // The text column whose texts are fingerprinted a batch ahead; work left from a COPY
+        // that failed in a subtransaction is dropped, so that this COPY's batches find their own.
+        super::readahead::clear_ahead();
         let text_attnum = match super::bulk::hint_source(rel) {
             Some(super::bulk::HintSource::Text(attnum)) if ahead => attnum,
             _ => 0,
