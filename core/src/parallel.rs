@@ -77,7 +77,6 @@ pub fn map<T: Sync, R: Send>(
 /// running (each item should be short: the wait is one item's time).
 pub struct Background<T, R> {
     stop: std::sync::Arc<AtomicBool>,
-    done: std::sync::Arc<AtomicBool>,
     handle: Option<std::thread::JoinHandle<Returned<T, R>>>,
 }
 
@@ -97,27 +96,25 @@ where
     R: Send + 'static,
 {
     let stop = std::sync::Arc::new(AtomicBool::new(false));
-    let done = std::sync::Arc::new(AtomicBool::new(false));
     let caller = std::thread::current();
-    let (stop_in, done_in) = (stop.clone(), done.clone());
+    let stop_in = stop.clone();
     let handle = with_signals_blocked(|| {
         std::thread::Builder::new().name("simdup ahead".into()).spawn(move || {
             // The caller is woken when the work ends, however it ends.
-            struct Done(std::sync::Arc<AtomicBool>, std::thread::Thread);
-            impl Drop for Done {
+            struct Wake(std::thread::Thread);
+            impl Drop for Wake {
                 fn drop(&mut self) {
-                    self.0.store(true, Ordering::Release);
-                    self.1.unpark();
+                    self.0.unpark();
                 }
             }
-            let _done = Done(done_in, caller);
+            let _wake = Wake(caller);
             // Stopped items give None (the caller dropped the work and does not read them).
             let out = map(&items, threads.max(1), &mut || {}, |x| (!stop_in.load(Ordering::Relaxed)).then(|| f(x)));
             (items, out)
         })
     })
     .ok()?;
-    Some(Background { stop, done, handle: Some(handle) })
+    Some(Background { stop, handle: Some(handle) })
 }
 
 impl<T, R> Background<T, R> {
@@ -125,7 +122,7 @@ impl<T, R> Background<T, R> {
     /// on the calling thread while it waits (and may unwind: the threads are then stopped).
     /// A thread that panicked makes this panic.
     pub fn wait(mut self, interrupt: Interrupt<'_>) -> (Vec<T>, Vec<R>) {
-        while !self.done.load(Ordering::Acquire) {
+        while self.handle.as_ref().is_some_and(|h| !h.is_finished()) {
             interrupt();
             std::thread::park_timeout(Duration::from_millis(10));
         }

@@ -1555,7 +1555,9 @@ unsafe extern "C-unwind" fn copy_begin(
         // A plain table's COPY, read ahead for its dedup trigger's bulk check (written by
         // INSERTs of large batches that src/dedup/readahead.rs reads ahead), where that INSERT
         // does what the COPY would.
-        let ahead = !checked && super::readahead::copies_ahead(rel, stmt);
+        // The read-ahead's source: where that INSERT's hint comes from.
+        let source = if checked { None } else { super::readahead::copies_ahead(rel, stmt) };
+        let ahead = source.is_some();
         if !checked && !ahead {
             pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
             return;
@@ -1637,8 +1639,8 @@ unsafe extern "C-unwind" fn copy_begin(
         // The text column whose texts are fingerprinted a batch ahead; work left from a COPY
         // that failed in a subtransaction is dropped, so that this COPY's batches find their own.
         super::readahead::clear_ahead();
-        let text_attnum = match super::bulk::hint_source(rel) {
-            Some(super::bulk::HintSource::Text(attnum)) if ahead => attnum,
+        let text_attnum = match source {
+            Some(super::bulk::HintSource::Text(attnum)) => attnum,
             _ => 0,
         };
         let text_type = if text_attnum > 0 {

@@ -138,7 +138,8 @@ unsafe fn target_column(relid: pg_sys::Oid) -> Option<HintSource> {
     }
 }
 
-/// Whether `COPY … FROM` into `rel` is read ahead too: written by simdup as one `INSERT ...
+/// Where the hint of `COPY … FROM` into `rel` comes from, if the COPY is read ahead too (None:
+/// not read ahead): written by simdup as one `INSERT ...
 /// SELECT` a batch of `simdup.copy_batch_memory` (src/dedup/coordinator.rs reads the rows with
 /// PostgreSQL's COPY reader), which this module reads ahead. Only where that INSERT does what
 /// the COPY would: a plain table with the SimHash dedup trigger that Citus does not know (no
@@ -150,7 +151,7 @@ unsafe fn target_column(relid: pg_sys::Oid) -> Option<HintSource> {
 ///
 /// # Safety
 /// `rel` is an open relation; `stmt` its `COPY … FROM`.
-pub(super) unsafe fn copies_ahead(rel: pg_sys::Relation, stmt: *mut pg_sys::CopyStmt) -> bool {
+pub(super) unsafe fn copies_ahead(rel: pg_sys::Relation, stmt: *mut pg_sys::CopyStmt) -> Option<HintSource> {
     // SAFETY: as the caller guarantees; catalog and ACL lookups of an open relation.
     unsafe {
         let relid = (*rel).rd_id;
@@ -163,19 +164,20 @@ pub(super) unsafe fn copies_ahead(rel: pg_sys::Relation, stmt: *mut pg_sys::Copy
         let ordinality = pgrx::PgTupleDesc::from_pg_unchecked((*rel).rd_att)
             .iter()
             .any(|a| !a.attisdropped && CStr::from_ptr(a.attname.data.as_ptr()).to_bytes() == b"ordinality");
-        bulk_check() != BulkCheck::Off
+        let source = hint_source(rel)?;
+        (bulk_check() != BulkCheck::Off
             && (*(*rel).rd_rel).relkind == pg_sys::RELKIND_RELATION as std::ffi::c_char
             && (*stmt).whereClause.is_null()
             && plain_options
             && (*rel).rd_rules.is_null()
             && !ordinality
-            && hint_source(rel).is_some()
             && pg_sys::pg_class_aclcheck(relid, pg_sys::GetUserId(), pg_sys::ACL_INSERT as pg_sys::AclMode)
                 == pg_sys::AclResult::ACLCHECK_OK
             && pg_sys::check_enable_rls(relid, pg_sys::InvalidOid, true)
                 == pg_sys::CheckEnableRlsResult::RLS_NONE as i32
             && !super::citus::is_citus_table(relid)
-            && super::citus::shard_of(rel).is_none()
+            && super::citus::shard_of(rel).is_none())
+        .then_some(source)
     }
 }
 
