@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""What the containment rule of dedup by similarity adds, on the quality benchmark's pairs.
+"""What the short-text and containment rules of dedup by similarity add, on the quality
+benchmark's pairs.
 
-The similarity dedup trigger counts a pair as near-duplicates when it shares one of the
-index's LSH bands and its exact Jaccard of character 5-shingles reaches the threshold (0.5 by
-default); with `containment => c` also when its containment (the share of the smaller text's
-shingles found in the other) reaches c. This script scores those rules on the labelled pairs
-that `bench/quality.sh` exports (bench/data/quality/pairs.jsonl, texts.jsonl), with the band
-test taken from the same run's `simdup_dedup_similar` column (scores_simdup.tsv: the pair's
-Jaccard if it shares one of the 35 bands of 3 rows, else 0).
+The similarity dedup trigger counts a candidate pair as near-duplicates when its exact Jaccard
+of character 5-shingles reaches the threshold (0.5 by default), or, when the shorter text has
+fewer than 50 characters and both are short (at most 100 distinct 3-shingles and 1000
+characters), when the Jaccard of their 3-shingles does; with `containment => c` also when its
+containment (the share of the smaller text's 5-shingles found in the other) reaches c
+(simdup_core::similar). A candidate shares one of the similarity index's 35 LSH bands of 3
+rows, or one of the short-text index's bands. This script scores those rules on the labelled
+pairs that `bench/quality.sh` exports (bench/data/quality/pairs.jsonl, texts.jsonl), with the
+candidate test taken from the same run's dedup_candidates.tsv.
 
 Shingles are computed here as simdup computes them (NFKC, lower case, whitespace runs as one
-space, character 5-grams; a text shorter than 5 characters is one shingle), as strings rather
+space, character k-grams; a text shorter than k characters is one shingle), as strings rather
 than xxh3 hashes; the script checks that its Jaccard equals the exported `j5` of every pair.
 
 Usage: python3 bench/containment_eval.py [QUALITY_DIR]   (default bench/data/quality)
@@ -26,20 +29,32 @@ import unicodedata
 
 DIR = sys.argv[1] if len(sys.argv) > 1 else "bench/data/quality"
 K = 5
+# (name, rule(j5, c5, short_j3)); short_j3 is the 3-shingle Jaccard where the short-text rule
+# applies, else 0.
 RULES = [
-    ("Jaccard >= 0.5 (0.3.0's rule)", lambda j, c: j >= 0.5),
-    ("... or containment >= 0.7", lambda j, c: j >= 0.5 or c >= 0.7),
-    ("... or containment >= 0.8", lambda j, c: j >= 0.5 or c >= 0.8),
+    ("Jaccard >= 0.5 (no short-text rule)", lambda j, c, s: j >= 0.5),
+    ("... or short texts' 3-shingle Jaccard >= 0.5 (0.3.0's rule)", lambda j, c, s: j >= 0.5 or s >= 0.5),
+    ("... or containment >= 0.7", lambda j, c, s: j >= 0.5 or s >= 0.5 or c >= 0.7),
+    ("... or containment >= 0.8", lambda j, c, s: j >= 0.5 or s >= 0.5 or c >= 0.8),
 ]
+SHORT_TEXT_CHARS, SHORT_MAX_SHINGLES, SHORT_MAX_CHARS = 50, 100, 1000
 
 
-def shingles(text):
+def shingles(text, k=K):
     t = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).lower()).strip()
     if not t:
         return set()
-    if len(t) < K:
+    if len(t) < k:
         return {t}
-    return {t[i:i + K] for i in range(len(t) - K + 1)}
+    return {t[i:i + k] for i in range(len(t) - k + 1)}
+
+
+def short_set(text):
+    """simdup_core::similar::short_set: the 3-shingles of a short text, None for another."""
+    if len(text) > SHORT_MAX_CHARS:
+        return None
+    s = shingles(text, 3)
+    return s if s and len(s) <= SHORT_MAX_SHINGLES else None
 
 
 def main():
@@ -47,9 +62,9 @@ def main():
     for line in open(f"{DIR}/texts.jsonl", encoding="utf-8"):
         d = json.loads(line)
         texts[d["id"]] = d["body"]
-    with open(f"{DIR}/scores_simdup.tsv", encoding="utf-8") as f:
-        col = f.readline().rstrip("\n").split("\t").index("simdup_dedup_similar")
-        band = {p[0]: float(p[col]) > 0 for p in (line.rstrip("\n").split("\t") for line in f)}
+    with open(f"{DIR}/dedup_candidates.tsv", encoding="utf-8") as f:
+        f.readline()
+        band = {p[0]: p[1] == "1" for p in (line.rstrip("\n").split("\t") for line in f)}
     cache = {}
 
     def sets(i):
@@ -67,11 +82,16 @@ def main():
         j, c = inter / len(a | b), inter / min(len(a), len(b))
         if p.get("j5") is not None and abs(p["j5"] - j) > 0.00051:
             mismatched += 1
-        rows.append((p["lang"], p["kind"], p["label"], p["bucket"], j, c, band[p["id"]]))
+        s = 0.0
+        if min(len(a), len(b)) + K - 1 < SHORT_TEXT_CHARS:
+            sa, sb = short_set(texts[p["a"]]), short_set(texts[p["b"]])
+            if sa is not None and sb is not None:
+                s = len(sa & sb) / len(sa | sb)
+        rows.append((p["lang"], p["kind"], p["label"], p["bucket"], j, c, s, band[p["id"]]))
     print(f"{len(rows)} pairs; Jaccard differing from the exported j5: {mismatched}\n")
 
     for title, keep in [("all texts", lambda b: True), ("texts of 50 characters or more", lambda b: b != "0-50")]:
-        print(f"### {title} (a pair counts only if it shares one of the 35 bands of 3 rows)\n")
+        print(f"### {title} (a pair counts only if it is a candidate: it shares a band or a short band)\n")
         kinds = sorted({(r[0], r[1]) for r in rows if r[2] == 1 and keep(r[3])})
         langs = ["zh", "en"]
         header = ["rule", "lang"] + sorted({k for _, k in kinds}) + ["precision", "hard flagged", "merge50 flagged"]
@@ -82,10 +102,10 @@ def main():
                 pos = collections.defaultdict(lambda: [0, 0])
                 neg = collections.defaultdict(lambda: [0, 0])
                 tp = fp = 0
-                for lg, kind, label, bucket, j, c, shared in rows:
+                for lg, kind, label, bucket, j, c, short_j, shared in rows:
                     if lg != lang or not keep(bucket):
                         continue
-                    y = shared and rule(j, c)
+                    y = shared and rule(j, c, short_j)
                     if label == 1:
                         tp += y
                         pos[kind][0] += y

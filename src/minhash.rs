@@ -238,6 +238,46 @@ pub(crate) fn set_bands(set: &[u64], bands: usize, rows: usize) -> Vec<i64> {
     signature_bands(set, bands, rows).1
 }
 
+/// The 3-shingle set of a text the similarity dedup trigger's short-text rule covers
+/// ([`simdup_core::similar::short_set`]), None for any other.
+pub(crate) fn short_set_of(body: &str) -> Option<Vec<u64>> {
+    simdup_core::similar::short_set(body, &mut interrupt)
+}
+
+/// The bands and rows of the short bands at `threshold` (0 < t ≤ 1, checked by the caller).
+pub(crate) fn short_banding_of(threshold: f64) -> (usize, usize) {
+    simdup_core::similar::short_banding(threshold)
+        .unwrap_or_else(|e| invalid_parameter(e.to_string(), "the similarity threshold must be in (0, 1]."))
+}
+
+/// The short bands of a short text's 3-shingle set ([`short_set_of`]) at `threshold`: what
+/// `_simdup_similar_short_bands(body, threshold)` indexes, and the trigger's probe.
+pub(crate) fn short_bands_of(set: &[u64], threshold: f64) -> Vec<i64> {
+    let (bands, rows) = short_banding_of(threshold);
+    simdup_core::similar::short_bands(set, bands, rows).unwrap_or_else(|e| invalid_parameter(e.to_string(), BANDS_HINT))
+}
+
+/// `_simdup_similar_short_bands(body, threshold)`: the LSH band values of the character
+/// 3-shingles of a short text (at most 100 distinct 3-shingles, about 100 characters), banded
+/// so that two texts of 3-shingle Jaccard similarity `threshold` share one with probability at
+/// least 0.99 (72 bands of 4 rows at 0.5); NULL for any other text. The expression of the
+/// similarity dedup trigger's second GIN index, which finds the candidates of its short-text
+/// rule (simdup_core::similar).
+///
+/// COST 2500: a short text's 3-shingles and 288 MinHash values take a few microseconds; the
+/// cost keeps the planner off computing it per row (as `minhash`'s).
+#[pg_extern(immutable, strict, parallel_safe, cost = 2500)]
+pub(crate) fn _simdup_similar_short_bands(body: &str, threshold: f64) -> Option<Vec<i64>> {
+    let threshold = crate::args::similarity_target(threshold, 0.5).0;
+    short_set_of(body).map(|set| short_bands_of(&set, threshold))
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_similar_short_bands(text, double precision) IS 'simdup (internal): LSH band values of the character 3-shingles of a short text (at most 100 distinct 3-shingles and 1000 characters), banded so that texts of 3-shingle Jaccard similarity threshold share one with probability >= 0.99; NULL for other texts: the expression of the similarity dedup trigger''s short-text index';",
+    name = "comment__simdup_similar_short_bands",
+    requires = [_simdup_similar_short_bands]
+);
+
 /// The `bands × rows`-value signature of a non-empty shingle set and its band values.
 fn signature_bands(set: &[u64], bands: usize, rows: usize) -> (Vec<u64>, Vec<i64>) {
     let sig = match mh::minhash_with(set, bands * rows, &mut interrupt) {

@@ -72,13 +72,63 @@ pub(crate) struct SimilarityIndex {
     pub rows: usize,
 }
 
+/// A short-text index of a table, which the similarity dedup trigger reads for its short-text
+/// rule: a valid GIN index on `_simdup_similar_short_bands(body, threshold)`.
+pub(crate) struct ShortIndex {
+    pub oid: pg_sys::Oid,
+    /// The indexed text expression, as in [`SimilarityIndex`].
+    pub body: *mut pg_sys::Node,
+    pub threshold: f64,
+}
+
 /// The similarity indexes of an open table, oldest first, read from their expressions in the
 /// catalog ([`crate::search::similarity::bands_expression`]): the one reader for
-/// `_simdup_similar_indexes` and the dedup trigger.
+/// `_simdup_similar_indexes`, `simdup_similar` and the dedup trigger.
 ///
 /// # Safety
 /// `heap` is an open relation, in a transaction.
 pub(crate) unsafe fn similarity_indexes(heap: pg_sys::Relation) -> Vec<SimilarityIndex> {
+    // SAFETY: the caller's.
+    unsafe {
+        gin_expression_indexes(heap, |oid, expr| {
+            crate::search::similarity::bands_expression(expr).map(|(body, k, bands, rows)| SimilarityIndex {
+                oid,
+                body,
+                k,
+                bands,
+                rows,
+            })
+        })
+    }
+}
+
+/// The short-text indexes of an open table, oldest first
+/// ([`crate::search::similarity::short_bands_expression`]).
+///
+/// # Safety
+/// As [`similarity_indexes`].
+pub(crate) unsafe fn short_indexes(heap: pg_sys::Relation) -> Vec<ShortIndex> {
+    // SAFETY: the caller's.
+    unsafe {
+        gin_expression_indexes(heap, |oid, expr| {
+            crate::search::similarity::short_bands_expression(expr).map(|(body, threshold)| ShortIndex {
+                oid,
+                body,
+                threshold,
+            })
+        })
+    }
+}
+
+/// `read(index, expression)` of each valid, non-partial, one-expression GIN index of an open
+/// table, oldest first, where it gives something.
+///
+/// # Safety
+/// As [`similarity_indexes`].
+unsafe fn gin_expression_indexes<T>(
+    heap: pg_sys::Relation,
+    mut read: impl FnMut(pg_sys::Oid, *mut pg_sys::Node) -> Option<T>,
+) -> Vec<T> {
     let mut out = Vec::new();
     // SAFETY: the caller guarantees the relation; its indexes are opened and closed here under
     // AccessShareLock; RelationGetIndexExpressions returns a copy in this memory context.
@@ -95,10 +145,7 @@ pub(crate) unsafe fn similarity_indexes(heap: pg_sys::Relation) -> Vec<Similarit
             {
                 let exprs = pg_sys::RelationGetIndexExpressions(index);
                 let first = crate::catalog::cells(exprs).first().map(|c| c.ptr_value as *mut pg_sys::Node);
-                if let Some((body, k, bands, rows)) = first.and_then(|e| crate::search::similarity::bands_expression(e))
-                {
-                    out.push(SimilarityIndex { oid: cell.oid_value, body, k, bands, rows });
-                }
+                out.extend(first.and_then(|e| read(cell.oid_value, e)));
             }
             pg_sys::index_close(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         }
@@ -121,7 +168,9 @@ unsafe fn expression_sql(heap: pg_sys::Relation, body: *mut pg_sys::Node) -> Str
 
 /// `_simdup_similar_indexes(tbl regclass)`: the valid similarity indexes of a table, oldest
 /// first, each with its text expression (SQL, as the caller's search_path prints it), k, bands
-/// and rows ([`similarity_indexes`]). Declared in sql/similar.sql (its argument is a regclass).
+/// and rows ([`similarity_indexes`]), then the similarity dedup trigger's short-text indexes
+/// ([`short_indexes`]) with k = 3 and their bands and rows. Declared in sql/similar.sql (its
+/// argument is a regclass).
 #[pg_extern(sql = false)]
 #[allow(clippy::type_complexity)]
 fn _simdup_similar_indexes(
@@ -139,6 +188,12 @@ fn _simdup_similar_indexes(
         }
         for ix in similarity_indexes(heap) {
             out.push((ix.oid, expression_sql(heap, ix.body), ix.k, ix.bands as i32, ix.rows as i32));
+        }
+        // The dedup trigger's short-text indexes, as indexes of 3-shingle bands.
+        for ix in short_indexes(heap) {
+            let (bands, rows) = crate::minhash::short_banding_of(ix.threshold);
+            let k = simdup_core::similar::SHORT_SHINGLE as i32;
+            out.push((ix.oid, expression_sql(heap, ix.body), k, bands as i32, rows as i32));
         }
         pg_sys::relation_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }

@@ -45,6 +45,7 @@ pub mod pairs;
 pub mod parallel;
 pub mod scheme;
 pub mod simhash;
+pub mod similar;
 pub mod tokens;
 
 pub use blocks::hamming;

@@ -113,6 +113,26 @@ pub fn band_stripes(bands: &[i64]) -> Vec<u32> {
     out
 }
 
+/// The lock stripes of a row of the similarity dedup trigger: those of its band values
+/// ([`band_stripes`]) and, for a short text (one with short bands,
+/// [`crate::similar::short_set`]), the one stripe every short text takes. Two rows the
+/// short-text rule could judge duplicates are both short texts, so they share that stripe
+/// (their short band values are many, 72 at the default threshold: their own stripes would
+/// make almost every pair of short rows wait for each other anyway, at 72 locks a row).
+/// Ascending and without repeats.
+pub fn similar_stripes(bands: &[i64], short: bool) -> Vec<u32> {
+    let mut out = band_stripes(bands);
+    if short {
+        out.push((mix64(SHORT_TEXT_STRIPE_SALT) % u64::from(LOCK_STRIPES)) as u32);
+        out.sort_unstable();
+        out.dedup();
+    }
+    out
+}
+
+/// The one stripe of short texts ([`similar_stripes`]).
+const SHORT_TEXT_STRIPE_SALT: u64 = 0x7368_6f72_7474_7874;
+
 /// Keeps the stripes of band values apart from those of fingerprint pieces.
 const BAND_STRIPE_SALT: u64 = 0x6261_6e64_7374_7270;
 

@@ -39,9 +39,9 @@ use crate::args::Mode;
 use crate::catalog::{qualified_name, relation_name};
 use crate::errors::{Code, ConstraintError, Error, OrRaise};
 
-use simdup_core::locks::band_stripes;
+use simdup_core::locks::similar_stripes;
 
-use crate::minhash::{char_set, set_bands};
+use crate::minhash::{char_set, set_bands, short_bands_of, short_set_of};
 
 use super::config::{Config, DUP_OF};
 use super::lookup::{lock_row, lock_stripe};
@@ -69,7 +69,7 @@ impl Check {
     ) -> ConstraintError {
         match self {
             Check::SimHash(cfg) => duplicate_error(rel, cfg, name, key, measure as u32, may_read_key),
-            Check::Similar(cfg) => similar_error(rel, cfg, name, key, measure, may_read_key),
+            Check::Similar(cfg) => similar_error(rel, cfg, name, key, measure, None, may_read_key),
         }
     }
 }
@@ -359,23 +359,37 @@ fn nearest_stored(
             (!set.is_empty())
                 .then(|| {
                     let bands = set_bands(&set, cfg.bands, cfg.rows);
-                    for stripe in band_stripes(&bands) {
+                    let short = short_set_of(&text).map(|s| short_bands_of(&s, cfg.threshold));
+                    for stripe in similar_stripes(&bands, short.is_some()) {
                         lock_stripe(relid, stripe);
                     }
-                    let (k, b, r) = (cfg.k, cfg.bands, cfg.rows);
-                    // The trigger's decision (src/dedup/similar.rs), on every shard.
-                    let similarity =
-                        format!("{ext_schema}._simdup_similar_match(t.{source}::pg_catalog.text, $2, {k}, $3, $4)");
-                    let condition = format!(
-                        "{ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) $1 \
-                         AND {similarity} IS NOT NULL"
+                    // The trigger's decision (src/dedup/similar.rs), on every shard, for the rows
+                    // sharing a band or (a short text) a short band.
+                    let similarity = format!(
+                        "{ext_schema}._simdup_similar_match(t.{source}::pg_catalog.text, $2, {}, $3, $4)",
+                        cfg.k
                     );
-                    let args = vec![bands.into(), text.into(), cfg.threshold.into(), cfg.containment.into()];
-                    on_index(|| search(smallest(&similarity, &condition, 4), args))
+                    let condition =
+                        format!("({}) AND {similarity} IS NOT NULL", shares_band(cfg, ext_schema, &source, "$1", "$5"));
+                    let args =
+                        vec![bands.into(), text.into(), cfg.threshold.into(), cfg.containment.into(), short.into()];
+                    on_index(|| search(smallest(&similarity, &condition, 5), args))
                 })
                 .flatten()
         }
     }
+}
+
+/// The condition "stored row `t` shares a band value with `bands`, or a short band value with
+/// `short`" of the similarity check's query on the shards (SQL expressions of `int8[]`; `short`
+/// NULL for a text without short bands), written as the two indexes' expressions so that each
+/// shard reads them ([`crate::search::similarity`]).
+fn shares_band(cfg: &SimilarConfig, ext_schema: &str, source: &str, bands: &str, short: &str) -> String {
+    let (k, b, r, t) = (cfg.k, cfg.bands, cfg.rows, cfg.threshold);
+    format!(
+        "{ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) {bands} \
+         OR {ext_schema}._simdup_similar_short_bands(t.{source}, '{t}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) {short}"
+    )
 }
 
 /// The column a table's dedup check reads (the text, or an adopted fingerprint) and its key
@@ -818,8 +832,15 @@ pub(super) unsafe fn batchable(rel: pg_sys::Relation) -> bool {
 enum Probes<'a> {
     /// The fingerprint of each row (None: NULL or featureless text).
     SimHash { cfg: &'a Config, fps: Vec<Option<i64>> },
-    /// The text, shingle set and band values of each row (an empty set: NULL or no shingles).
-    Similar { cfg: &'a SimilarConfig, texts: Vec<String>, sets: Vec<Vec<u64>>, bands: Vec<Vec<i64>> },
+    /// The text, shingle set and band values of each row (an empty set: NULL or no shingles),
+    /// and the short band values of each short text.
+    Similar {
+        cfg: &'a SimilarConfig,
+        texts: Vec<String>,
+        sets: Vec<Vec<u64>>,
+        bands: Vec<Vec<i64>>,
+        short: Vec<Option<Vec<i64>>>,
+    },
 }
 
 impl Probes<'_> {
@@ -838,7 +859,9 @@ impl Probes<'_> {
             Probes::SimHash { cfg, fps } => {
                 fps.iter().flatten().flat_map(|&fp| simdup_core::locks::lock_stripes(fp as u64, cfg.k)).collect()
             }
-            Probes::Similar { bands, .. } => bands.iter().flat_map(|b| band_stripes(b)).collect(),
+            Probes::Similar { bands, short, .. } => {
+                bands.iter().zip(short).flat_map(|(b, s)| similar_stripes(b, s.is_some())).collect()
+            }
         }
     }
 
@@ -856,29 +879,31 @@ impl Probes<'_> {
                 ),
                 vec![fps.clone().into()],
             ),
-            Probes::Similar { cfg, texts, sets, bands } => {
-                // The rows with shingles: their positions, texts and band values (as array
-                // literals: one text each, cast on the shards).
+            Probes::Similar { cfg, texts, sets, bands, short } => {
+                // The rows with shingles: their positions, texts, band values and short band
+                // values (as array literals: one text each, cast on the shards).
                 let rows: Vec<usize> = (0..sets.len()).filter(|&i| !sets[i].is_empty()).collect();
                 let band_literal =
                     |b: &[i64]| format!("{{{}}}", b.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
-                let (k, b, r) = (cfg.k, cfg.bands, cfg.rows);
-                let similarity =
-                    format!("{ext_schema}._simdup_similar_match(t.{source}::pg_catalog.text, q.body, {k}, $4, $5)");
+                let similarity = format!(
+                    "{ext_schema}._simdup_similar_match(t.{source}::pg_catalog.text, q.body, {}, $5, $6)",
+                    cfg.k
+                );
+                let shares =
+                    shares_band(cfg, ext_schema, source, "q.bands::pg_catalog.int8[]", "q.short::pg_catalog.int8[]");
                 (
                     format!(
                         "SELECT q.i::pg_catalog.int8, t.{key}::pg_catalog.int8, {similarity}
                          FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.text[]),
-                                         pg_catalog.unnest($3::pg_catalog.text[])) AS q(i, body, bands)
-                         JOIN {table} t
-                           ON {ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r})
-                              OPERATOR(pg_catalog.&&) q.bands::pg_catalog.int8[]
-                          AND {similarity} IS NOT NULL"
+                                         pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.text[]))
+                              AS q(i, body, bands, short)
+                         JOIN {table} t ON ({shares}) AND {similarity} IS NOT NULL"
                     ),
                     vec![
                         rows.iter().map(|&i| i as i32 + 1).collect::<Vec<i32>>().into(),
                         rows.iter().map(|&i| texts[i].clone()).collect::<Vec<String>>().into(),
                         rows.iter().map(|&i| band_literal(&bands[i])).collect::<Vec<String>>().into(),
+                        rows.iter().map(|&i| short[i].as_deref().map(band_literal)).collect::<Vec<Option<String>>>().into(),
                         cfg.threshold.into(),
                         cfg.containment.into(),
                     ],
@@ -889,12 +914,14 @@ impl Probes<'_> {
 
     /// The rows among `through` (earlier rows of the batch that the statement let through, in
     /// order) that row `i` is checked against: all of them (SimHash), or those sharing a band
-    /// with it (similarity: `by_band` of [`Probes::add_bands`]), as the index offers candidates.
+    /// or a short band with it (similarity: `by_band` of [`Probes::add_bands`]), as the indexes
+    /// offer candidates.
     fn earlier(&self, i: usize, through: &[usize], by_band: &HashMap<i64, Vec<usize>>) -> Vec<usize> {
         match self {
             Probes::SimHash { .. } => through.to_vec(),
-            Probes::Similar { bands, .. } => {
-                let mut js: Vec<usize> = bands[i].iter().filter_map(|b| by_band.get(b)).flatten().copied().collect();
+            Probes::Similar { .. } => {
+                let mut js: Vec<usize> =
+                    self.band_keys(i).iter().filter_map(|b| by_band.get(b)).flatten().copied().collect();
                 js.sort_unstable();
                 js.dedup();
                 js
@@ -902,11 +929,20 @@ impl Probes<'_> {
         }
     }
 
-    /// Files row `i`, let through, under its band values (similarity).
+    /// Files row `i`, let through, under its band values and short band values (similarity).
     fn add_bands(&self, i: usize, by_band: &mut HashMap<i64, Vec<usize>>) {
-        if let Probes::Similar { bands, .. } = self {
-            for &b in &bands[i] {
-                by_band.entry(b).or_default().push(i);
+        for b in self.band_keys(i) {
+            by_band.entry(b).or_default().push(i);
+        }
+    }
+
+    /// Row `i`'s band values and its short band values (bit-inverted: the two kinds never meet
+    /// under one key, [`Probes::near`] tests which is shared), for `by_band` (similarity).
+    fn band_keys(&self, i: usize) -> Vec<i64> {
+        match self {
+            Probes::SimHash { .. } => Vec::new(),
+            Probes::Similar { bands, short, .. } => {
+                bands[i].iter().copied().chain(short[i].iter().flatten().map(|&b| !b)).collect()
             }
         }
     }
@@ -920,11 +956,15 @@ impl Probes<'_> {
                 let distance = (fps[i]? ^ fps[j]?).count_ones();
                 (distance <= cfg.k).then_some(f64::from(distance))
             }
-            Probes::Similar { cfg, sets, bands, .. } => {
-                if sets[j].is_empty() || !bands[i].iter().any(|b| bands[j].contains(b)) {
+            Probes::Similar { cfg, texts, sets, bands, short } => {
+                let shares_short = match (&short[i], &short[j]) {
+                    (Some(a), Some(b)) => a.iter().any(|x| b.contains(x)),
+                    _ => false,
+                };
+                if sets[j].is_empty() || !(shares_short || bands[i].iter().any(|b| bands[j].contains(b))) {
                     return None;
                 }
-                cfg.similar(&sets[i], &sets[j])
+                cfg.similar(&texts[i], &sets[i], &texts[j], &sets[j]).map(|m| m.jaccard)
             }
         }
     }
@@ -961,7 +1001,20 @@ unsafe fn probes_of<'a>(
                 .iter()
                 .map(|s| if s.is_empty() { Vec::new() } else { set_bands(s, cfg.bands, cfg.rows) })
                 .collect();
-            Probes::Similar { cfg, texts, sets, bands }
+            let short = texts
+                .iter()
+                .zip(&sets)
+                .map(
+                    |(t, s)| {
+                        if s.is_empty() {
+                            None
+                        } else {
+                            short_set_of(t).map(|s| short_bands_of(&s, cfg.threshold))
+                        }
+                    },
+                )
+                .collect();
+            Probes::Similar { cfg, texts, sets, bands, short }
         }
     }
 }

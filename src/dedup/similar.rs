@@ -11,31 +11,40 @@
 //! 1. the character k-shingle set of the text (`shingles(text, k)`; none: never a duplicate)
 //!    and its LSH band values, computed as the similarity index's expression
 //!    `_simdup_similar_bands(text, k, bands, rows)` computes them (the signature is remembered,
-//!    so that the row's index entry does not compute it again);
-//! 2. the lock stripes of those band values ([`simdup_core::locks::band_stripes`]), exclusive
-//!    and transaction-scoped, ascending, under the SimHash trigger's lock tag;
-//! 3. the candidates: the rows sharing a band value, read from the similarity index with a
-//!    dirty snapshot ([`crate::search::gin::band_candidates`]);
-//! 4. each candidate verified exactly: `jaccard(text, candidate, k) >= threshold`, the same
-//!    value the SQL function `jaccard()` computes;
+//!    so that the row's index entry does not compute it again); for a short text (at most 100
+//!    distinct 3-shingles) also its short bands, as the short-text index's expression
+//!    `_simdup_similar_short_bands(text, threshold)` computes them;
+//! 2. the lock stripes of those band values, and the one stripe of short texts
+//!    ([`simdup_core::locks::similar_stripes`]), exclusive and transaction-scoped, ascending,
+//!    under the SimHash trigger's lock tag;
+//! 3. the candidates: the rows sharing a band value, read from the similarity index (and those
+//!    sharing a short band, from the short-text index) with a dirty snapshot
+//!    ([`crate::search::gin::band_candidates`]);
+//! 4. each candidate verified exactly by the one decision [`simdup_core::similar::Rule`]:
+//!    `jaccard(text, candidate, k) >= threshold` (the value the SQL function `jaccard()`
+//!    computes), or containment ≥ `containment => c`, or, when the shorter text has fewer than
+//!    50 characters and both are short, `jaccard(text, candidate, 3) >= threshold`;
 //! 5. among the verified ones, the one with the smallest key ([`super::lookup::smallest_key`],
 //!    which verifies only candidates whose key would be the smallest so far, and waits for a
 //!    verified candidate another transaction is writing), and the outcome: reject (23505,
 //!    constraint `simdup_dedup_similar`), skip, or mark (`dup_of`).
 //!
 //! Why this is safe under concurrency (docs/dedup.md, "Dedup by similarity"): two rows the
-//! trigger could judge duplicates share a band value (step 3 finds only such rows), so they
-//! share a stripe, so one transaction waits for the other and then sees its row with the dirty
-//! snapshot. The argument is the SimHash trigger's, with "a shared band" for "a shared piece".
+//! trigger could judge duplicates share a band value or a short band value (step 3 finds only
+//! such rows); a shared band value is a shared stripe, and two rows sharing a short band value
+//! are both short and share the short texts' stripe. So one transaction waits for the other and
+//! then sees its row with the dirty snapshot. The argument is the SimHash trigger's, with "a
+//! shared band" for "a shared piece".
 //!
 //! On a shard of a Citus distributed table the trigger lets through only `simdup_insert`'s
 //! checked writes (src/dedup/checked.rs runs the same check across shards), as the SimHash
 //! trigger does.
 //!
-//! What the trigger promises is therefore: no two stored rows that share a band value and have
-//! Jaccard similarity ≥ the threshold. A pair at the threshold shares a band with the
-//! probability the index's S-curve gives (≥ the recall it was made for, 0.99 by default, more
-//! above the threshold); MinHash is deterministic, so the same rows are found every time.
+//! What the trigger promises is therefore: no two stored rows that share a band value (or a
+//! short band value) and are near-duplicates by the decision. A pair at the threshold shares a
+//! band with the probability the index's S-curve gives (≥ the recall it was made for, 0.99 by
+//! default, more above the threshold), and a short-text pair at the threshold a short band with
+//! probability ≥ 0.99; MinHash is deterministic, so the same rows are found every time.
 
 use std::collections::HashMap;
 use std::ffi::c_int;
@@ -44,13 +53,14 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::spi::quote_literal;
 
-use simdup_core::locks::band_stripes;
+use simdup_core::locks::similar_stripes;
 use simdup_core::minhash as mh;
+use simdup_core::similar::{By, Match};
 
 use crate::args::{self, Mode};
 use crate::catalog::relation_name;
 use crate::errors::{not_in_prerequisite_state, Code, ConstraintError, Error};
-use crate::minhash::{char_set, set_bands, text_bands};
+use crate::minhash::{char_set, set_bands, short_bands_of, short_set_of, text_bands};
 
 use super::citus;
 use super::config::DUP_OF;
@@ -87,11 +97,11 @@ pub(crate) struct SimilarConfig {
 }
 
 impl SimilarConfig {
-    /// The one decision of dedup by similarity: a stored row's shingle set `other` makes a row
-    /// with shingle set `set` a near-duplicate when their Jaccard similarity reaches the
-    /// threshold, or their containment reaches `containment`; then their Jaccard similarity.
-    pub fn similar(&self, set: &[u64], other: &[u64]) -> Option<f64> {
-        similar_match(set, other, self.threshold, self.containment)
+    /// The one decision of dedup by similarity ([`simdup_core::similar::Rule`]): whether a
+    /// stored row's text `other` (k-shingle set `other_set`) makes a row with text `text`
+    /// (k-shingle set `set`) a near-duplicate; then their Jaccard similarity and the rule.
+    pub fn similar(&self, text: &str, set: &[u64], other: &str, other_set: &[u64]) -> Option<Match> {
+        similar_match(text, set, other, other_set, self.k, self.threshold, self.containment)
     }
 
     /// The `CREATE TRIGGER` argument list, as SQL literals (the thresholds in the shortest form
@@ -142,13 +152,23 @@ impl SimilarConfig {
     }
 }
 
-/// Whether shingle sets `set` and `other` are near-duplicates for dedup by similarity (Jaccard
-/// ≥ `threshold`, or containment ≥ `containment`), and then their Jaccard similarity: the
-/// decision of the trigger ([`SimilarConfig::similar`]) and of the cross-shard check's SQL
+/// Whether texts `text` and `other` (k-shingle sets `set` and `other_set`) are near-duplicates
+/// for dedup by similarity ([`simdup_core::similar::Rule::near_duplicate`]: Jaccard ≥
+/// `threshold`, or containment ≥ `containment`, or, between short texts, the Jaccard similarity
+/// of their 3-shingles ≥ `threshold`), and then their Jaccard similarity: the decision of the
+/// trigger ([`SimilarConfig::similar`]) and of the cross-shard check's SQL
 /// ([`_simdup_similar_match`]).
-fn similar_match(set: &[u64], other: &[u64], threshold: f64, containment: Option<f64>) -> Option<f64> {
-    let jaccard = mh::jaccard(set, other);
-    (jaccard >= threshold || containment.is_some_and(|c| mh::containment(set, other) >= c)).then_some(jaccard)
+fn similar_match(
+    text: &str,
+    set: &[u64],
+    other: &str,
+    other_set: &[u64],
+    k: usize,
+    threshold: f64,
+    containment: Option<f64>,
+) -> Option<Match> {
+    let rule = simdup_core::similar::Rule { k, threshold, containment };
+    rule.near_duplicate(set, other_set, || (short_set_of(text), short_set_of(other)))
 }
 
 /// `_simdup_similar_match(a, b, k, threshold, containment)`: the Jaccard similarity of the
@@ -169,12 +189,12 @@ fn _simdup_similar_match(
     let threshold = args::similarity_target(threshold, 0.5).0;
     let containment = containment.map(args::containment_threshold);
     let (sa, sb) = crate::minhash::char_sets(a, b, k)?;
-    similar_match(&sa, &sb, threshold, containment)
+    similar_match(a, &sa, b, &sb, k, threshold, containment).map(|m| m.jaccard)
 }
 
 extension_sql!(
     "COMMENT ON FUNCTION _simdup_similar_match(text, text, integer, double precision, double precision) IS \
-     'simdup (internal): the Jaccard similarity of the character k-shingles of two texts when the similarity dedup trigger counts them as near-duplicates (Jaccard >= threshold, or containment >= containment when that is not NULL), NULL otherwise: the condition of the cross-shard check on Citus';",
+     'simdup (internal): the Jaccard similarity of the character k-shingles of two texts when the similarity dedup trigger counts them as near-duplicates (Jaccard >= threshold, or containment >= containment when that is not NULL, or for two short texts the Jaccard similarity of their 3-shingles >= threshold), NULL otherwise: the condition of the cross-shard check on Citus';",
     name = "comment__simdup_similar_match",
     requires = [_simdup_similar_match]
 );
@@ -284,24 +304,32 @@ pub(super) unsafe fn check_columns(rel: pg_sys::Relation, cfg: &SimilarConfig) -
 }
 
 /// The near-duplicate error of the similarity trigger (23505, constraint simdup_dedup_similar
-/// of table `name`): the key it names only to a role that may read it (`may_read_key`).
+/// of table `name`): the key it names only to a role that may read it (`may_read_key`), and
+/// the rule that matched (`by`; None: not known, the rules that can match below the threshold
+/// are named).
 pub(super) fn similar_error(
     rel: pg_sys::Relation,
     cfg: &SimilarConfig,
     name: &str,
     key_text: &str,
     similarity: f64,
+    by: Option<By>,
     may_read_key: bool,
 ) -> ConstraintError {
-    // Which rule matched: a match below the Jaccard threshold is one by containment.
-    let rule = match cfg.containment {
-        Some(c) if similarity < cfg.threshold => {
+    let t = cfg.threshold;
+    let short = format!("the texts are short and their 3-character shingles have Jaccard similarity at least {t}");
+    let rule = match (by, cfg.containment) {
+        _ if similarity >= t => format!("threshold {t}"),
+        (Some(By::ShortText), _) | (None, None) => format!("below the threshold {t}, but {short}"),
+        (Some(By::Containment), Some(c)) => {
+            format!("below the threshold {t}, but at least {c} of the smaller text's shingles are in the other")
+        }
+        (None, Some(c)) => {
             format!(
-                "below the threshold {}, but at least {c} of the smaller text's shingles are in the other",
-                cfg.threshold
+                "below the threshold {t}, but at least {c} of the smaller text's shingles are in the other, or {short}"
             )
         }
-        _ => format!("threshold {}", cfg.threshold),
+        _ => format!("threshold {t}"),
     };
     let detail = if may_read_key {
         format!(
@@ -323,13 +351,112 @@ pub(super) fn similar_error(
 /// # Safety
 /// `rel` is an open relation, `text` one of its columns.
 unsafe fn similarity_index(rel: pg_sys::Relation, cfg: &SimilarConfig, text: c_int) -> pg_sys::Oid {
-    // SAFETY: the caller guarantees an open relation.
-    let key = (unsafe { (*rel).rd_id }, text, cfg.k, cfg.bands, cfg.rows);
-    if let Some(oid) = INDEX_CACHE.with(|c| c.borrow().as_ref().and_then(|m| m.get(&key).copied())) {
-        return oid;
+    let kind = IndexKind::Bands { k: cfg.k, bands: cfg.bands, rows: cfg.rows };
+    // SAFETY: the caller's.
+    unsafe {
+        cached_index(rel, text, kind, || {
+            crate::similar::similarity_indexes(rel)
+                .into_iter()
+                .find(|ix| ix.k as usize == cfg.k && ix.bands == cfg.bands && ix.rows == cfg.rows && on_column(ix.body, text))
+                .map(|ix| ix.oid)
+        })
+        .unwrap_or_else(|| {
+            not_in_prerequisite_state(
+                format!(
+                    "table \"{}\" has no similarity index on column \"{}\" with k = {}, {} bands of {} rows",
+                    relation_name(rel),
+                    cfg.text_column,
+                    cfg.k,
+                    cfg.bands,
+                    cfg.rows
+                ),
+                "The similarity dedup trigger finds its candidates through it: call simdup_disable_similar(table) and simdup_enable_similar again.",
+            )
+        })
     }
-    // SAFETY: as above.
-    let oid = unsafe { find_similarity_index(rel, cfg, text) };
+}
+
+/// The short-text index the trigger reads for its short-text rule: the oldest valid GIN index
+/// of `rel` on `_simdup_similar_short_bands(text_column, threshold)` with the trigger's
+/// threshold; 55000 when there is none.
+///
+/// # Safety
+/// As [`similarity_index`].
+unsafe fn short_index(rel: pg_sys::Relation, cfg: &SimilarConfig, text: c_int) -> pg_sys::Oid {
+    let kind = IndexKind::Short { threshold: cfg.threshold.to_bits() };
+    // SAFETY: the caller's.
+    unsafe {
+        cached_index(rel, text, kind, || {
+            crate::similar::short_indexes(rel)
+                .into_iter()
+                .find(|ix| ix.threshold == cfg.threshold && on_column(ix.body, text))
+                .map(|ix| ix.oid)
+        })
+        .unwrap_or_else(|| {
+            not_in_prerequisite_state(
+                format!(
+                    "table \"{}\" has no short-text index on column \"{}\" with threshold {}",
+                    relation_name(rel),
+                    cfg.text_column,
+                    cfg.threshold
+                ),
+                "The similarity dedup trigger finds the candidates of short texts through it: call simdup_disable_similar(table) and simdup_enable_similar again.",
+            )
+        })
+    }
+}
+
+/// Whether an index's text expression is column `text` (through binary-compatible casts).
+///
+/// # Safety
+/// `node` is a valid expression node or NULL.
+unsafe fn on_column(mut node: *mut pg_sys::Node, text: c_int) -> bool {
+    // SAFETY: node tags say which struct a node is.
+    unsafe {
+        while !node.is_null() && (*node).type_ == pg_sys::NodeTag::T_RelabelType {
+            node = (*(node as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
+        }
+        !node.is_null()
+            && (*node).type_ == pg_sys::NodeTag::T_Var
+            && c_int::from((*(node as *mut pg_sys::Var)).varattno) == text
+    }
+}
+
+/// Which of the trigger's indexes: the similarity index of k, bands and rows, or the short-text
+/// index of a threshold (its bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum IndexKind {
+    Bands { k: usize, bands: usize, rows: usize },
+    Short { threshold: u64 },
+}
+
+/// One of the trigger's indexes of a table, by (table, text column, kind).
+type IndexKey = (pg_sys::Oid, c_int, IndexKind);
+
+thread_local! {
+    /// [`cached_index`] answers of this backend; a table's entries are dropped when its
+    /// relcache entry is invalidated, which PostgreSQL does whenever an index of the table is
+    /// created, dropped or rebuilt, the table is altered, and at the abort of a transaction that
+    /// did any of these. (A missing index is not remembered: it raises an error each time.)
+    static INDEX_CACHE: std::cell::RefCell<Option<HashMap<IndexKey, pg_sys::Oid>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The index `find` reads from the catalog, remembered by (table, column, kind).
+///
+/// # Safety
+/// `rel` is an open relation.
+unsafe fn cached_index(
+    rel: pg_sys::Relation,
+    text: c_int,
+    kind: IndexKind,
+    find: impl FnOnce() -> Option<pg_sys::Oid>,
+) -> Option<pg_sys::Oid> {
+    // SAFETY: the caller guarantees an open relation.
+    let key = (unsafe { (*rel).rd_id }, text, kind);
+    if let Some(oid) = INDEX_CACHE.with(|c| c.borrow().as_ref().and_then(|m| m.get(&key).copied())) {
+        return Some(oid);
+    }
+    let oid = find()?;
     INDEX_CACHE.with(|c| {
         let mut c = c.borrow_mut();
         if c.is_none() {
@@ -339,18 +466,7 @@ unsafe fn similarity_index(rel: pg_sys::Relation, cfg: &SimilarConfig, text: c_i
         }
         c.get_or_insert_with(HashMap::new).insert(key, oid);
     });
-    oid
-}
-
-/// The trigger's similarity index of a table, by (table, text column, k, bands, rows).
-type IndexKey = (pg_sys::Oid, c_int, usize, usize, usize);
-
-thread_local! {
-    /// [`similarity_index`] answers of this backend; a table's entries are dropped when its
-    /// relcache entry is invalidated, which PostgreSQL does whenever an index of the table is
-    /// created, dropped or rebuilt, the table is altered, and at the abort of a transaction that
-    /// did any of these. (A missing index is not remembered: it raises an error each time.)
-    static INDEX_CACHE: std::cell::RefCell<Option<HashMap<IndexKey, pg_sys::Oid>>> = const { std::cell::RefCell::new(None) };
+    Some(oid)
 }
 
 /// Relcache invalidation: forget `relid`'s entries (all for InvalidOid).
@@ -361,41 +477,6 @@ unsafe extern "C-unwind" fn forget_index(_arg: pg_sys::Datum, relid: pg_sys::Oid
             map.retain(|&(r, ..), _| relid != pg_sys::InvalidOid && r != relid);
         }
     });
-}
-
-/// [`similarity_index`], read from the catalog: the table's index list, each index's expression.
-///
-/// # Safety
-/// As [`similarity_index`].
-unsafe fn find_similarity_index(rel: pg_sys::Relation, cfg: &SimilarConfig, text: c_int) -> pg_sys::Oid {
-    // SAFETY: the caller guarantees the relation; the expressions are the catalog's copies.
-    unsafe {
-        let on_text = |mut node: *mut pg_sys::Node| {
-            while !node.is_null() && (*node).type_ == pg_sys::NodeTag::T_RelabelType {
-                node = (*(node as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
-            }
-            !node.is_null()
-                && (*node).type_ == pg_sys::NodeTag::T_Var
-                && c_int::from((*(node as *mut pg_sys::Var)).varattno) == text
-        };
-        crate::similar::similarity_indexes(rel)
-            .into_iter()
-            .find(|ix| ix.k as usize == cfg.k && ix.bands == cfg.bands && ix.rows == cfg.rows && on_text(ix.body))
-            .map(|ix| ix.oid)
-            .unwrap_or_else(|| {
-                not_in_prerequisite_state(
-                    format!(
-                        "table \"{}\" has no similarity index on column \"{}\" with k = {}, {} bands of {} rows",
-                        relation_name(rel),
-                        cfg.text_column,
-                        cfg.k,
-                        cfg.bands,
-                        cfg.rows
-                    ),
-                    "The similarity dedup trigger finds its candidates through it: call simdup_disable_similar(table) and simdup_enable_similar again.",
-                )
-            })
-    }
 }
 
 /// The trigger's work, inside pgrx's guard (errors and panics become PostgreSQL errors).
@@ -434,32 +515,50 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             return;
         }
         let bands = text_bands(&text, cfg.k, &set, cfg.bands, cfg.rows);
-        for stripe in band_stripes(&bands) {
+        // A short text is also a candidate of the short-text rule: its 3-shingle bands, and the
+        // one stripe every short text takes (simdup_core::similar, docs/dedup.md).
+        let short = short_set_of(&text);
+        let short_bands = short.as_ref().map(|s| short_bands_of(s, cfg.threshold));
+        for stripe in similar_stripes(&bands, short.is_some()) {
             lock_stripe((*rel).rd_id, stripe);
         }
         let index = similarity_index(rel, &cfg, cols.text);
+        let short_index = short_bands.as_ref().map(|_| short_index(rel, &cfg, cols.text));
         let text_type = pg_sys::get_atttype((*rel).rd_id, cols.text as pg_sys::AttrNumber);
         let exclude = is_update.then(|| (*old).t_self);
+        // A candidate's text, when it is one: a row from a lossy bitmap page may share no band
+        // value, so there the band is tested again (the decision is the same whatever the
+        // bitmap's memory).
+        let candidate = |slot: *mut pg_sys::TupleTableSlot, recheck: Option<&dyn Fn(&str) -> bool>| {
+            let mut isnull = false;
+            let datum = pg_sys::slot_getattr(slot, cols.text, &mut isnull);
+            let other = (!isnull).then(|| text_of(datum, text_type)).flatten()?;
+            let other_set = char_set(&other, cfg.k);
+            if other_set.is_empty() || recheck.is_some_and(|shares| !shares(&other)) {
+                return None;
+            }
+            cfg.similar(&text, &set, &other, &other_set)
+        };
+        let shares_band = |other: &str| {
+            let other_set = char_set(other, cfg.k);
+            set_bands(&other_set, cfg.bands, cfg.rows).iter().any(|b| bands.contains(b))
+        };
+        let shares_short_band = |other: &str| {
+            let own = short_bands.as_deref().unwrap_or_default();
+            short_set_of(other).is_some_and(|s| short_bands_of(&s, cfg.threshold).iter().any(|b| own.contains(b)))
+        };
         let found = smallest_key(rel, cols.key, exclude, |snapshot, visit| {
             crate::search::gin::band_candidates(rel, index, &bands, snapshot, |slot, recheck| {
-                visit(slot, &mut || {
-                    let mut isnull = false;
-                    let datum = pg_sys::slot_getattr(slot, cols.text, &mut isnull);
-                    let other = (!isnull).then(|| text_of(datum, text_type)).flatten()?;
-                    let other_set = char_set(&other, cfg.k);
-                    // A row from a lossy bitmap page may share no band value: the decision is
-                    // the same whatever the bitmap's memory.
-                    if other_set.is_empty()
-                        || recheck && !set_bands(&other_set, cfg.bands, cfg.rows).iter().any(|b| bands.contains(b))
-                    {
-                        return None;
-                    }
-                    cfg.similar(&set, &other_set)
-                })
-            })
+                visit(slot, &mut || candidate(slot, recheck.then_some(&shares_band)))
+            });
+            if let (Some(short_index), Some(short_bands)) = (short_index, short_bands.as_deref()) {
+                crate::search::gin::band_candidates(rel, short_index, short_bands, snapshot, |slot, recheck| {
+                    visit(slot, &mut || candidate(slot, recheck.then_some(&shares_short_band)))
+                });
+            }
         });
         *outcome = Some(decide(rel, new, cfg.mode, cols.dup_of, cols.key, shard, found, |name, f, may_read| {
-            similar_error(rel, &cfg, name, &f.key_text, f.measure, may_read)
+            similar_error(rel, &cfg, name, &f.key_text, f.measure.jaccard, Some(f.measure.by), may_read)
         }));
     }
 }

@@ -81,6 +81,25 @@ pub(crate) unsafe fn bands_expression(expr: *mut pg_sys::Node) -> Option<(*mut p
     }
 }
 
+/// The text expression and threshold of a short-text index's expression
+/// (`_simdup_similar_short_bands(body, threshold)`, the similarity dedup trigger's second
+/// index).
+///
+/// # Safety
+/// `expr` is a valid expression node.
+pub(crate) unsafe fn short_bands_expression(expr: *mut pg_sys::Node) -> Option<(*mut pg_sys::Node, f64)> {
+    // SAFETY: node tags say which struct a node is; Consts read only when not NULL.
+    unsafe {
+        let (funcid, args) = func_args(expr)?;
+        if args.len() != 2 || !is_our_function(funcid, Some(crate::minhash::_simdup_similar_short_bands_wrapper)) {
+            return None;
+        }
+        let c = &*(args[1] as *mut pg_sys::Const);
+        ((*args[1]).type_ == pg_sys::NodeTag::T_Const && !c.constisnull && c.consttype == pg_sys::FLOAT8OID)
+            .then(|| (args[0], f64::from_bits(c.constvalue.value() as u64)))
+    }
+}
+
 /// The function and arguments of a function call node.
 ///
 /// # Safety

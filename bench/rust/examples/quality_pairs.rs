@@ -53,6 +53,7 @@ use simdup_core::features::features;
 use simdup_core::minhash;
 use simdup_core::scheme::{self, Scheme};
 use simdup_core::simhash::fingerprint;
+use simdup_core::similar;
 use simdup_core::{hamming, no_interrupt, simhash};
 
 use simdup_bench::edits::*;
@@ -673,9 +674,14 @@ fn methods() -> Vec<Method> {
 }
 
 /// Similarity methods (higher = more similar, 0..1). `simdup_dedup_similar` is what the
-/// similarity dedup trigger of `simdup_enable_similar(..., 0.5, on_duplicate => ...)` sees: the
-/// exact Jaccard of character 5-shingles for a pair that shares one of the index's 35 LSH bands
-/// of 3 rows, 0 for a pair that shares none (never a candidate).
+/// similarity dedup trigger of `simdup_enable_similar(..., 0.5, on_duplicate => ...)` decides
+/// (`simdup_core::similar::Rule`, no containment): for a candidate pair (one that shares one of
+/// the similarity index's 35 LSH bands of 3 rows, or, both texts short, one of the short-text
+/// index's 72 bands of 4 rows over 3-shingles) the exact Jaccard of character 5-shingles, or
+/// that of 3-shingles when the short-text rule applies and it is higher; 0 for a pair that is
+/// never a candidate. At t = 0.5 it is ≥ t exactly when the trigger rejects the pair (checked).
+/// Whether each pair is a candidate is also written to `dedup_candidates.tsv`
+/// (bench/containment_eval.py reads it).
 const SIM_METHODS: [&str; 4] = ["simdup_jaccard5", "simdup_jaccard3", "simdup_minhash128", "simdup_dedup_similar"];
 
 /// The bands × rows `simdup_enable_similar` chooses at its default threshold 0.5 (recall 0.99).
@@ -755,6 +761,13 @@ fn score(dir: &str) {
             }
         })
         .collect();
+    // The short-text rule's 3-shingle sets and bands (simdup_core::similar).
+    let short: Vec<Option<Vec<u64>>> = texts.iter().map(|t| similar::short_set(&t.body, &mut no_interrupt)).collect();
+    let (sb, sr) = similar::short_banding(0.5).unwrap();
+    let short_bands: Vec<Vec<i64>> = short
+        .iter()
+        .map(|s| s.as_ref().map(|s| similar::short_bands(s, sb, sr).unwrap()).unwrap_or_default())
+        .collect();
     eprintln!("shingles and MinHash done ({})", ftime(t1));
 
     // Format-2 candidates (bench/rust/src/format2.rs).
@@ -776,6 +789,8 @@ fn score(dir: &str) {
         write!(out, "\t{s}").unwrap();
     }
     writeln!(out).unwrap();
+    let mut candidates = BufWriter::new(std::fs::File::create(format!("{dir}/dedup_candidates.tsv")).unwrap());
+    writeln!(candidates, "pair\tcandidate").unwrap();
     for p in &pairs {
         let (a, b) = (index[p.a.as_str()], index[p.b.as_str()]);
         write!(out, "{}", p.id).unwrap();
@@ -785,9 +800,22 @@ fn score(dir: &str) {
         let j5 = minhash::jaccard(&sh5[a], &sh5[b]);
         let j3 = minhash::jaccard(&sh3[a], &sh3[b]);
         let mj = minhash::minhash_jaccard(&sigs[a], &sigs[b]).unwrap_or(0.0);
-        let dedup = if bands[a].iter().any(|v| bands[b].contains(v)) { j5 } else { 0.0 };
+        let candidate =
+            bands[a].iter().any(|v| bands[b].contains(v)) || short_bands[a].iter().any(|v| short_bands[b].contains(v));
+        let rule = similar::Rule { k: 5, threshold: 0.5, containment: None };
+        let short_rule =
+            sh5[a].len().min(sh5[b].len()) + 4 < similar::SHORT_TEXT_CHARS && short[a].is_some() && short[b].is_some();
+        let dedup = match candidate {
+            true if short_rule => j5.max(j3),
+            true => j5,
+            false => 0.0,
+        };
+        let decided = rule.near_duplicate(&sh5[a], &sh5[b], || (short[a].clone(), short[b].clone()));
+        assert_eq!(!candidate || dedup >= 0.5, !candidate || decided.is_some(), "the trigger's decision on {}", p.id);
         writeln!(out, "\t{j5:.4}\t{j3:.4}\t{mj:.4}\t{dedup:.4}").unwrap();
+        writeln!(candidates, "{}\t{}", p.id, u8::from(candidate)).unwrap();
     }
+    candidates.flush().unwrap();
     out.flush().unwrap();
     let empty: Vec<String> =
         ms.iter().zip(&none).filter(|(_, &n)| n > 0).map(|(m, n)| format!("{} {n}", m.name)).collect();

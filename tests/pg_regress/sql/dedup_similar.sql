@@ -17,9 +17,15 @@ INSERT INTO notes VALUES (1, '南京市长江大桥于1968年建成通车，是�
 \set VERBOSITY default
 INSERT INTO notes VALUES (2, '南京市长江大桥于1968年建成通车，是长江上第一座由我国自行设计建造的双层铁路公路两用桥梁。');
 \set VERBOSITY terse
--- Similar, but below the threshold (0.53): stored.
+-- Reworded (similarity 0.53, below the threshold), but short: the shorter text has fewer than 50
+-- characters, so the short-text rule compares its 3-character shingles too (0.660): rejected.
+\set VERBOSITY default
 INSERT INTO notes VALUES (3, '南京长江大桥于1968年建成通车，是长江上第一座由中国自行设计和建造的双层铁路、公路两用桥梁。');
-SELECT round(jaccard(a.body, b.body)::numeric, 3) AS j FROM notes a, notes b WHERE a.id = 1 AND b.id = 3;
+\set VERBOSITY terse
+-- Another bridge, below the threshold by both measures: stored.
+INSERT INTO notes VALUES (3, '武汉长江大桥于1957年建成通车，是长江上第一座公铁两用桥梁，被称为万里长江第一桥。');
+SELECT round(jaccard(a.body, b.body)::numeric, 3) AS j, round(jaccard(a.body, b.body, 3)::numeric, 3) AS j3
+FROM notes a, notes b WHERE a.id = 1 AND b.id = 3;
 -- Featureless and NULL text is similar to nothing: stored.
 INSERT INTO notes VALUES (4, NULL), (5, '   '), (6, '   ');
 -- Within one statement, the second row sees the first.
@@ -169,22 +175,23 @@ FROM pairs;
 -- Serially, in the pool's order, the brute-force answer of each mode at the default threshold
 -- (0.5): skip keeps a row unless a kept row has similarity >= 0.5; mark names the smallest key
 -- among the earlier rows with similarity >= 0.5; reject rejects the rows skip drops, naming
--- the smallest such key among the rows kept. (brute_skip(min_c): the rows skip keeps; with a
--- containment min_c, a kept row that shares a band and has similarity >= 0.5 or containment
--- >= min_c drops a row.)
-CREATE FUNCTION pg_temp.brute_skip(min_c float8) RETURNS SETOF int LANGUAGE plpgsql AS $$
-DECLARE p record; kept int[] := '{}';
+-- the smallest such key among the rows kept. (brute_skip(pool, pairs, rule): the rows skip
+-- keeps, in the pool's order; a kept row for which the rule holds (x a row of pairs, x.a the
+-- kept row, x.b the new one) drops a row.)
+CREATE FUNCTION pg_temp.brute_skip(pool regclass, pairs regclass, rule text) RETURNS SETOF int LANGUAGE plpgsql AS $$
+DECLARE p record; kept int[] := '{}'; dropped boolean;
 BEGIN
-    FOR p IN SELECT * FROM pool ORDER BY ord LOOP
-        IF NOT EXISTS (SELECT FROM pairs x WHERE x.b = p.id AND x.a = ANY (kept)
-                       AND CASE WHEN min_c IS NULL THEN x.j >= 0.5 ELSE x.candidate AND (x.j >= 0.5 OR x.c >= min_c) END) THEN
+    FOR p IN EXECUTE format('SELECT id FROM %s ORDER BY ord', pool) LOOP
+        EXECUTE format('SELECT EXISTS (SELECT FROM %s x WHERE x.b = $1 AND x.a = ANY ($2) AND (%s))', pairs, rule)
+            INTO dropped USING p.id, kept;
+        IF NOT dropped THEN
             kept := kept || p.id;
         END IF;
     END LOOP;
     RETURN QUERY SELECT unnest(kept);
 END
 $$;
-CREATE TABLE brute_skip AS SELECT id FROM pg_temp.brute_skip(NULL) id;
+CREATE TABLE brute_skip AS SELECT id FROM pg_temp.brute_skip('pool', 'pairs', 'x.j >= 0.5') id;
 CREATE TABLE brute_mark AS
 SELECT p.id, (SELECT min(q.id) FROM pool q JOIN pairs x ON x.a = q.id AND x.b = p.id
               WHERE q.ord < p.ord AND x.j >= 0.5) AS dup_of
@@ -240,7 +247,7 @@ SELECT count(*) AS marked_below_threshold FROM dd_mark m JOIN dd_mark o ON o.id 
 SELECT count(*) FILTER (WHERE c >= 0.7 AND j < 0.5) / 2 AS pairs_by_containment_only,
        count(*) FILTER (WHERE c >= 0.7 AND j < 0.5 AND candidate) / 2 AS of_them_sharing_a_band
 FROM pairs;
-CREATE TABLE brute_skip_c AS SELECT id FROM pg_temp.brute_skip(0.7) id;
+CREATE TABLE brute_skip_c AS SELECT id FROM pg_temp.brute_skip('pool', 'pairs', 'x.candidate AND (x.j >= 0.5 OR x.c >= 0.7)') id;
 CREATE TABLE dd_skip_c (id int PRIMARY KEY, body text);
 SELECT bands, rows FROM simdup_enable_similar('dd_skip_c', 'body', on_duplicate => 'skip', containment => 0.7);
 INSERT INTO dd_skip_c SELECT id, body FROM pool ORDER BY ord;
@@ -256,6 +263,89 @@ SELECT (SELECT count(*) FROM dd_skip_c) AS skip_stored, (SELECT count(*) FROM br
 SELECT kind, count(*) AS documents, count(*) FILTER (WHERE s.id IS NULL) AS skipped_jaccard,
        count(*) FILTER (WHERE c.id IS NULL) AS skipped_with_containment
 FROM pool p LEFT JOIN dd_skip s USING (id) LEFT JOIN dd_skip_c c USING (id) GROUP BY kind ORDER BY kind;
+
+-- ---------------------------------------------------------------------------------------------
+-- Short texts: the short-text rule and its index. The first 20 to 45 characters of the
+-- fixtures' first sentences, and copies with one typo, two typos, a dropped character and a
+-- swapped pair of characters. A row is a near-duplicate of a kept row that is a candidate (shares
+-- a band, or a short band of the short-text index) and has Jaccard >= 0.5, or, when the shorter
+-- text has fewer than 50 characters and both are short-banded (at most 100 distinct 3-shingles),
+-- 3-shingle Jaccard >= 0.5.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE short_pool AS
+WITH s AS (SELECT name || '/' || n AS family, left(btrim(x), 20 + (n::int * 7 + length(name)) % 26) AS body
+           FROM fixture, unnest(pg_temp.sentences(body)) WITH ORDINALITY AS u(x, n)
+           WHERE name NOT LIKE '%edited%' AND n <= 3 AND length(btrim(x)) >= 12),
+v AS (
+  SELECT family, 'original' AS kind, body FROM s
+  UNION ALL SELECT family, 'typo', overlay(body PLACING CASE WHEN body ~ '[一-龥]' THEN '的' ELSE 'x' END FROM length(body) / 2 FOR 1) FROM s
+  UNION ALL SELECT family, 'two typos', overlay(overlay(body PLACING CASE WHEN body ~ '[一-龥]' THEN '的' ELSE 'x' END FROM length(body) / 4 FOR 1)
+                                               PLACING CASE WHEN body ~ '[一-龥]' THEN '了' ELSE 'q' END FROM 3 * length(body) / 4 FOR 1) FROM s
+  UNION ALL SELECT family, 'dropped character', overlay(body PLACING '' FROM length(body) / 3 FOR 1) FROM s
+  UNION ALL SELECT family, 'swapped characters', overlay(body PLACING substr(body, length(body) / 2 + 1, 1) || substr(body, length(body) / 2, 1)
+                                                         FROM length(body) / 2 FOR 2) FROM s)
+SELECT row_number() OVER (ORDER BY md5(family || kind))::int AS ord,
+       (5000 + row_number() OVER (ORDER BY md5(kind || family)))::int AS id, family, kind, body
+FROM v;
+SELECT count(*) AS short_documents, count(DISTINCT family) AS families, min(length(body)) AS shortest,
+       max(length(body)) AS longest FROM short_pool;
+-- Every pair: Jaccard, whether the short-text rule applies and its 3-shingle Jaccard, and whether
+-- the pair is a candidate (shares a band or a short band).
+CREATE TABLE short_pairs AS
+SELECT a.id AS a, b.id AS b, jaccard(a.body, b.body) AS j, jaccard(a.body, b.body, 3) AS j3,
+       least(cardinality(shingles(a.body)), cardinality(shingles(b.body))) + 4 < 50
+         AND _simdup_similar_short_bands(a.body, 0.5) IS NOT NULL AND _simdup_similar_short_bands(b.body, 0.5) IS NOT NULL AS short,
+       _simdup_similar_bands(a.body, 5, 35, 3) && _simdup_similar_bands(b.body, 5, 35, 3)
+         OR _simdup_similar_short_bands(a.body, 0.5) && _simdup_similar_short_bands(b.body, 0.5) AS candidate
+FROM short_pool a JOIN short_pool b ON a.id <> b.id;
+CREATE INDEX ON short_pairs (b, a);
+SELECT count(*) FILTER (WHERE j >= 0.5) / 2 AS pairs_by_jaccard,
+       count(*) FILTER (WHERE j < 0.5 AND short AND j3 >= 0.5) / 2 AS pairs_by_the_short_text_rule_only,
+       count(*) FILTER (WHERE (j >= 0.5 OR short AND j3 >= 0.5) AND candidate) / 2 AS of_all_these_candidates,
+       count(*) FILTER (WHERE NOT (j >= 0.5 OR short AND j3 >= 0.5) AND candidate) / 2 AS candidates_that_are_not
+FROM short_pairs;
+CREATE TABLE brute_short_skip AS
+SELECT id FROM pg_temp.brute_skip('short_pool', 'short_pairs', 'x.candidate AND (x.j >= 0.5 OR x.short AND x.j3 >= 0.5)') id;
+CREATE TABLE short_skip (id int PRIMARY KEY, body text);
+SELECT index, bands, rows FROM simdup_enable_similar('short_skip', 'body', on_duplicate => 'skip');
+SELECT index, k, bands, rows FROM _simdup_similar_indexes('short_skip') ORDER BY k DESC;
+INSERT INTO short_skip SELECT id, body FROM short_pool ORDER BY ord;
+CREATE TABLE short_mark (id int PRIMARY KEY, body text);
+SELECT bands, rows FROM simdup_enable_similar('short_mark', 'body', on_duplicate => 'mark');
+INSERT INTO short_mark SELECT id, body FROM short_pool ORDER BY ord;
+SELECT (SELECT count(*) FROM short_skip) AS skip_stored, (SELECT count(*) FROM brute_short_skip) AS brute_stored,
+       (SELECT count(*) FROM short_skip FULL JOIN brute_short_skip USING (id)
+        WHERE short_skip.body IS NULL OR brute_short_skip.id IS NULL) AS skip_differences,
+       (SELECT count(*) FROM short_mark WHERE dup_of IS NOT NULL) AS marked,
+       (SELECT count(*) FROM short_mark m JOIN short_pool p USING (id)
+        WHERE m.dup_of IS DISTINCT FROM (SELECT min(q.id) FROM short_pool q JOIN short_pairs x ON x.a = q.id AND x.b = p.id
+                                         WHERE q.ord < p.ord AND x.candidate AND (x.j >= 0.5 OR x.short AND x.j3 >= 0.5))) AS mark_differences;
+-- By kind of edit: the copies skipped, and those Jaccard of 5-shingles alone would have let through.
+SELECT kind, count(*) AS documents, count(*) FILTER (WHERE s.id IS NULL) AS skipped,
+       count(*) FILTER (WHERE s.id IS NULL AND NOT EXISTS (
+         SELECT FROM short_pairs x JOIN short_pool q ON q.id = x.a
+         WHERE x.b = p.id AND q.ord < p.ord AND x.j >= 0.5)) AS by_the_short_text_rule
+FROM short_pool p LEFT JOIN short_skip s USING (id) GROUP BY kind ORDER BY kind;
+-- An English typo at threshold 0.8: 5-shingle similarity 0.733, 3-shingle 0.814. The DETAIL
+-- names the rule that matched.
+CREATE TABLE short_reject (id int PRIMARY KEY, body text);
+SELECT bands, rows FROM simdup_enable_similar('short_reject', 'body', 0.8, on_duplicate => 'reject');
+INSERT INTO short_reject VALUES (1, 'The quick brown fox jumps over the lazy dog');
+\set VERBOSITY default
+INSERT INTO short_reject VALUES (2, 'The quick brown fox jumsp over the lazy dog');
+\set VERBOSITY terse
+SELECT round(jaccard('The quick brown fox jumps over the lazy dog', 'The quick brown fox jumsp over the lazy dog')::numeric, 3) AS j5,
+       round(jaccard('The quick brown fox jumps over the lazy dog', 'The quick brown fox jumsp over the lazy dog', 3)::numeric, 3) AS j3;
+-- The short-text index is the trigger's too: dropping it stops writes of short texts.
+DROP INDEX short_reject_body_similar_short_idx;
+INSERT INTO short_reject VALUES (3, 'an unrelated short text');
+-- A text of more than 100 distinct 3-shingles has no short bands: it needs only the similarity index.
+INSERT INTO short_reject SELECT 4, string_agg(md5(i::text), ' ') FROM generate_series(1, 10) i;
+SELECT id, length(body) FROM short_reject ORDER BY id;
+SELECT simdup_disable_similar('short_reject');
+SELECT count(*) AS indexes_left FROM pg_index WHERE indrelid = 'short_reject'::regclass;
+SELECT simdup_disable_similar('short_skip');
+SELECT count(*) AS indexes_left FROM pg_index WHERE indrelid = 'short_skip'::regclass AND NOT indisprimary;
 
 -- ---------------------------------------------------------------------------------------------
 -- Privileges and row-level security: the trigger sees every row, names a key only to a
@@ -277,4 +367,5 @@ REVOKE ALL ON SCHEMA public FROM simdup_sim_writer;
 DROP ROLE simdup_sim_writer;
 
 DROP TABLE notes, fixture, pool, pairs, brute_skip, brute_mark, dd_skip, dd_mark, dd_reject, rejected,
-           brute_skip_c, dd_skip_c, dd_mark_c;
+           brute_skip_c, dd_skip_c, dd_mark_c, short_pool, short_pairs, brute_short_skip, short_skip, short_mark,
+           short_reject;

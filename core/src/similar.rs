@@ -1,0 +1,205 @@
+//! Dedup by verified similarity: the one decision "is this pair of texts a near-duplicate?"
+//! of the similarity dedup trigger, and the short-text band set that finds its candidates.
+//!
+//! A pair of texts is a near-duplicate ([`Rule::near_duplicate`]) when
+//!
+//! 1. the Jaccard similarity of their character k-shingles reaches the threshold t; or
+//! 2. with a containment threshold c, the share of the smaller k-shingle set found in the
+//!    other reaches c (an added header or paragraph); or
+//! 3. **short texts**: the shorter text has fewer than [`SHORT_TEXT_CHARS`] characters
+//!    (|k-shingles| + k − 1), both texts are short-banded ([`short_set`]: at most
+//!    [`SHORT_MAX_SHINGLES`] distinct character 3-shingles), and the Jaccard similarity of
+//!    their 3-shingles reaches t. One typo changes k of a text's k-shingles, which is most of
+//!    them in a text of a few dozen characters; of its 3-shingles it changes three.
+//!
+//! Rules 1 and 2 find their candidates in the similarity index's LSH bands of k-shingles.
+//! Rule 3 finds them in a second index, on [`short_bands`]: the LSH bands of the 3-shingle set
+//! of every short-banded text, banded ([`short_banding`]) so that a pair of 3-shingle Jaccard
+//! t becomes a candidate with probability ≥ [`SHORT_RECALL`]. Both texts of a rule-3 pair are
+//! short-banded by the rule's own terms, so every such pair has that chance: the rule is no
+//! weaker for the texts it names than rule 1 is for long ones.
+//!
+//! Why 3-shingles only for short texts: among unrelated texts of up to 250 characters
+//! (the quality benchmark's English news), 35 bands of 3 rows over 3-shingles make 1.7 % of
+//! pairs candidates, against 0.2 % over 5-shingles; a long text shares its common 3-grams with
+//! almost every other. docs/quality.md ("Short texts in dedup by similarity").
+
+use crate::minhash::{self, MinHashError};
+use crate::Interrupt;
+
+/// A pair whose shorter text has fewer characters than this (counted as |k-shingles| + k − 1)
+/// is compared by its 3-shingles too (rule 3).
+pub const SHORT_TEXT_CHARS: usize = 50;
+
+/// The shingle size of rule 3 and of the short bands.
+pub const SHORT_SHINGLE: usize = 3;
+
+/// A text is short-banded when it has at most this many distinct 3-shingles (about 100
+/// characters): enough for every partner of a text under [`SHORT_TEXT_CHARS`] characters at
+/// 3-shingle Jaccard ≥ 0.5 (at most 47 / 0.5 = 94 3-shingles).
+pub const SHORT_MAX_SHINGLES: usize = 100;
+
+/// Texts of more characters than this (before normalization) are never short-banded, whatever
+/// their normalized form: their 3-shingles are not computed, so a long text costs the trigger
+/// and the index nothing more. (Part of the definition, so rule 3's pairs are still all found.)
+pub const SHORT_MAX_CHARS: usize = 1000;
+
+/// The signature length the short bands are chosen within.
+pub const SHORT_PERMUTATIONS: usize = 288;
+
+/// The probability with which a rule-3 pair at the threshold becomes a candidate.
+pub const SHORT_RECALL: f64 = 0.99;
+
+/// The bands and rows of the short bands for threshold `t`:
+/// `choose_bands_for_recall(SHORT_PERMUTATIONS, t, SHORT_RECALL)` (72 bands of 4 rows at 0.5).
+pub fn short_banding(t: f64) -> Result<(usize, usize), MinHashError> {
+    minhash::choose_bands_for_recall(SHORT_PERMUTATIONS, t, SHORT_RECALL)
+}
+
+/// The 3-shingle set of a short-banded text, `None` for any other (more than
+/// [`SHORT_MAX_CHARS`] characters, or more than [`SHORT_MAX_SHINGLES`] distinct 3-shingles, or
+/// no shingles at all).
+pub fn short_set(text: &str, interrupt: Interrupt<'_>) -> Option<Vec<u64>> {
+    if text.chars().nth(SHORT_MAX_CHARS).is_some() {
+        return None;
+    }
+    let set = minhash::shingles(text, SHORT_SHINGLE, interrupt).ok()?;
+    (!set.is_empty() && set.len() <= SHORT_MAX_SHINGLES).then_some(set)
+}
+
+/// The short bands of a short-banded text's 3-shingle set (`short_set`): `bands` LSH band
+/// values of `rows` MinHash values each, in the format of [`minhash::bands`].
+pub fn short_bands(set: &[u64], bands: usize, rows: usize) -> Result<Vec<i64>, MinHashError> {
+    minhash::bands(&minhash::minhash(set, bands * rows)?, bands, rows)
+}
+
+/// Which rule made a pair near-duplicates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum By {
+    /// Rule 1: Jaccard of k-shingles ≥ t.
+    Jaccard,
+    /// Rule 2: containment of k-shingles ≥ c.
+    Containment,
+    /// Rule 3: short texts, Jaccard of 3-shingles ≥ t.
+    ShortText,
+}
+
+/// A near-duplicate pair: the Jaccard similarity of its k-shingles and the rule that matched.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Match {
+    pub jaccard: f64,
+    pub by: By,
+}
+
+/// The decision's terms.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rule {
+    /// Shingle size of rules 1 and 2.
+    pub k: usize,
+    pub threshold: f64,
+    /// Rule 2's threshold; `None`: no containment rule.
+    pub containment: Option<f64>,
+}
+
+impl Rule {
+    /// Whether two texts with k-shingle sets `a` and `b` are near-duplicates (see the module).
+    /// `short_sets` gives both texts' [`short_set`]s; it is called only when the shorter text
+    /// is under [`SHORT_TEXT_CHARS`] characters and rules 1 and 2 did not match.
+    pub fn near_duplicate(
+        &self,
+        a: &[u64],
+        b: &[u64],
+        short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
+    ) -> Option<Match> {
+        if a.is_empty() || b.is_empty() {
+            return None;
+        }
+        let jaccard = minhash::jaccard(a, b);
+        let by = if jaccard >= self.threshold {
+            Some(By::Jaccard)
+        } else if self.containment.is_some_and(|c| minhash::containment(a, b) >= c) {
+            Some(By::Containment)
+        } else if a.len().min(b.len()) + self.k - 1 < SHORT_TEXT_CHARS {
+            match short_sets() {
+                (Some(sa), Some(sb)) if minhash::jaccard(&sa, &sb) >= self.threshold => Some(By::ShortText),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        by.map(|by| Match { jaccard, by })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::no_interrupt;
+
+    fn set(text: &str, k: usize) -> Vec<u64> {
+        minhash::shingles(text, k, &mut no_interrupt).unwrap()
+    }
+
+    fn decide(rule: &Rule, a: &str, b: &str) -> Option<Match> {
+        rule.near_duplicate(&set(a, rule.k), &set(b, rule.k), || {
+            (short_set(a, &mut no_interrupt), short_set(b, &mut no_interrupt))
+        })
+    }
+
+    const RULE: Rule = Rule { k: 5, threshold: 0.5, containment: None };
+
+    #[test]
+    fn banding_at_the_default_threshold() {
+        assert_eq!(short_banding(0.5).unwrap(), (72, 4));
+        let (b, r) = short_banding(0.5).unwrap();
+        assert!(minhash::s_curve(0.5, b, r) >= SHORT_RECALL);
+        // Every threshold the similarity index accepts has a short banding.
+        for t in [0.05, 0.1, 0.3, 0.7, 0.9, 1.0] {
+            let (b, r) = short_banding(t).unwrap();
+            assert!(b * r <= SHORT_PERMUTATIONS && minhash::s_curve(t, b, r) >= SHORT_RECALL, "{t}");
+        }
+    }
+
+    #[test]
+    fn a_typo_in_a_short_text_is_found_by_its_3_shingles() {
+        let (a, b) = ("the quick brown fox jumps over the dog", "the quick brown fox jumsp over the dog");
+        let j5 = minhash::jaccard(&set(a, 5), &set(b, 5));
+        let j3 = minhash::jaccard(&set(a, 3), &set(b, 3));
+        assert!(j5 < 0.75 && j3 >= 0.75, "j3 {j3}, j5 {j5}");
+        let m = decide(&Rule { threshold: 0.75, ..RULE }, a, b).unwrap();
+        assert_eq!(m.by, By::ShortText, "j3 {j3}, j5 {j5}");
+        assert_eq!(m.jaccard, j5);
+        // The same edit in a long text is judged by its 5-shingles alone.
+        let long_a = format!("{a} {}", "and many more words follow here ".repeat(3));
+        let long_b = format!("{b} {}", "and many more words follow here ".repeat(3));
+        assert_eq!(decide(&RULE, &long_a, &long_b).unwrap().by, By::Jaccard);
+    }
+
+    #[test]
+    fn unrelated_short_texts_and_rule_order() {
+        assert_eq!(decide(&RULE, "apples and pears", "a storm hit the coast"), None);
+        assert_eq!(decide(&RULE, "same text here", "same text here").unwrap().by, By::Jaccard);
+        assert_eq!(decide(&RULE, "", "text"), None);
+        let header = "Source: a news site | Editor: somebody | Original title: a title\n";
+        let (a, b) = ("a short post, quoted", format!("{header}a short post, quoted"));
+        assert_eq!(decide(&RULE, a, &b), None);
+        let with_c = Rule { containment: Some(0.8), ..RULE };
+        assert_eq!(decide(&with_c, a, &b).unwrap().by, By::Containment);
+    }
+
+    #[test]
+    fn short_sets_are_bounded() {
+        assert!(short_set("", &mut no_interrupt).is_none());
+        assert!(short_set("ab", &mut no_interrupt).is_some());
+        let long = "word ".repeat(300);
+        // Few distinct 3-shingles, but more characters than SHORT_MAX_CHARS.
+        assert!(short_set(&long, &mut no_interrupt).is_none());
+        let many: String = (0..200u32).map(|i| char::from_u32(0x4e00 + i).unwrap()).collect();
+        assert!(short_set(&many, &mut no_interrupt).is_none());
+        let s = short_set("a short text", &mut no_interrupt).unwrap();
+        let (b, r) = short_banding(0.5).unwrap();
+        let bands = short_bands(&s, b, r).unwrap();
+        assert_eq!(bands.len(), 72);
+        assert_eq!(bands, short_bands(&s, b, r).unwrap());
+    }
+}
