@@ -41,6 +41,9 @@
 #    and have Jaccard similarity >= 0.5 (or containment >= 0.7 in the fourth); no
 #    document lost; every dup_of names such a row; no error but 23505. Pairs of similarity
 #    >= 0.5 that share no band (the index's misses, not the trigger's promise) are shown.
+#    Then two more (skip, mark) on a pool of short texts (20 to 45 characters, with typos),
+#    where the short-text rule decides (3-shingle similarity >= 0.5, candidates from the
+#    short-text index) and every row takes the short texts' one lock stripe.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -130,22 +133,28 @@ nb=$(psql -At -c "SELECT count(*) FROM pool a JOIN pool b ON a.id < b.id AND ham
 # Per-client insert lists: a random share of the pool each; odd clients in random order, even
 # clients family by family (random order within a family), so that the same family is written
 # by several clients at the same moment.
-psql -At -F ' ' <<SQL | sed '/^$/d' >"$work/plan"
+# (make_plan: the plan of the pool as it is, and each client's script of single-row INSERTs.)
+make_plan() {
+  psql -At -F ' ' <<SQL | sed '/^$/d' >"$work/plan"
 SELECT setseed(0.7);
 SELECT c, id FROM (
   SELECT c, id, family, random() AS r FROM generate_series(1, $CLIENTS) c, pool WHERE random() < $SHARE
 ) x ORDER BY c, CASE WHEN c % 2 = 0 THEN family ELSE 0 END, r;
 SQL
+  for c in $(seq 1 "$CLIENTS"); do
+    { echo '\set VERBOSITY sqlstate'
+      echo 'SELECT pg_advisory_lock_shared(42);'   # start barrier
+      awk -v c="$c" '$1 == c { print "INSERT INTO docs (body) SELECT body FROM pool WHERE id = " $2 ";" }' "$work/plan"
+    } >"$work/client$c.sql"
+  done
+}
+make_plan
 # Client c's rows of the plan, 20 to a line, comma-separated: the batches of the bulk rounds.
 batches() {
   awk -v c="$1" '$1 == c { ids = ids (n++ ? "," : "") $2; if (n == 20) { print ids; ids = ""; n = 0 } }
                  END { if (n) print ids }' "$work/plan"
 }
 for c in $(seq 1 "$CLIENTS"); do
-  { echo '\set VERBOSITY sqlstate'
-    echo 'SELECT pg_advisory_lock_shared(42);'   # start barrier
-    awk -v c="$c" '$1 == c { print "INSERT INTO docs (body) SELECT body FROM pool WHERE id = " $2 ";" }' "$work/plan"
-  } >"$work/client$c.sql"
   # The bulk rounds (bulk check on from the first row): even clients write their rows 20 at a
   # time, each batch a transaction that takes the table lock the bulk check needs first (as a
   # bulk loader would: a multi-row writer that checks row by row can deadlock on lock stripes,
@@ -315,11 +324,17 @@ SQL
        -c "CREATE TABLE attempted AS SELECT DISTINCT p.id, p.fp FROM x JOIN pool p USING (id)"
   local bad
   if [ "$kind" = similar ]; then
-    # The trigger's criterion (a shared band of the index, then jaccard >= T, or containment
-    # >= C with containment) and brute force (jaccard >= T over every pair) must both hold.
+    # The trigger's criterion (a shared band of the index or, both texts short, of the
+    # short-text index; then jaccard >= T, or containment >= C with containment, or, the shorter
+    # text under 50 characters and both short-banded, 3-shingle jaccard >= T) and brute force
+    # (jaccard >= T over every pair) must both hold.
+    local short_a="_simdup_similar_short_bands(a.body, $T)" short_b="_simdup_similar_short_bands(b.body, $T)"
     local rule="jaccard(a.body, b.body) >= $T"
-    [ -n "${C:-}" ] && rule="($rule OR containment(a.body, b.body) >= $C)"
-    local near="(_simdup_similar_bands(a.body, 5, $BANDS, $ROWS) && _simdup_similar_bands(b.body, 5, $BANDS, $ROWS) AND $rule)"
+    [ -n "${C:-}" ] && rule="$rule OR containment(a.body, b.body) >= $C"
+    rule="($rule OR least(cardinality(shingles(a.body)), cardinality(shingles(b.body))) + 4 < 50
+           AND $short_a IS NOT NULL AND $short_b IS NOT NULL AND jaccard(a.body, b.body, 3) >= $T)"
+    local near="coalesce((_simdup_similar_bands(a.body, 5, $BANDS, $ROWS) && _simdup_similar_bands(b.body, 5, $BANDS, $ROWS)
+                          OR $short_a && $short_b) AND $rule, false)"
     if [ "$mode" = mark ]; then
       bad=$(psql -At <<SQL
 SELECT concat_ws(' ',
@@ -399,4 +414,29 @@ run_round skip similar
 run_round mark similar
 # ... with the containment rule (containment => 0.7).
 C=0.7 run_round skip similar
+# ... on short texts, where the short-text rule and its index decide, and every short text takes
+# the one short-text stripe: the first 20 to 45 characters of the fixtures' sentences, with
+# typos, a dropped and a swapped character.
+step "pool: short texts (20 to 45 characters) and their variants"
+psql <<'SQL'
+TRUNCATE pool;
+WITH s AS (SELECT b.family * 100 + n::int AS family, left(btrim(x), 20 + (n::int * 7 + b.family) % 26) AS body
+           FROM base b, unnest(sentences(b.body)) WITH ORDINALITY AS u(x, n)
+           WHERE b.name NOT LIKE '%edited%' AND length(btrim(x)) >= 12),
+v AS (
+  SELECT family, 'short' AS kind, body FROM s
+  UNION ALL SELECT family, 'short typo', typos(body, length(body) / 2, 1000, CASE WHEN body ~ '[一-龥]' THEN '的' ELSE 'x' END) FROM s
+  UNION ALL SELECT family, 'short two typos', typos(body, length(body) / 4, length(body) / 2, CASE WHEN body ~ '[一-龥]' THEN '了' ELSE 'q' END) FROM s
+  UNION ALL SELECT family, 'short dropped', overlay(body PLACING '' FROM length(body) / 3 FOR 1) FROM s
+  UNION ALL SELECT family, 'short swapped', overlay(body PLACING substr(body, length(body) / 2 + 1, 1) || substr(body, length(body) / 2, 1)
+                                                    FROM length(body) / 2 FOR 2) FROM s)
+INSERT INTO pool
+SELECT row_number() OVER (ORDER BY family, md5(body))::int, family, kind, body, simhash(body)
+FROM (SELECT DISTINCT ON (body) * FROM v ORDER BY body, kind) d;
+SQL
+psql -At -c "SELECT format('pool: %s short documents in %s families, %s to %s characters', count(*), count(DISTINCT family),
+                           min(length(body)), max(length(body))) FROM pool" >&2
+make_plan
+run_round skip similar
+run_round mark similar
 step "concurrency: all checks passed"
