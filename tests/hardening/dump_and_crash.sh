@@ -79,12 +79,18 @@ as_pg "$PG_BIN/pg_dump" -h "$sock" -p "$port" -U postgres -Fc -d simsrc -f "$dir
 as_pg "$PG_BIN/pg_restore" -h "$sock" -p "$port" -U postgres -d simdst "$dir/simdump.pgc"
 after=$(q simdst -c "SELECT count(*), count(dup_of), string_agg(id || ':' || coalesce(dup_of::text, '-'), ',' ORDER BY id) FROM notes")
 [ "$before" = "$after" ] || fail "similarity dedup rows/dup_of differ after restore: $before vs $after"
-[ "$(q simdst -c "SELECT count(*) FROM _simdup_similar_indexes('notes')")" = 1 ] || fail "similarity index missing"
+[ "$(q simdst -c "SELECT string_agg(k::text, ',' ORDER BY k DESC) FROM _simdup_similar_indexes('notes')")" = 5,3 ] \
+  || fail "similarity index or short-text index missing"
 [ "$(q simdst -c "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'notes'::regclass AND tgname = 'simdup_dedup_similar'")" = 1 ] \
   || fail "similarity dedup trigger missing"
 marked=$(q simdst -c "INSERT INTO notes (body) VALUES (\$f\$$edited\$f\$) RETURNING dup_of IS NOT NULL")
 [ "$marked" = t ] || fail "restored similarity trigger did not mark a near-duplicate"
-echo "    rows and dup_of ($(cut -d'|' -f1,2 <<<"$after" | tr '|' ' ') marked) restored, index and trigger restored; a near-duplicate marked" >&2
+# A short text and a copy with two typos (5-shingle similarity 0.459, 3-shingle 0.657, threshold
+# 0.6): marked by the short-text rule, through the restored short-text index.
+q simdst -c "INSERT INTO notes (body) VALUES ('南京长江大桥于1968年建成通车，是第一座双层铁路公路两用桥。')" >/dev/null
+marked=$(q simdst -c "INSERT INTO notes (body) VALUES ('南京长江大挢于1968年建成通车，是第一座双层铁跻公路两用桥。') RETURNING dup_of IS NOT NULL")
+[ "$marked" = t ] || fail "restored short-text index: a short near-duplicate was not marked"
+echo "    rows and dup_of ($(cut -d'|' -f1,2 <<<"$after" | tr '|' ' ') marked) restored, indexes and trigger restored; a near-duplicate and a short one marked" >&2
 
 # ---------------------------------------------------------------------------------------------
 step "2. kill -9 during a bulk load through the dedup trigger"
