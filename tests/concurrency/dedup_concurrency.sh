@@ -41,7 +41,7 @@
 #    and have Jaccard similarity >= 0.5 (or containment >= 0.7 in the fourth); no
 #    document lost; every dup_of names such a row; no error but 23505. Pairs of similarity
 #    >= 0.5 that share no band (the index's misses, not the trigger's promise) are shown.
-#    Then two more (skip, mark) on a pool of short texts (20 to 45 characters, with typos),
+#    Then two more (skip, mark) on a pool of short texts (11 to 45 characters, with typos),
 #    where the short-text rule decides (3-shingle similarity >= 0.5, candidates from the
 #    short-text index) and every row takes the short texts' one lock stripe.
 set -euo pipefail
@@ -415,9 +415,9 @@ run_round mark similar
 # ... with the containment rule (containment => 0.7).
 C=0.7 run_round skip similar
 # ... on short texts, where the short-text rule and its index decide, and every short text takes
-# the one short-text stripe: the first 20 to 45 characters of the fixtures' sentences, with
-# typos, a dropped and a swapped character.
-step "pool: short texts (20 to 45 characters) and their variants"
+# the one short-text stripe: the first 20 to 45 characters (or fewer) of the fixtures'
+# sentences, with typos, a dropped and a swapped character.
+step "pool: short texts (up to 45 characters) and their variants"
 psql <<'SQL'
 TRUNCATE pool;
 WITH s AS (SELECT b.family * 100 + n::int AS family, left(btrim(x), 20 + (n::int * 7 + b.family) % 26) AS body

@@ -265,9 +265,9 @@ SELECT kind, count(*) AS documents, count(*) FILTER (WHERE s.id IS NULL) AS skip
 FROM pool p LEFT JOIN dd_skip s USING (id) LEFT JOIN dd_skip_c c USING (id) GROUP BY kind ORDER BY kind;
 
 -- ---------------------------------------------------------------------------------------------
--- Short texts: the short-text rule and its index. The first 20 to 45 characters of the
--- fixtures' first sentences, and copies with one typo, two typos, a dropped character and a
--- swapped pair of characters. A row is a near-duplicate of a kept row that is a candidate (shares
+-- Short texts: the short-text rule and its index. The first 20 to 45 characters (or fewer) of
+-- the fixtures' first three sentences, and copies with one typo, two typos, a dropped character
+-- and a swapped pair of characters. A row is a near-duplicate of a kept row that is a candidate (shares
 -- a band, or a short band of the short-text index) and has Jaccard >= 0.5, or, when the shorter
 -- text has fewer than 50 characters and both are short-banded (at most 100 distinct 3-shingles),
 -- 3-shingle Jaccard >= 0.5.
