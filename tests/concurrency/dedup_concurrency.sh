@@ -451,6 +451,39 @@ FROM (SELECT DISTINCT ON (body) * FROM v ORDER BY body, kind) d;
 SQL
 psql -At -c "SELECT format('pool: %s short documents in %s families, %s to %s characters', count(*), count(DISTINCT family),
                            min(length(body)), max(length(body))) FROM pool" >&2
+# Two sessions: the second writes a short near-duplicate (3-shingle similarity >= 0.5) of the
+# first's row that shares no band of the similarity index, while the first is between its check
+# and its write (a trigger after simdup's sleeps 3 s there). Only the short texts' stripe keeps
+# them apart: the second must wait for the first to commit, then get 23505.
+step "two sessions, short texts: a writer waits for a concurrent short near-duplicate sharing no band"
+psql >/dev/null <<'SQL'
+CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL);
+SELECT simdup_enable_similar('docs', 'body', 0.5, on_duplicate => 'reject');
+CREATE OR REPLACE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_sleep(coalesce(nullif(current_setting('conc.sleep', true), '')::float8, 0.001)); RETURN NEW; END $$;
+CREATE TRIGGER zz_slow_write BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION slow_write();
+SQL
+read -r s_a s_b < <(psql -At -F ' ' -c "
+  SELECT a.id, b.id FROM pool a JOIN pool b ON a.family = b.family AND a.id < b.id
+  WHERE NOT (_simdup_similar_bands(a.body, 5, 35, 3) && _simdup_similar_bands(b.body, 5, 35, 3))
+    AND _simdup_similar_short_bands(a.body, 0.5) && _simdup_similar_short_bands(b.body, 0.5)
+    AND least(cardinality(shingles(a.body)), cardinality(shingles(b.body))) + 4 < 50
+    AND jaccard(a.body, b.body, 3) >= 0.5
+  ORDER BY a.id, b.id LIMIT 1")
+[ -n "$s_b" ] || fail "the short pool has no short near-duplicate pair sharing no band"
+psql -c "BEGIN; SET LOCAL conc.sleep = 3; INSERT INTO docs (body) SELECT body FROM pool WHERE id = $s_a; COMMIT;" >/dev/null &
+holder=$!
+sleep 1
+t0=$(date +%s.%N)
+out=$("$PG_BIN/psql" -X -q -h "$sock" -p "$port" -U postgres -d conc -v VERBOSITY=sqlstate \
+  -c "INSERT INTO docs (body) SELECT body FROM pool WHERE id = $s_b" 2>&1 || true)
+t1=$(date +%s.%N)
+wait "$holder"
+waited=$(echo "$t1 - $t0" | bc)
+echo "    pair $s_a, $s_b (3-shingle similarity $(psql -At -c "SELECT round(jaccard(a.body, b.body, 3)::numeric, 3) FROM pool a, pool b WHERE a.id = $s_a AND b.id = $s_b"), no shared band): second writer '$out' after ${waited}s" >&2
+[[ "$out" == *23505* ]] && (( $(echo "$waited > 1" | bc) )) \
+  || fail "the second writer of a short near-duplicate did not wait for the first and get 23505"
+psql -c "DROP TABLE docs"
 make_plan
 SLOW=1 run_round skip similar
 SLOW=1 run_round mark similar
