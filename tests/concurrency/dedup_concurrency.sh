@@ -428,8 +428,8 @@ C=0.7 run_round skip similar
 # similarity index and only the short texts' stripe keeps their writers apart. (A build without
 # that stripe passed these rounds too, three times: with 0.3-0.4 most pairs still share a band,
 # and a race needs two writers of such a pair inside one check-to-write window, which SLOW=1
-# widens to a millisecond. These rounds show the rule under concurrency; they do not prove
-# the stripe.)
+# widens to a millisecond. These rounds show the rule under concurrency; the two sessions
+# before them prove the stripe: that build failed there, its second writer stored at once.)
 step "pool: short texts (up to 45 characters) and their variants"
 psql <<'SQL'
 TRUNCATE pool;
