@@ -244,15 +244,21 @@ pub(crate) fn short_set_of(body: &str) -> Option<Vec<u64>> {
     simdup_core::similar::short_set(body, &mut interrupt)
 }
 
+/// The short bands of a text at `threshold` (None: not a short text): what
+/// `_simdup_similar_short_bands(body, threshold)` indexes, and what the trigger and the checked
+/// write probe and lock.
+pub(crate) fn text_short_bands(body: &str, threshold: f64) -> Option<Vec<i64>> {
+    short_set_of(body).map(|set| short_bands_of(&set, threshold))
+}
+
 /// The bands and rows of the short bands at `threshold` (0 < t ≤ 1, checked by the caller).
 pub(crate) fn short_banding_of(threshold: f64) -> (usize, usize) {
     simdup_core::similar::short_banding(threshold)
         .unwrap_or_else(|e| invalid_parameter(e.to_string(), "the similarity threshold must be in (0, 1]."))
 }
 
-/// The short bands of a short text's 3-shingle set ([`short_set_of`]) at `threshold`: what
-/// `_simdup_similar_short_bands(body, threshold)` indexes, and the trigger's probe.
-pub(crate) fn short_bands_of(set: &[u64], threshold: f64) -> Vec<i64> {
+/// The short bands of a short text's 3-shingle set ([`short_set_of`]) at `threshold`.
+fn short_bands_of(set: &[u64], threshold: f64) -> Vec<i64> {
     let (bands, rows) = short_banding_of(threshold);
     simdup_core::similar::short_bands(set, bands, rows).unwrap_or_else(|e| invalid_parameter(e.to_string(), BANDS_HINT))
 }
@@ -268,8 +274,7 @@ pub(crate) fn short_bands_of(set: &[u64], threshold: f64) -> Vec<i64> {
 /// cost keeps the planner off computing it per row (as `minhash`'s).
 #[pg_extern(immutable, strict, parallel_safe, cost = 2500)]
 pub(crate) fn _simdup_similar_short_bands(body: &str, threshold: f64) -> Option<Vec<i64>> {
-    let threshold = crate::args::similarity_target(threshold, 0.5).0;
-    short_set_of(body).map(|set| short_bands_of(&set, threshold))
+    text_short_bands(body, crate::args::similarity_target(threshold, 0.5).0)
 }
 
 extension_sql!(

@@ -41,7 +41,7 @@ use crate::errors::{Code, ConstraintError, Error, OrRaise};
 
 use simdup_core::locks::similar_stripes;
 
-use crate::minhash::{char_set, set_bands, short_bands_of, short_set_of};
+use crate::minhash::{char_set, set_bands, text_short_bands};
 
 use super::config::{Config, DUP_OF};
 use super::lookup::{lock_row, lock_stripe};
@@ -359,7 +359,7 @@ fn nearest_stored(
             (!set.is_empty())
                 .then(|| {
                     let bands = set_bands(&set, cfg.bands, cfg.rows);
-                    let short = short_set_of(&text).map(|s| short_bands_of(&s, cfg.threshold));
+                    let short = text_short_bands(&text, cfg.threshold);
                     for stripe in similar_stripes(&bands, short.is_some()) {
                         lock_stripe(relid, stripe);
                     }
@@ -1004,15 +1004,7 @@ unsafe fn probes_of<'a>(
             let short = texts
                 .iter()
                 .zip(&sets)
-                .map(
-                    |(t, s)| {
-                        if s.is_empty() {
-                            None
-                        } else {
-                            short_set_of(t).map(|s| short_bands_of(&s, cfg.threshold))
-                        }
-                    },
-                )
+                .map(|(t, s)| if s.is_empty() { None } else { text_short_bands(t, cfg.threshold) })
                 .collect();
             Probes::Similar { cfg, texts, sets, bands, short }
         }

@@ -60,7 +60,7 @@ use simdup_core::similar::{By, Match};
 use crate::args::{self, Mode};
 use crate::catalog::relation_name;
 use crate::errors::{not_in_prerequisite_state, Code, ConstraintError, Error};
-use crate::minhash::{char_set, set_bands, short_bands_of, short_set_of, text_bands};
+use crate::minhash::{char_set, set_bands, short_set_of, text_bands, text_short_bands};
 
 use super::citus;
 use super::config::DUP_OF;
@@ -517,9 +517,8 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         let bands = text_bands(&text, cfg.k, &set, cfg.bands, cfg.rows);
         // A short text is also a candidate of the short-text rule: its 3-shingle bands, and the
         // one stripe every short text takes (simdup_core::similar, docs/dedup.md).
-        let short = short_set_of(&text);
-        let short_bands = short.as_ref().map(|s| short_bands_of(s, cfg.threshold));
-        for stripe in similar_stripes(&bands, short.is_some()) {
+        let short_bands = text_short_bands(&text, cfg.threshold);
+        for stripe in similar_stripes(&bands, short_bands.is_some()) {
             lock_stripe((*rel).rd_id, stripe);
         }
         let index = similarity_index(rel, &cfg, cols.text);
@@ -545,7 +544,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         };
         let shares_short_band = |other: &str| {
             let own = short_bands.as_deref().unwrap_or_default();
-            short_set_of(other).is_some_and(|s| short_bands_of(&s, cfg.threshold).iter().any(|b| own.contains(b)))
+            text_short_bands(other, cfg.threshold).is_some_and(|theirs| theirs.iter().any(|b| own.contains(b)))
         };
         let found = smallest_key(rel, cols.key, exclude, |snapshot, visit| {
             crate::search::gin::band_candidates(rel, index, &bands, snapshot, |slot, recheck| {
