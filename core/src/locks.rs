@@ -114,23 +114,27 @@ pub fn band_stripes(bands: &[i64]) -> Vec<u32> {
 }
 
 /// The lock stripes of a row of the similarity dedup trigger: those of its band values
-/// ([`band_stripes`]) and, for a short text (one with short bands,
-/// [`crate::similar::short_set`]), the one stripe every short text takes. Two rows the
-/// short-text rule could judge duplicates are both short texts, so they share that stripe
-/// (their short band values are many, 72 at the default threshold: their own stripes would
-/// make almost every pair of short rows wait for each other anyway, at 72 locks a row).
-/// Ascending and without repeats.
-pub fn similar_stripes(bands: &[i64], short: bool) -> Vec<u32> {
+/// ([`band_stripes`]) and, for a short text, one per element of the prefix filter of its
+/// 3-shingle set (`short_prefix` = [`crate::similar::short_prefix`] of its
+/// [`crate::similar::short_set`] at the threshold; empty for another text). Ascending and
+/// without repeats.
+///
+/// Rules 1 and 2 judge only rows that share a band value, so such a pair shares a band
+/// stripe. Two short texts that rule 3 could judge near-duplicates have a prefix element in
+/// common, whether or not they share a short band, so they share its stripe. A 24-character
+/// title takes about 12 prefix stripes; unrelated short texts share one of them with
+/// probability about 3.5 % (Chinese titles) to 45 % (English sentences, whose common 3-shingles
+/// such as " th" fall in many prefixes): measured in docs/performance.md. Their 72 short band
+/// values as stripes would make almost every pair of short rows wait for each other.
+pub fn similar_stripes(bands: &[i64], short_prefix: &[u64]) -> Vec<u32> {
     let mut out = band_stripes(bands);
-    if short {
-        out.push((mix64(SHORT_TEXT_STRIPE_SALT) % u64::from(LOCK_STRIPES)) as u32);
-        out.sort_unstable();
-        out.dedup();
-    }
+    out.extend(short_prefix.iter().map(|&h| (mix64(h ^ SHORT_TEXT_STRIPE_SALT) % u64::from(LOCK_STRIPES)) as u32));
+    out.sort_unstable();
+    out.dedup();
     out
 }
 
-/// The one stripe of short texts ([`similar_stripes`]).
+/// Keeps the stripes of short texts' 3-shingles apart from those of band values.
 const SHORT_TEXT_STRIPE_SALT: u64 = 0x7368_6f72_7474_7874;
 
 /// Keeps the stripes of band values apart from those of fingerprint pieces.
@@ -157,6 +161,28 @@ mod tests {
             assert!(sa.iter().any(|x| sb.contains(x)));
         }
         assert!(band_stripes(&[]).is_empty());
+    }
+
+    /// Short texts that rule 3 could judge near-duplicates share a stripe even when they share
+    /// no band value (real 3-shingle sets: a typo in a title).
+    #[test]
+    fn short_near_duplicates_share_a_stripe() {
+        use crate::similar::{short_prefix, short_set};
+        let none = &mut crate::no_interrupt;
+        let pairs = [
+            ("the quick brown fox jumps over the dog", "the quick brown fox jumsp over the dog"),
+            ("北京今日迎来今冬第一场雪", "北京今日迎来今年第一场雪"),
+            ("a short post", "a shrot post"),
+        ];
+        for (a, b) in pairs {
+            let (sa, sb) = (short_set(a, none).unwrap(), short_set(b, none).unwrap());
+            let t = crate::minhash::jaccard(&sa, &sb);
+            let (xa, xb) = (similar_stripes(&[], short_prefix(&sa, t)), similar_stripes(&[], short_prefix(&sb, t)));
+            assert!(xa.iter().any(|x| xb.contains(x)), "{a} / {b} at {t}");
+            assert!(xa.windows(2).all(|w| w[0] < w[1]) && xa.iter().all(|&x| x < LOCK_STRIPES));
+        }
+        // A text that is not short takes its band stripes alone.
+        assert_eq!(similar_stripes(&[7, 8], &[]), band_stripes(&[7, 8]));
     }
 
     #[test]

@@ -39,9 +39,7 @@ use crate::args::Mode;
 use crate::catalog::{qualified_name, relation_name};
 use crate::errors::{Code, ConstraintError, Error, OrRaise};
 
-use simdup_core::locks::similar_stripes;
-
-use crate::minhash::{char_set, set_bands, text_short_bands};
+use crate::minhash::{char_set, set_bands, similar_row_stripes, text_short, ShortText};
 
 use super::config::{Config, DUP_OF};
 use super::lookup::{lock_row, lock_stripe};
@@ -359,10 +357,11 @@ fn nearest_stored(
             (!set.is_empty())
                 .then(|| {
                     let bands = set_bands(&set, cfg.bands, cfg.rows);
-                    let short = text_short_bands(&text, cfg.threshold);
-                    for stripe in similar_stripes(&bands, short.is_some()) {
+                    let short = text_short(&text, cfg.threshold);
+                    for stripe in similar_row_stripes(&bands, short.as_ref()) {
                         lock_stripe(relid, stripe);
                     }
+                    let short = short.map(|s| s.bands);
                     // The trigger's decision (src/dedup/similar.rs), on every shard, for the rows
                     // sharing a band or (a short text) a short band.
                     let similarity = format!(
@@ -833,13 +832,13 @@ enum Probes<'a> {
     /// The fingerprint of each row (None: NULL or featureless text).
     SimHash { cfg: &'a Config, fps: Vec<Option<i64>> },
     /// The text, shingle set and band values of each row (an empty set: NULL or no shingles),
-    /// and the short band values of each short text.
+    /// and each short text's 3-shingle set and short band values.
     Similar {
         cfg: &'a SimilarConfig,
         texts: Vec<String>,
         sets: Vec<Vec<u64>>,
         bands: Vec<Vec<i64>>,
-        short: Vec<Option<Vec<i64>>>,
+        short: Vec<Option<ShortText>>,
     },
 }
 
@@ -860,7 +859,7 @@ impl Probes<'_> {
                 fps.iter().flatten().flat_map(|&fp| simdup_core::locks::lock_stripes(fp as u64, cfg.k)).collect()
             }
             Probes::Similar { bands, short, .. } => {
-                bands.iter().zip(short).flat_map(|(b, s)| similar_stripes(b, s.is_some())).collect()
+                bands.iter().zip(short).flat_map(|(b, s)| similar_row_stripes(b, s.as_ref())).collect()
             }
         }
     }
@@ -903,7 +902,10 @@ impl Probes<'_> {
                         rows.iter().map(|&i| i as i32 + 1).collect::<Vec<i32>>().into(),
                         rows.iter().map(|&i| texts[i].clone()).collect::<Vec<String>>().into(),
                         rows.iter().map(|&i| band_literal(&bands[i])).collect::<Vec<String>>().into(),
-                        rows.iter().map(|&i| short[i].as_deref().map(band_literal)).collect::<Vec<Option<String>>>().into(),
+                        rows.iter()
+                            .map(|&i| short[i].as_ref().map(|s| band_literal(&s.bands)))
+                            .collect::<Vec<Option<String>>>()
+                            .into(),
                         cfg.threshold.into(),
                         cfg.containment.into(),
                     ],
@@ -942,7 +944,7 @@ impl Probes<'_> {
         match self {
             Probes::SimHash { .. } => Vec::new(),
             Probes::Similar { bands, short, .. } => {
-                bands[i].iter().copied().chain(short[i].iter().flatten().map(|&b| !b)).collect()
+                bands[i].iter().copied().chain(short[i].iter().flat_map(|s| &s.bands).map(|&b| !b)).collect()
             }
         }
     }
@@ -958,7 +960,7 @@ impl Probes<'_> {
             }
             Probes::Similar { cfg, texts, sets, bands, short } => {
                 let shares_short = match (&short[i], &short[j]) {
-                    (Some(a), Some(b)) => a.iter().any(|x| b.contains(x)),
+                    (Some(a), Some(b)) => a.bands.iter().any(|x| b.bands.contains(x)),
                     _ => false,
                 };
                 if sets[j].is_empty() || !(shares_short || bands[i].iter().any(|b| bands[j].contains(b))) {
@@ -1004,7 +1006,7 @@ unsafe fn probes_of<'a>(
             let short = texts
                 .iter()
                 .zip(&sets)
-                .map(|(t, s)| if s.is_empty() { None } else { text_short_bands(t, cfg.threshold) })
+                .map(|(t, s)| if s.is_empty() { None } else { text_short(t, cfg.threshold) })
                 .collect();
             Probes::Similar { cfg, texts, sets, bands, short }
         }

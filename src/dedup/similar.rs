@@ -14,9 +14,9 @@
 //!    so that the row's index entry does not compute it again); for a short text (at most 100
 //!    distinct 3-shingles) also its short bands, as the short-text index's expression
 //!    `_simdup_similar_short_bands(text, threshold)` computes them;
-//! 2. the lock stripes of those band values, and the one stripe of short texts
-//!    ([`simdup_core::locks::similar_stripes`]), exclusive and transaction-scoped, ascending,
-//!    under the SimHash trigger's lock tag;
+//! 2. the lock stripes of those band values and, for a short text, of the prefix filter of its
+//!    3-shingle set ([`simdup_core::locks::similar_stripes`]), exclusive and
+//!    transaction-scoped, ascending, under the SimHash trigger's lock tag;
 //! 3. the candidates: the rows sharing a band value, read from the similarity index (and those
 //!    sharing a short band, from the short-text index) with a dirty snapshot
 //!    ([`crate::search::gin::band_candidates`]);
@@ -53,14 +53,15 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::spi::quote_literal;
 
-use simdup_core::locks::similar_stripes;
 use simdup_core::minhash as mh;
 use simdup_core::similar::{By, Match};
 
 use crate::args::{self, Mode};
 use crate::catalog::relation_name;
 use crate::errors::{not_in_prerequisite_state, Code, ConstraintError, Error};
-use crate::minhash::{char_set, set_bands, short_set_of, text_bands, text_short_bands};
+use crate::minhash::{
+    char_set, set_bands, short_set_of, similar_row_stripes, text_bands, text_short, text_short_bands,
+};
 
 use super::citus;
 use super::config::DUP_OF;
@@ -515,12 +516,13 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             return;
         }
         let bands = text_bands(&text, cfg.k, &set, cfg.bands, cfg.rows);
-        // A short text is also a candidate of the short-text rule: its 3-shingle bands, and the
-        // one stripe every short text takes (simdup_core::similar, docs/dedup.md).
-        let short_bands = text_short_bands(&text, cfg.threshold);
-        for stripe in similar_stripes(&bands, short_bands.is_some()) {
+        // A short text is also a candidate of the short-text rule: its 3-shingle bands, and a
+        // stripe for each shingle of its prefix filter (simdup_core::locks, docs/dedup.md).
+        let short = text_short(&text, cfg.threshold);
+        for stripe in similar_row_stripes(&bands, short.as_ref()) {
             lock_stripe((*rel).rd_id, stripe);
         }
+        let short_bands = short.map(|s| s.bands);
         let index = similarity_index(rel, &cfg, cols.text);
         let short_index = short_bands.as_ref().map(|_| short_index(rel, &cfg, cols.text));
         let text_type = pg_sys::get_atttype((*rel).rd_id, cols.text as pg_sys::AttrNumber);

@@ -43,7 +43,7 @@
 #    >= 0.5 that share no band (the index's misses, not the trigger's promise) are shown.
 #    Then two more (skip, mark) on a pool of short texts (11 to 45 characters, with typos),
 #    where the short-text rule decides (3-shingle similarity >= 0.5, candidates from the
-#    short-text index) and every row takes the short texts' one lock stripe.
+#    short-text index) and every row takes the lock stripes of its 3-shingle prefix filter.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -422,11 +422,11 @@ run_round mark similar
 # ... with the containment rule (containment => 0.7).
 C=0.7 run_round skip similar
 # ... on short texts, where the short-text rule and its index decide, and every short text takes
-# the one short-text stripe: the first 20 to 45 characters (or fewer) of the fixtures'
+# the stripes of its 3-shingle prefix filter: the first 20 to 45 characters (or fewer) of the fixtures'
 # sentences, with typos, a dropped and a swapped character. A typo every 10 characters leaves
 # 5-shingle similarity 0.3-0.4 with the original, so that many such pairs share no band of the
-# similarity index and only the short texts' stripe keeps their writers apart. (A build without
-# that stripe passed these rounds too, three times: with 0.3-0.4 most pairs still share a band,
+# similarity index and only the short texts' prefix stripes keep their writers apart. (A build without
+# those stripes passed these rounds too, three times: with 0.3-0.4 most pairs still share a band,
 # and a race needs two writers of such a pair inside one check-to-write window, which SLOW=1
 # widens to a millisecond. These rounds show the rule under concurrency; the two sessions
 # before them prove the stripe: that build failed there, its second writer stored at once.)
@@ -453,8 +453,8 @@ psql -At -c "SELECT format('pool: %s short documents in %s families, %s to %s ch
                            min(length(body)), max(length(body))) FROM pool" >&2
 # Two sessions: the second writes a short near-duplicate (3-shingle similarity >= 0.5) of the
 # first's row that shares no band of the similarity index, while the first is between its check
-# and its write (a trigger after simdup's sleeps 3 s there). Only the short texts' stripe keeps
-# them apart: the second must wait for the first to commit, then get 23505.
+# and its write (a trigger after simdup's sleeps 3 s there). Only the short texts' prefix
+# stripes keep them apart (the pair shares a 3-shingle prefix element, so a stripe): the second must wait for the first to commit, then get 23505.
 step "two sessions, short texts: a writer waits for a concurrent short near-duplicate sharing no band"
 psql >/dev/null <<'SQL'
 CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL);
