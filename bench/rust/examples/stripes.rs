@@ -1,0 +1,98 @@
+//! How often unrelated short texts contend for a lock stripe of the similarity dedup trigger
+//! (`simdup_core::locks::similar_stripes`), on real text, with simdup's own code.
+//!
+//! ```text
+//! stripes --zh zh_news.jsonl --en en_news.jsonl [--pairs N] [--threshold T] [--seed S]
+//! ```
+//!
+//! Short texts: the corpus's Chinese news titles, and the first 15 to 45 characters of the
+//! English articles' sentences (the Lee corpus has no titles). For each language, N random pairs
+//! of distinct texts that are not near-duplicates by the trigger's rule; a pair *contends* when
+//! the two rows' stripe sets intersect, so that the later writer waits for the earlier one's
+//! commit. Printed per language: the mean number of stripes a row takes, and the share of pairs
+//! contending through their band stripes, through their 3-shingle prefix stripes, and through
+//! either (what the trigger does); before the prefix stripes, every pair of short texts
+//! contended (one stripe for all of them). Output: a markdown table.
+use simdup_bench::edits::{load, nchars, sentences, Rng};
+use simdup_core::locks::{band_stripes, similar_stripes};
+use simdup_core::minhash::{bands, choose_bands_for_recall, minhash, shingles};
+use simdup_core::no_interrupt;
+use simdup_core::similar::{short_prefix, short_set, Rule};
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+}
+
+struct Row {
+    set: Vec<u64>,
+    short: Vec<u64>,
+    bands: Vec<i64>,
+    stripes: Vec<u32>,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let zh = arg(&args, "--zh").expect("--zh zh_news.jsonl");
+    let en = arg(&args, "--en").expect("--en en_news.jsonl");
+    let pairs: usize = arg(&args, "--pairs").map_or(20_000, |s| s.parse().unwrap());
+    let t: f64 = arg(&args, "--threshold").map_or(0.5, |s| s.parse().unwrap());
+    let seed: u64 = arg(&args, "--seed").map_or(1, |s| s.parse().unwrap());
+    let (b, r) = choose_bands_for_recall(128, t, 0.99).unwrap();
+    let rule = Rule { k: 5, threshold: t, containment: None };
+    let mut rng = Rng::new(&[seed]);
+
+    let titles: Vec<String> = load(&zh).into_iter().map(|(title, _)| title.trim().to_string()).collect();
+    let mut clipped = Vec::new();
+    for (_, body) in load(&en) {
+        for s in sentences(&body) {
+            let s = s.trim();
+            if nchars(s) >= 20 {
+                clipped.push(s.chars().take(15 + rng.below(31)).collect::<String>());
+            }
+        }
+    }
+    println!("threshold {t}: the similarity index's {b} bands of {r} rows; {pairs} random pairs a language\n");
+    println!("| texts | rows | characters (mean) | stripes a row (mean) | pairs contending: bands | prefixes | either (0.3.0 now) |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (name, texts) in [("Chinese news titles", titles), ("English sentences, first 15-45 characters", clipped)] {
+        let rows: Vec<(usize, Row)> = texts
+            .iter()
+            .filter_map(|text| {
+                let set = shingles(text, 5, &mut no_interrupt).ok().filter(|s| !s.is_empty())?;
+                let short = short_set(text, &mut no_interrupt)?;
+                let bands = bands(&minhash(&set, b * r).unwrap(), b, r).unwrap();
+                let stripes = similar_stripes(&bands, short_prefix(&short, t));
+                Some((nchars(text), Row { set, short, bands, stripes }))
+            })
+            .collect();
+        let n = rows.len();
+        let (mut by_bands, mut by_prefix, mut either, mut counted) = (0usize, 0usize, 0usize, 0usize);
+        let meet = |a: &[u32], b: &[u32]| a.iter().any(|x| b.binary_search(x).is_ok());
+        while counted < pairs {
+            let (i, j) = (rng.below(n), rng.below(n));
+            let (x, y) = (&rows[i].1, &rows[j].1);
+            if i == j
+                || rule.near_duplicate(&x.set, &y.set, || (Some(x.short.clone()), Some(y.short.clone()))).is_some()
+            {
+                continue;
+            }
+            counted += 1;
+            let (bx, by) = (band_stripes(&x.bands), band_stripes(&y.bands));
+            let (px, py) =
+                (similar_stripes(&[], short_prefix(&x.short, t)), similar_stripes(&[], short_prefix(&y.short, t)));
+            by_bands += usize::from(meet(&bx, &by));
+            by_prefix += usize::from(meet(&px, &py));
+            either += usize::from(meet(&x.stripes, &y.stripes));
+        }
+        let mean = |f: &dyn Fn(&(usize, Row)) -> usize| rows.iter().map(f).sum::<usize>() as f64 / n as f64;
+        let share = |c: usize| format!("{:.1} %", 100.0 * c as f64 / counted as f64);
+        println!(
+            "| {name} | {n} | {:.1} | {:.1} | {} | {} | {} |",
+            mean(&|(c, _)| *c),
+            mean(&|(_, row)| row.stripes.len()),
+            share(by_bands),
+            share(by_prefix),
+            share(either)
+        );
+    }
+}
