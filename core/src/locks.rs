@@ -123,9 +123,10 @@ pub fn band_stripes(bands: &[i64]) -> Vec<u32> {
 /// stripe. Two short texts that rule 3 could judge near-duplicates have a prefix element in
 /// common, whether or not they share a short band, so they share its stripe. A 24-character
 /// title takes about 12 prefix stripes; unrelated short texts share one of them with
-/// probability about 3.5 % (Chinese titles) to 45 % (English sentences, whose common 3-shingles
-/// such as " th" fall in many prefixes): measured in docs/performance.md. Their 72 short band
-/// values as stripes would make almost every pair of short rows wait for each other.
+/// probability 4.5 % (Chinese titles) to 48 % (English sentences, whose common 3-shingles such
+/// as " th" fall in many prefixes), and any stripe 42 % to 69 % (the `stripes` example of
+/// bench/rust, docs/performance.md). Their 72 short band values as stripes would make almost
+/// every pair of short rows wait for each other.
 pub fn similar_stripes(bands: &[i64], short_prefix: &[u64]) -> Vec<u32> {
     let mut out = band_stripes(bands);
     out.extend(short_prefix.iter().map(|&h| (mix64(h ^ SHORT_TEXT_STRIPE_SALT) % u64::from(LOCK_STRIPES)) as u32));
