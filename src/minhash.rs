@@ -253,22 +253,13 @@ pub(crate) fn text_short_bands(body: &str, threshold: f64) -> Option<Vec<i64>> {
 
 /// A text the short-text rule covers, at a threshold: its 3-shingle set and its short bands.
 pub(crate) struct ShortText {
-    set: Vec<u64>,
-    threshold: f64,
+    pub(crate) set: Vec<u64>,
     pub(crate) bands: Vec<i64>,
 }
 
 /// The text's [`ShortText`] at `threshold`, None for a text that is not short.
 pub(crate) fn text_short(body: &str, threshold: f64) -> Option<ShortText> {
-    short_set_of(body).map(|set| ShortText { bands: short_bands_of(&set, threshold), set, threshold })
-}
-
-/// The lock stripes of a row of a similarity dedup table with band values `bands` and, if its
-/// text is short, `short` ([`simdup_core::locks::similar_stripes`]: its band stripes and the
-/// stripes of its 3-shingle prefix), ascending: the order they are taken in.
-pub(crate) fn similar_row_stripes(bands: &[i64], short: Option<&ShortText>) -> Vec<u32> {
-    let prefix = short.map_or(&[][..], |s| simdup_core::similar::short_prefix(&s.set, s.threshold));
-    simdup_core::locks::similar_stripes(bands, prefix)
+    short_set_of(body).map(|set| ShortText { bands: short_bands_of(&set, threshold), set })
 }
 
 /// The bands and rows of the short bands at `threshold` (0 < t ≤ 1, checked by the caller).

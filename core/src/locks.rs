@@ -30,6 +30,7 @@
 //! about 65 % of unrelated pairs.
 
 use crate::hash::mix64;
+use crate::similar::prefix_filter;
 
 /// Number of lock stripes per table: the bound on the advisory locks one transaction holds for
 /// one table.
@@ -113,27 +114,54 @@ pub fn band_stripes(bands: &[i64]) -> Vec<u32> {
     out
 }
 
-/// The lock stripes of a row of the similarity dedup trigger: those of its band values
-/// ([`band_stripes`]) and, for a short text, one per element of the prefix filter of its
-/// 3-shingle set (`short_prefix` = [`crate::similar::short_prefix`] of its
-/// [`crate::similar::short_set`] at the threshold; empty for another text). Ascending and
-/// without repeats.
+/// The lock stripes of a row of the similarity dedup trigger at threshold `t`, ascending and
+/// without repeats. `bands` are the row's LSH band values, `set` its k-shingle set, and
+/// `short_set` its short text's 3-shingle set ([`crate::similar::short_set`]; empty for
+/// another text). `containment`: the table also has rule 2.
 ///
-/// Rules 1 and 2 judge only rows that share a band value, so such a pair shares a band
-/// stripe. Two short texts that rule 3 could judge near-duplicates have a prefix element in
-/// common, whether or not they share a short band, so they share its stripe. A 24-character
-/// title takes about 12 prefix stripes; unrelated short texts share one of them with
-/// probability 4.5 % (Chinese titles) to 48 % (English sentences, whose common 3-shingles such
-/// as " th" fall in many prefixes), and any stripe 42 % to 69 % (the `stripes` example of
-/// bench/rust, docs/performance.md). Their 72 short band values as stripes would make almost
+/// Every pair of rows the trigger could judge near-duplicates shares a stripe:
+///
+/// - **Rule 3** (short texts): both rows lock one stripe per element of the prefix filter of
+///   their 3-shingle sets ([`crate::similar::prefix_filter`]), and two sets of Jaccard ≥ t
+///   share a prefix element, whether or not they share a short band.
+/// - **Rule 1** (Jaccard of k-shingles ≥ t, between rows sharing a band value). A row of at
+///   most [`PREFIX_MAX_SHINGLES`] k-shingles locks the prefix filter of its k-shingle set; a
+///   row with more, or with fewer than t · [`PREFIX_MAX_SHINGLES`] (a *small* row), does not
+///   lock its band values. Sets of Jaccard ≥ t have sizes within a factor t, so a small row's
+///   partner has at most [`PREFIX_MAX_SHINGLES`] shingles and locks its prefix too; two rows
+///   that are not small both lock their bands, or both their prefixes, or one of them both.
+/// - **Rule 2** (containment, between rows sharing a band value) has no prefix bound: with
+///   `containment`, every row locks its band values, whatever its size.
+///
+/// A 24-character title locks about 11 k-shingle prefix stripes and 12 3-shingle prefix
+/// stripes instead of 35 band stripes and 12. Unrelated rows contend when their stripes meet
+/// among [`LOCK_STRIPES`]: about 1 − (1 − s/4096)^s for s stripes each, more where common
+/// shingles fall into many prefixes (English " th"; the `stripes` example of bench/rust,
+/// docs/performance.md). The short texts' 72 short band values as stripes would make almost
 /// every pair of short rows wait for each other.
-pub fn similar_stripes(bands: &[i64], short_prefix: &[u64]) -> Vec<u32> {
-    let mut out = band_stripes(bands);
-    out.extend(short_prefix.iter().map(|&h| (mix64(h ^ SHORT_TEXT_STRIPE_SALT) % u64::from(LOCK_STRIPES)) as u32));
+pub fn similar_stripes(bands: &[i64], set: &[u64], short_set: &[u64], t: f64, containment: bool) -> Vec<u32> {
+    let n = set.len();
+    let small = !containment && (n as f64) < t * PREFIX_MAX_SHINGLES as f64;
+    let mut out = if small { Vec::new() } else { band_stripes(bands) };
+    if !containment && n <= PREFIX_MAX_SHINGLES {
+        out.extend(prefix_stripes(prefix_filter(set, t), PREFIX_STRIPE_SALT));
+    }
+    out.extend(prefix_stripes(prefix_filter(short_set, t), SHORT_TEXT_STRIPE_SALT));
     out.sort_unstable();
     out.dedup();
     out
 }
+
+/// Rows of at most this many k-shingles lock the prefix filter of their k-shingle set
+/// ([`similar_stripes`]): at most 100 stripes a row for it, about 51 at t = 0.5.
+pub const PREFIX_MAX_SHINGLES: usize = 100;
+
+fn prefix_stripes(prefix: &[u64], salt: u64) -> impl Iterator<Item = u32> + '_ {
+    prefix.iter().map(move |&h| (mix64(h ^ salt) % u64::from(LOCK_STRIPES)) as u32)
+}
+
+/// Keeps the stripes of k-shingle prefixes apart from those of band values and 3-shingles.
+const PREFIX_STRIPE_SALT: u64 = 0x7072_6566_6978_6b73;
 
 /// Keeps the stripes of short texts' 3-shingles apart from those of band values.
 const SHORT_TEXT_STRIPE_SALT: u64 = 0x7368_6f72_7474_7874;
@@ -168,7 +196,7 @@ mod tests {
     /// no band value (real 3-shingle sets: a typo in a title).
     #[test]
     fn short_near_duplicates_share_a_stripe() {
-        use crate::similar::{short_prefix, short_set};
+        use crate::similar::short_set;
         let none = &mut crate::no_interrupt;
         let pairs = [
             ("the quick brown fox jumps over the dog", "the quick brown fox jumsp over the dog"),
@@ -178,12 +206,62 @@ mod tests {
         for (a, b) in pairs {
             let (sa, sb) = (short_set(a, none).unwrap(), short_set(b, none).unwrap());
             let t = crate::minhash::jaccard(&sa, &sb);
-            let (xa, xb) = (similar_stripes(&[], short_prefix(&sa, t)), similar_stripes(&[], short_prefix(&sb, t)));
+            // Sets far apart in rule 1's terms (disjoint, large), no shared band value.
+            let (big_a, big_b): (Vec<u64>, Vec<u64>) = ((0..300).collect(), (1000..1300).collect());
+            let xa = similar_stripes(&[1], &big_a, &sa, t, false);
+            let xb = similar_stripes(&[2], &big_b, &sb, t, false);
             assert!(xa.iter().any(|x| xb.contains(x)), "{a} / {b} at {t}");
             assert!(xa.windows(2).all(|w| w[0] < w[1]) && xa.iter().all(|&x| x < LOCK_STRIPES));
         }
-        // A text that is not short takes its band stripes alone.
-        assert_eq!(similar_stripes(&[7, 8], &[]), band_stripes(&[7, 8]));
+    }
+
+    /// The guarantee for rule 1 and 2: rows sharing a band value with Jaccard ≥ t (or, with
+    /// containment, any rows sharing a band value) share a stripe, for sizes across the small,
+    /// middle and large classes and thresholds across (0, 1]; and rows of Jaccard ≥ t share one
+    /// even without a shared band when either is small enough to lock its prefix only.
+    #[test]
+    fn rule_1_and_2_pairs_share_a_stripe() {
+        let mut checked = [0usize; 3];
+        for seed in 0..300u64 {
+            let h = |i: u64| mix64(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            for t in [0.05, 0.2, 0.3, 0.5, 0.6, 0.75, 0.9, 1.0] {
+                for na in [1u64, 4, 10, 20, 29, 30, 49, 50, 51, 75, 99, 100, 101, 150, 300] {
+                    let na_f = na as f64;
+                    for nb in [(na_f * t).ceil() as u64, na, (na_f / t).floor() as u64, na + 1, na * 2] {
+                        let nb = nb.max(1);
+                        // Share as many elements as Jaccard ≥ t allows at the least.
+                        let common = ((t * (na + nb) as f64) / (1.0 + t)).ceil().min(na.min(nb) as f64) as u64;
+                        let mut a: Vec<u64> = (0..na).map(h).collect();
+                        let mut b: Vec<u64> = (0..common).map(h).chain((10_000..10_000 + nb - common).map(h)).collect();
+                        a.sort_unstable();
+                        b.sort_unstable();
+                        let j = crate::minhash::jaccard(&a, &b);
+                        for containment in [false, true] {
+                            let shared_band = similar_stripes(&[7, 8], &a, &[], t, containment);
+                            let other = similar_stripes(&[9, 8], &b, &[], t, containment);
+                            let meet = |x: &[u32], y: &[u32]| x.iter().any(|s| y.contains(s));
+                            if j >= t || containment {
+                                assert!(meet(&shared_band, &other), "t {t}, sizes {na} {nb}, j {j}, c {containment}");
+                                checked[0] += 1;
+                            }
+                            let apart = similar_stripes(&[1], &a, &[], t, containment);
+                            let apart_b = similar_stripes(&[2], &b, &[], t, containment);
+                            let small = (na.min(nb) as f64) < t * PREFIX_MAX_SHINGLES as f64;
+                            if j >= t && small && !containment {
+                                assert!(meet(&apart, &apart_b), "t {t}, sizes {na} {nb}, j {j}: no shared band");
+                                checked[1] += 1;
+                            }
+                            if !containment && (na as f64) < t * PREFIX_MAX_SHINGLES as f64 {
+                                // A small row locks no band stripe.
+                                assert_eq!(apart, similar_stripes(&[], &a, &[], t, false));
+                                checked[2] += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked.iter().all(|&c| c > 1000), "{checked:?}");
     }
 
     #[test]

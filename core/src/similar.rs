@@ -73,17 +73,18 @@ pub fn short_bands(set: &[u64], bands: usize, rows: usize) -> Result<Vec<i64>, M
     minhash::bands(&minhash::minhash(set, bands * rows)?, bands, rows)
 }
 
-/// The prefix filter of rule 3: the first `n − ⌊t·n⌋ + 1` elements, in ascending order, of a
-/// short text's 3-shingle set of n elements ([`short_set`]).
+/// The prefix filter of a shingle set for threshold t: the first `n − ⌊t·n⌋ + 1` of its n
+/// elements, in ascending order.
 ///
 /// Two sets x and y with Jaccard similarity ≥ t share c ≥ t·max(|x|, |y|) elements, so at
 /// most |x| − c elements of x follow all of them; the smallest shared element is therefore
 /// among the first |x| − c + 1 of x, and likewise of y. Each prefix here is at least that long
 /// (⌊t·n⌋ ≤ ⌈t·n⌉ ≤ c, with room for the rounding of `t·n` and of the Jaccard comparison), so
-/// **two short texts that rule 3 could judge near-duplicates have a prefix element in common**
-/// (tested below). The dedup trigger takes a lock stripe for each element
-/// ([`crate::locks::similar_stripes`]). Half a set at 0.5: 12 elements for a 24-character title.
-pub fn short_prefix(set: &[u64], t: f64) -> &[u64] {
+/// **two sets of Jaccard similarity ≥ t have a prefix element in common** (tested below). The
+/// dedup trigger takes a lock stripe for each element, of a short text's 3-shingle set (rule
+/// 3) and of a small text's k-shingle set (rule 1; [`crate::locks::similar_stripes`]). Half a
+/// set at 0.5: 12 of the 22 3-shingles of a 24-character title.
+pub fn prefix_filter(set: &[u64], t: f64) -> &[u64] {
     debug_assert!(set.windows(2).all(|w| w[0] < w[1]), "a shingle set is sorted and without repeats");
     let n = set.len();
     let drop = ((t.clamp(0.0, 1.0) * n as f64).floor() as usize).min(n);
@@ -204,10 +205,10 @@ mod tests {
         assert_eq!(decide(&with_c, a, &b).unwrap().by, By::Containment);
     }
 
-    /// The guarantee of [`short_prefix`]: sets of Jaccard ≥ t share a prefix element, for
+    /// The guarantee of [`prefix_filter`]: sets of Jaccard ≥ t share a prefix element, for
     /// every threshold, size and overlap, including the exact boundary (J = t).
     #[test]
-    fn similar_short_sets_share_a_prefix_element() {
+    fn similar_sets_share_a_prefix_element() {
         let mut checked = 0;
         for seed in 0..400u64 {
             let h = |i: u64| crate::hash::mix64(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
@@ -221,7 +222,7 @@ mod tests {
                 let j = minhash::jaccard(&a, &b);
                 for t in [0.05, 0.1, 0.3, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0, j] {
                     if j >= t {
-                        let (pa, pb) = (short_prefix(&a, t), short_prefix(&b, t));
+                        let (pa, pb) = (prefix_filter(&a, t), prefix_filter(&b, t));
                         assert!(pa.iter().any(|x| pb.contains(x)), "t {t}, j {j}, sizes {na} {nb} {common}");
                         checked += 1;
                     }
@@ -231,10 +232,10 @@ mod tests {
         assert!(checked > 10_000);
         // Half a set at 0.5 (and one more), the whole set at small thresholds, one at 1.
         let set: Vec<u64> = (1..=24).collect();
-        assert_eq!(short_prefix(&set, 0.5).len(), 13);
-        assert_eq!(short_prefix(&set, 0.01).len(), 24);
-        assert_eq!(short_prefix(&set, 1.0), &[1]);
-        assert!(short_prefix(&[], 0.5).is_empty());
+        assert_eq!(prefix_filter(&set, 0.5).len(), 13);
+        assert_eq!(prefix_filter(&set, 0.01).len(), 24);
+        assert_eq!(prefix_filter(&set, 1.0), &[1]);
+        assert!(prefix_filter(&[], 0.5).is_empty());
     }
 
     #[test]

@@ -39,7 +39,7 @@ use crate::args::Mode;
 use crate::catalog::{qualified_name, relation_name};
 use crate::errors::{Code, ConstraintError, Error, OrRaise};
 
-use crate::minhash::{char_set, set_bands, similar_row_stripes, text_short, ShortText};
+use crate::minhash::{char_set, set_bands, text_short, ShortText};
 
 use super::config::{Config, DUP_OF};
 use super::lookup::{lock_row, lock_stripe};
@@ -358,7 +358,7 @@ fn nearest_stored(
                 .then(|| {
                     let bands = set_bands(&set, cfg.bands, cfg.rows);
                     let short = text_short(&text, cfg.threshold);
-                    for stripe in similar_row_stripes(&bands, short.as_ref()) {
+                    for stripe in cfg.stripes(&set, &bands, short.as_ref()) {
                         lock_stripe(relid, stripe);
                     }
                     let short = short.map(|s| s.bands);
@@ -858,8 +858,8 @@ impl Probes<'_> {
             Probes::SimHash { cfg, fps } => {
                 fps.iter().flatten().flat_map(|&fp| simdup_core::locks::lock_stripes(fp as u64, cfg.k)).collect()
             }
-            Probes::Similar { bands, short, .. } => {
-                bands.iter().zip(short).flat_map(|(b, s)| similar_row_stripes(b, s.as_ref())).collect()
+            Probes::Similar { cfg, sets, bands, short, .. } => {
+                (0..sets.len()).flat_map(|i| cfg.stripes(&sets[i], &bands[i], short[i].as_ref())).collect()
             }
         }
     }

@@ -59,9 +59,7 @@ use simdup_core::similar::{By, Match};
 use crate::args::{self, Mode};
 use crate::catalog::relation_name;
 use crate::errors::{not_in_prerequisite_state, Code, ConstraintError, Error};
-use crate::minhash::{
-    char_set, set_bands, short_set_of, similar_row_stripes, text_bands, text_short, text_short_bands,
-};
+use crate::minhash::{char_set, set_bands, short_set_of, text_bands, text_short, text_short_bands, ShortText};
 
 use super::citus;
 use super::config::DUP_OF;
@@ -103,6 +101,14 @@ impl SimilarConfig {
     /// (k-shingle set `set`) a near-duplicate; then their Jaccard similarity and the rule.
     pub fn similar(&self, text: &str, set: &[u64], other: &str, other_set: &[u64]) -> Option<Match> {
         similar_match(text, set, other, other_set, self.k, self.threshold, self.containment)
+    }
+
+    /// The lock stripes of a row with k-shingle set `set`, band values `bands` and, a short
+    /// text, `short` ([`simdup_core::locks::similar_stripes`]), ascending: the order they are
+    /// taken in.
+    pub fn stripes(&self, set: &[u64], bands: &[i64], short: Option<&ShortText>) -> Vec<u32> {
+        let short_set = short.map_or(&[][..], |s| &s.set);
+        simdup_core::locks::similar_stripes(bands, set, short_set, self.threshold, self.containment.is_some())
     }
 
     /// The `CREATE TRIGGER` argument list, as SQL literals (the thresholds in the shortest form
@@ -516,10 +522,11 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             return;
         }
         let bands = text_bands(&text, cfg.k, &set, cfg.bands, cfg.rows);
-        // A short text is also a candidate of the short-text rule: its 3-shingle bands, and a
-        // stripe for each shingle of its prefix filter (simdup_core::locks, docs/dedup.md).
+        // A short text is also a candidate of the short-text rule: its 3-shingle bands. The
+        // stripes: of the bands, or of the prefix filters of small and short texts
+        // (simdup_core::locks, docs/dedup.md).
         let short = text_short(&text, cfg.threshold);
-        for stripe in similar_row_stripes(&bands, short.as_ref()) {
+        for stripe in cfg.stripes(&set, &bands, short.as_ref()) {
             lock_stripe((*rel).rd_id, stripe);
         }
         let short_bands = short.map(|s| s.bands);
