@@ -14,9 +14,9 @@
 //!    so that the row's index entry does not compute it again); for a short text (at most 100
 //!    distinct 3-shingles) also its short bands, as the short-text index's expression
 //!    `_simdup_similar_short_bands(text, threshold)` computes them;
-//! 2. the lock stripes of those band values and, for a short text, of the prefix filter of its
-//!    3-shingle set ([`simdup_core::locks::similar_stripes`]), exclusive and
-//!    transaction-scoped, ascending, under the SimHash trigger's lock tag;
+//! 2. its lock stripes ([`simdup_core::locks::similar_stripes`]: of those band values, or of
+//!    the prefix filters of a small text's k-shingle set and a short text's 3-shingle set),
+//!    exclusive and transaction-scoped, ascending, under the SimHash trigger's lock tag;
 //! 3. the candidates: the rows sharing a band value, read from the similarity index (and those
 //!    sharing a short band, from the short-text index) with a dirty snapshot
 //!    ([`crate::search::gin::band_candidates`]);
