@@ -125,11 +125,11 @@ pub fn band_stripes(bands: &[i64]) -> Vec<u32> {
 ///   their 3-shingle sets ([`crate::similar::prefix_filter`]), and two sets of Jaccard ≥ t
 ///   share a prefix element, whether or not they share a short band.
 /// - **Rule 1** (Jaccard of k-shingles ≥ t, between rows sharing a band value). A row of at
-///   most [`PREFIX_MAX_SHINGLES`] k-shingles locks the prefix filter of its k-shingle set; a
-///   row with more, or with fewer than t · [`PREFIX_MAX_SHINGLES`] (a *small* row), does not
-///   lock its band values. Sets of Jaccard ≥ t have sizes within a factor t, so a small row's
-///   partner has at most [`PREFIX_MAX_SHINGLES`] shingles and locks its prefix too; two rows
-///   that are not small both lock their bands, or both their prefixes, or one of them both.
+///   most [`PREFIX_MAX_SHINGLES`] k-shingles locks the prefix filter of its k-shingle set. A
+///   row of fewer than t · [`PREFIX_MAX_SHINGLES`] (a *small* row) does not lock its band
+///   values; every other row does. Sets of Jaccard ≥ t have sizes within a factor t, so a
+///   small row's partner has at most [`PREFIX_MAX_SHINGLES`] shingles and locks its prefix
+///   too; two rows that are not small both lock their bands.
 /// - **Rule 2** (containment, between rows sharing a band value) has no prefix bound: with
 ///   `containment`, every row locks its band values, whatever its size.
 ///
