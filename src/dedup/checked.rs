@@ -958,7 +958,7 @@ impl Probes<'_> {
                 let distance = (fps[i]? ^ fps[j]?).count_ones();
                 (distance <= cfg.k).then_some(f64::from(distance))
             }
-            Probes::Similar { cfg, texts, sets, bands, short } => {
+            Probes::Similar { cfg, sets, bands, short, .. } => {
                 let shares_short = match (&short[i], &short[j]) {
                     (Some(a), Some(b)) => a.bands.iter().any(|x| b.bands.contains(x)),
                     _ => false,
@@ -966,7 +966,8 @@ impl Probes<'_> {
                 if sets[j].is_empty() || !(shares_short || bands[i].iter().any(|b| bands[j].contains(b))) {
                     return None;
                 }
-                cfg.similar(&texts[i], &sets[i], &texts[j], &sets[j]).map(|m| m.jaccard)
+                let short_set = |k: usize| short[k].as_ref().map(|s| s.set.clone());
+                cfg.similar(&sets[i], &sets[j], || (short_set(i), short_set(j))).map(|m| m.jaccard)
             }
         }
     }

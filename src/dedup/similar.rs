@@ -97,10 +97,17 @@ pub(crate) struct SimilarConfig {
 
 impl SimilarConfig {
     /// The one decision of dedup by similarity ([`simdup_core::similar::Rule`]): whether a
-    /// stored row's text `other` (k-shingle set `other_set`) makes a row with text `text`
-    /// (k-shingle set `set`) a near-duplicate; then their Jaccard similarity and the rule.
-    pub fn similar(&self, text: &str, set: &[u64], other: &str, other_set: &[u64]) -> Option<Match> {
-        similar_match(text, set, other, other_set, self.k, self.threshold, self.containment)
+    /// stored row with k-shingle set `other_set` makes a row with k-shingle set `set` a
+    /// near-duplicate; then their Jaccard similarity and the rule. `short_sets` gives the two
+    /// texts' 3-shingle sets ([`short_set_of`]), asked only when the short-text rule decides:
+    /// callers pass the sets they already hold rather than shingle the texts again.
+    pub fn similar(
+        &self,
+        set: &[u64],
+        other_set: &[u64],
+        short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
+    ) -> Option<Match> {
+        similar_match(set, other_set, self.k, self.threshold, self.containment, short_sets)
     }
 
     /// The lock stripes of a row with k-shingle set `set`, band values `bands` and, a short
@@ -159,23 +166,21 @@ impl SimilarConfig {
     }
 }
 
-/// Whether texts `text` and `other` (k-shingle sets `set` and `other_set`) are near-duplicates
-/// for dedup by similarity ([`simdup_core::similar::Rule::near_duplicate`]: Jaccard ≥
-/// `threshold`, or containment ≥ `containment`, or, between short texts, the Jaccard similarity
-/// of their 3-shingles ≥ `threshold`), and then their Jaccard similarity: the decision of the
-/// trigger ([`SimilarConfig::similar`]) and of the cross-shard check's SQL
+/// Whether two texts with k-shingle sets `set` and `other_set` are near-duplicates for dedup
+/// by similarity ([`simdup_core::similar::Rule::near_duplicate`]: Jaccard ≥ `threshold`, or
+/// containment ≥ `containment`, or, between short texts, the Jaccard similarity of their
+/// 3-shingles, from `short_sets`, ≥ `threshold`), and then their Jaccard similarity: the
+/// decision of the trigger ([`SimilarConfig::similar`]) and of the cross-shard check's SQL
 /// ([`_simdup_similar_match`]).
 fn similar_match(
-    text: &str,
     set: &[u64],
-    other: &str,
     other_set: &[u64],
     k: usize,
     threshold: f64,
     containment: Option<f64>,
+    short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
 ) -> Option<Match> {
-    let rule = simdup_core::similar::Rule { k, threshold, containment };
-    rule.near_duplicate(set, other_set, || (short_set_of(text), short_set_of(other)))
+    simdup_core::similar::Rule { k, threshold, containment }.near_duplicate(set, other_set, short_sets)
 }
 
 /// `_simdup_similar_match(a, b, k, threshold, containment)`: the Jaccard similarity of the
@@ -196,7 +201,7 @@ fn _simdup_similar_match(
     let threshold = args::similarity_target(threshold, 0.5).0;
     let containment = containment.map(args::containment_threshold);
     let (sa, sb) = crate::minhash::char_sets(a, b, k)?;
-    similar_match(a, &sa, b, &sb, k, threshold, containment).map(|m| m.jaccard)
+    similar_match(&sa, &sb, k, threshold, containment, || (short_set_of(a), short_set_of(b))).map(|m| m.jaccard)
 }
 
 extension_sql!(
@@ -529,7 +534,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         for stripe in cfg.stripes(&set, &bands, short.as_ref()) {
             lock_stripe((*rel).rd_id, stripe);
         }
-        let short_bands = short.map(|s| s.bands);
+        let short_bands = short.as_ref().map(|s| s.bands.as_slice());
         let index = similarity_index(rel, &cfg, cols.text);
         let short_index = short_bands.as_ref().map(|_| short_index(rel, &cfg, cols.text));
         let text_type = pg_sys::get_atttype((*rel).rd_id, cols.text as pg_sys::AttrNumber);
@@ -545,21 +550,22 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             if other_set.is_empty() || recheck.is_some_and(|shares| !shares(&other)) {
                 return None;
             }
-            cfg.similar(&text, &set, &other, &other_set)
+            // The new row's 3-shingle set is the one its short bands came from.
+            cfg.similar(&set, &other_set, || (short.as_ref().map(|s| s.set.clone()), short_set_of(&other)))
         };
         let shares_band = |other: &str| {
             let other_set = char_set(other, cfg.k);
             set_bands(&other_set, cfg.bands, cfg.rows).iter().any(|b| bands.contains(b))
         };
         let shares_short_band = |other: &str| {
-            let own = short_bands.as_deref().unwrap_or_default();
+            let own = short_bands.unwrap_or_default();
             text_short_bands(other, cfg.threshold).is_some_and(|theirs| theirs.iter().any(|b| own.contains(b)))
         };
         let found = smallest_key(rel, cols.key, exclude, |snapshot, visit| {
             crate::search::gin::band_candidates(rel, index, &bands, snapshot, |slot, recheck| {
                 visit(slot, &mut || candidate(slot, recheck.then_some(&shares_band)))
             });
-            if let (Some(short_index), Some(short_bands)) = (short_index, short_bands.as_deref()) {
+            if let (Some(short_index), Some(short_bands)) = (short_index, short_bands) {
                 crate::search::gin::band_candidates(rel, short_index, short_bands, snapshot, |slot, recheck| {
                     visit(slot, &mut || candidate(slot, recheck.then_some(&shares_short_band)))
                 });
