@@ -57,14 +57,39 @@ def short_set(text):
     return s if s and len(s) <= SHORT_MAX_SHINGLES else None
 
 
-def main():
+def load(directory):
+    """The exported texts (id -> body) and the candidate test of each pair (id -> shares a band
+    or a short band) of a quality run's directory."""
     texts = {}
-    for line in open(f"{DIR}/texts.jsonl", encoding="utf-8"):
+    for line in open(f"{directory}/texts.jsonl", encoding="utf-8"):
         d = json.loads(line)
         texts[d["id"]] = d["body"]
-    with open(f"{DIR}/dedup_candidates.tsv", encoding="utf-8") as f:
+    with open(f"{directory}/dedup_candidates.tsv", encoding="utf-8") as f:
         f.readline()
         band = {p[0]: p[1] == "1" for p in (line.rstrip("\n").split("\t") for line in f)}
+    return texts, band
+
+
+def tally(scored):
+    """From (kind, label, flagged) triples: per kind [flagged, pairs] of the positives and of
+    the negatives, and the precision over the labelled pairs without merge50."""
+    pos = collections.defaultdict(lambda: [0, 0])
+    neg = collections.defaultdict(lambda: [0, 0])
+    tp = fp = 0
+    for kind, label, y in scored:
+        if label == 1:
+            tp += y
+            pos[kind][0] += y
+            pos[kind][1] += 1
+        else:
+            fp += y and kind != "merge50"
+            neg[kind][0] += y
+            neg[kind][1] += 1
+    return pos, neg, tp / (tp + fp)
+
+
+def main():
+    texts, band = load(DIR)
     cache = {}
 
     def sets(i):
@@ -99,24 +124,14 @@ def main():
         print("|" + " --- |" * len(header))
         for name, rule in RULES:
             for lang in langs:
-                pos = collections.defaultdict(lambda: [0, 0])
-                neg = collections.defaultdict(lambda: [0, 0])
-                tp = fp = 0
-                for lg, kind, label, bucket, j, c, short_j, shared in rows:
-                    if lg != lang or not keep(bucket):
-                        continue
-                    y = shared and rule(j, c, short_j)
-                    if label == 1:
-                        tp += y
-                        pos[kind][0] += y
-                        pos[kind][1] += 1
-                    else:
-                        fp += y and kind != "merge50"
-                        neg[kind][0] += y
-                        neg[kind][1] += 1
+                pos, neg, precision = tally(
+                    (kind, label, shared and rule(j, c, short_j))
+                    for lg, kind, label, bucket, j, c, short_j, shared in rows
+                    if lg == lang and keep(bucket)
+                )
                 cells = [f"{pos[k][0] / pos[k][1]:.3f}" if pos[k][1] else "–" for k in header[2:-3]]
                 rate = lambda k: f"{neg[k][0] / neg[k][1]:.4f}" if neg[k][1] else "–"
-                print(f"| {name} | {lang} | " + " | ".join(cells) + f" | {tp / (tp + fp):.4f} | {rate('hard')} | {rate('merge50')} |")
+                print(f"| {name} | {lang} | " + " | ".join(cells) + f" | {precision:.4f} | {rate('hard')} | {rate('merge50')} |")
         print()
 
 

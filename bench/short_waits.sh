@@ -31,7 +31,6 @@ DATA="${SIMDUP_BENCH_DATA:-$ROOT/bench/data}"
 cluster="${SIMDUP_CLUSTER:-regress}-shortwaits"
 port="${SIMDUP_BENCH_PORT:-54331}"
 dir="/tmp/simdup-$cluster"
-opts="-p $port -k $dir/sock -c listen_addresses='' -c synchronous_commit=off -c shared_preload_libraries=simdup"
 work="$(mktemp -d /tmp/simdup-shortwaits.XXXXXX)"
 old_tree="$work/rev" old_target="/tmp/simdup-shortwaits-target"
 cleanup() {
@@ -41,11 +40,10 @@ cleanup() {
 }
 trap cleanup EXIT
 psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir/sock" -p "$port" -U postgres -d postgres "$@"; }
-as_pg() { if [ "$(id -un)" = postgres ]; then "$@"; else sudo -u postgres "$@"; fi; }
 
 install_this() { scripts/install.sh --pg-config "$PG_CONFIG" >/dev/null; }
 install_rev() { CARGO_TARGET_DIR="$old_target" scripts/install.sh --source "$old_tree" --pg-config "$PG_CONFIG" >/dev/null; }
-restart() { as_pg "$PG_BIN/pg_ctl" -D "$dir/data" -m fast -w restart -o "$opts" >/dev/null; }
+restart() { scripts/cluster.sh restart "$cluster"; }
 
 builds="this"
 if [ -n "$REV" ]; then

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster run by the `postgres` OS user (initdb refuses root).
 #   scripts/cluster.sh start NAME PORT   -> creates /tmp/simdup-NAME/{data,sock}, starts it
+#   scripts/cluster.sh restart NAME      -> restarts it with the options it was started with
+#                                           (a preloaded library is loaded again)
 #   scripts/cluster.sh stop NAME         -> stops it and removes the directory
 # Connect with: psql -h /tmp/simdup-NAME/sock -p PORT -U postgres
 set -euo pipefail
@@ -19,9 +21,13 @@ case "$cmd" in
       -o "-p $port -k $dir/sock -c listen_addresses='' ${PG_EXTRA_OPTS:-}" start >/dev/null
     echo "cluster $name running: psql -h $dir/sock -p $port -U postgres" >&2
     ;;
+  restart)
+    # pg_ctl restart without -o reuses the options of the last start (data/postmaster.opts).
+    as_pg "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/data/server.log" -m fast -w restart >/dev/null
+    ;;
   stop)
     if [ -d "$dir/data" ]; then as_pg "$PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null || true; fi
     rm -rf "$dir"
     ;;
-  *) echo "usage: $0 start NAME PORT | stop NAME" >&2; exit 2 ;;
+  *) echo "usage: $0 start NAME PORT | restart NAME | stop NAME" >&2; exit 2 ;;
 esac

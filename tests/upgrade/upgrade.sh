@@ -106,8 +106,7 @@ pg_isready -q -h "$sock" -p "$port" || fail "the server is down after the instal
 pg_isready -q -h /tmp/simdup-upgrade-preload/sock -p "$pport" || fail "the preloading server is down after the install"
 [ "$(pq -c "SELECT simhash('preloaded server') IS NOT NULL")" = t ] || fail "the preloading server cannot run simdup after the install"
 pq -c "ALTER EXTENSION simdup UPDATE" >/dev/null 2>&1 && fail "$VERSION functions loaded without a restart of the preloading server"
-as_pg() { if [ "$(id -un)" = postgres ]; then "$@"; else sudo -u postgres "$@"; fi; }
-as_pg "$PG_BIN/pg_ctl" -D /tmp/simdup-upgrade-preload/data -m fast -w restart >/dev/null
+scripts/cluster.sh restart upgrade-preload
 pq -c "ALTER EXTENSION simdup UPDATE"
 [ "$(pq -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = "$VERSION" ] || fail "the preloading server did not update"
 [ "$(pq -c "SELECT _simdup_key(1, 0) IS NOT NULL")" = t ] || fail "the preloading server does not run the new library after its restart"
