@@ -7,8 +7,11 @@
 # The table: sdocs (id bigserial PRIMARY KEY, body text) with simdup_enable_similar('sdocs',
 # 'body', 0.5, on_duplicate => 'skip'): the similarity index (35 bands of 3 rows) and the
 # short-text index, empty at the start of each run. A run inserts the 7,281 real news titles of
-# bench/data/zh_news.jsonl (24 characters on average; bench/fetch_data.sh), each once, one per
-# transaction, in the same order, by pgbench with C clients (SIMDUP_BENCH_CLIENTS, "1 2 4 8"),
+# bench/data/zh_news.jsonl (24 characters on average; bench/fetch_data.sh), or with
+# SIMDUP_BENCH_TEXTS=en the first 15-45 characters (a seeded random length, as the `stripes`
+# example of bench/rust cuts them) of the 2,769 sentences of at least 20 characters of
+# bench/data/en_news.jsonl (the Lee corpus has no titles), each once, one per transaction, in
+# the same order, by pgbench with C clients (SIMDUP_BENCH_CLIENTS, "1 2 4 8"),
 # synchronous_commit = off. Meanwhile one session samples pg_stat_activity every 10 ms: how many
 # of the pgbench backends are active, and how many of them wait on an advisory lock (simdup's
 # lock stripes are advisory locks; nothing else here takes one).
@@ -27,7 +30,9 @@ REV="${1:-}"
 CLIENTS="${SIMDUP_BENCH_CLIENTS:-1 2 4 8}"
 ROUNDS="${SIMDUP_BENCH_ROUNDS:-3}"
 DATA="${SIMDUP_BENCH_DATA:-$ROOT/bench/data}"
-[ -f "$DATA/zh_news.jsonl" ] || { echo "no $DATA/zh_news.jsonl: run bench/fetch_data.sh" >&2; exit 1; }
+TEXTS="${SIMDUP_BENCH_TEXTS:-zh}"
+case "$TEXTS" in zh|en) ;; *) echo "SIMDUP_BENCH_TEXTS: zh or en, not $TEXTS" >&2; exit 2 ;; esac
+[ -f "$DATA/${TEXTS}_news.jsonl" ] || { echo "no $DATA/${TEXTS}_news.jsonl: run bench/fetch_data.sh" >&2; exit 1; }
 cluster="${SIMDUP_CLUSTER:-regress}-shortwaits"
 port="${SIMDUP_BENCH_PORT:-54331}"
 dir="/tmp/simdup-$cluster"
@@ -54,15 +59,22 @@ if [ -n "$REV" ]; then
 fi
 install_this
 PG_EXTRA_OPTS="-c synchronous_commit=off -c shared_preload_libraries=simdup" scripts/cluster.sh start "$cluster" "$port"
-echo "== short texts, concurrent writers: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %H:%M UTC'), this tree $(git log --oneline -1 | cut -c1-60)"
+echo "== short texts ($TEXTS), concurrent writers: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %H:%M UTC'), this tree $(git log --oneline -1 | cut -c1-60)"
 psql -c "CREATE EXTENSION simdup; CREATE TABLE titles (id serial PRIMARY KEY, body text NOT NULL);
          CREATE UNLOGGED TABLE samples (run text, waiting int, active int);"
-python3 - "$DATA/zh_news.jsonl" <<'PY' | psql -c "\copy titles (body) FROM STDIN"
-import json, sys
+python3 - "$DATA/${TEXTS}_news.jsonl" "$TEXTS" <<'PY' | psql -c "\copy titles (body) FROM STDIN"
+import json, random, re, sys
+rng = random.Random(1)
 for line in open(sys.argv[1], encoding="utf-8"):
-    t = (json.loads(line).get("title") or "").strip()
-    if t:
-        print(t.replace("\\", "\\\\").replace("\t", " ").replace("\n", " ").replace("\r", " "))
+    doc = json.loads(line)
+    if sys.argv[2] == "zh":
+        texts = [(doc.get("title") or "").strip()]
+    else:
+        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", doc.get("body") or "")]
+        texts = [s[: 15 + rng.randrange(31)] for s in sentences if len(s) >= 20]
+    for t in texts:
+        if t:
+            print(t.replace("\\", "\\\\").replace("\t", " ").replace("\n", " ").replace("\r", " "))
 PY
 n=$(psql -At -c "SELECT count(*) FROM titles")
 echo "INSERT INTO sdocs (body) SELECT body FROM titles WHERE id = (SELECT nextval('title_seq'));" >"$work/insert.sql"

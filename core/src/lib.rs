@@ -28,9 +28,11 @@
 //! Module layers (each uses only those above it): [`hash`], [`normalize`] → [`tokens`],
 //! [`idf`] → [`features`] → [`simhash`] → [`scheme`]; [`minhash`] on [`tokens`] and [`hash`];
 //! [`locks`] on [`hash`] (its tests also use [`blocks`]); [`blocks`] → [`pairs`] → [`leaders`], [`blocks`] → [`nearset`], [`pairs`] → [`expected`];
-//! [`components`] alone; [`parallel`] (threads for a caller with interrupts) under [`pairs`].
+//! [`components`] alone; [`parallel`] (threads for a caller with interrupts) under [`pairs`];
+//! [`similar`] on [`minhash`] and `common` (a generated table of common shingles).
 
 pub mod blocks;
+mod common;
 pub mod components;
 pub mod expected;
 pub mod features;

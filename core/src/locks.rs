@@ -30,7 +30,7 @@
 //! about 65 % of unrelated pairs.
 
 use crate::hash::mix64;
-use crate::similar::prefix_filter;
+use crate::similar::{prefix_filter, rare_first, SHORT_SHINGLE};
 
 /// Number of lock stripes per table: the bound on the advisory locks one transaction holds for
 /// one table.
@@ -133,20 +133,22 @@ pub fn band_stripes(bands: &[i64]) -> Vec<u32> {
 /// - **Rule 2** (containment, between rows sharing a band value) has no prefix bound: with
 ///   `containment`, every row locks its band values, whatever its size.
 ///
-/// A 24-character title locks about 11 k-shingle prefix stripes and 12 3-shingle prefix
+/// The prefixes are taken in the order of [`crate::similar::rare_first`] (common shingles
+/// last), the same for every row of a table (one k), which the prefix argument needs and no
+/// more. A 24-character title locks about 11 k-shingle prefix stripes and 12 3-shingle prefix
 /// stripes instead of 35 band stripes and 12. Unrelated rows contend when their stripes meet
-/// among [`LOCK_STRIPES`]: about 1 − (1 − s/4096)^s for s stripes each, more where common
-/// shingles fall into many prefixes (English " th"; the `stripes` example of bench/rust,
-/// docs/performance.md). The short texts' 72 short band values as stripes would make almost
-/// every pair of short rows wait for each other.
-pub fn similar_stripes(bands: &[i64], set: &[u64], short_set: &[u64], t: f64, containment: bool) -> Vec<u32> {
+/// among [`LOCK_STRIPES`]: about 1 − (1 − s/4096)^s for s stripes each, more where they share
+/// shingles (the `stripes` example of bench/rust, docs/performance.md). The short texts' 72
+/// short band values as stripes would make almost every pair of short rows wait for each other.
+pub fn similar_stripes(bands: &[i64], set: &[u64], k: usize, short_set: &[u64], t: f64, containment: bool) -> Vec<u32> {
     let n = set.len();
     let small = !containment && (n as f64) < t * PREFIX_MAX_SHINGLES as f64;
     let mut out = if small { Vec::new() } else { band_stripes(bands) };
     if !containment && n <= PREFIX_MAX_SHINGLES {
-        out.extend(prefix_stripes(prefix_filter(set, t), PREFIX_STRIPE_SALT));
+        out.extend(prefix_stripes(prefix_filter(&rare_first(set, k), t), PREFIX_STRIPE_SALT));
     }
-    out.extend(prefix_stripes(prefix_filter(short_set, t), SHORT_TEXT_STRIPE_SALT));
+    let short = rare_first(short_set, SHORT_SHINGLE);
+    out.extend(prefix_stripes(prefix_filter(&short, t), SHORT_TEXT_STRIPE_SALT));
     out.sort_unstable();
     out.dedup();
     out
@@ -208,8 +210,8 @@ mod tests {
             let t = crate::minhash::jaccard(&sa, &sb);
             // Sets far apart in rule 1's terms (disjoint, large), no shared band value.
             let (big_a, big_b): (Vec<u64>, Vec<u64>) = ((0..300).collect(), (1000..1300).collect());
-            let xa = similar_stripes(&[1], &big_a, &sa, t, false);
-            let xb = similar_stripes(&[2], &big_b, &sb, t, false);
+            let xa = similar_stripes(&[1], &big_a, 5, &sa, t, false);
+            let xb = similar_stripes(&[2], &big_b, 5, &sb, t, false);
             assert!(xa.iter().any(|x| xb.contains(x)), "{a} / {b} at {t}");
             assert!(xa.windows(2).all(|w| w[0] < w[1]) && xa.iter().all(|&x| x < LOCK_STRIPES));
         }
@@ -223,7 +225,15 @@ mod tests {
     fn rule_1_and_2_pairs_share_a_stripe() {
         let mut checked = [0usize; 3];
         for seed in 0..300u64 {
-            let h = |i: u64| mix64(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            // Every fourth element a common 5-shingle, which the prefixes order last.
+            let h = |i: u64| {
+                let x = mix64(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                if i.is_multiple_of(4) {
+                    crate::common::COMMON_5[(x % 1000) as usize].0
+                } else {
+                    x
+                }
+            };
             for t in [0.05, 0.2, 0.3, 0.5, 0.6, 0.75, 0.9, 1.0] {
                 for na in [1u64, 4, 10, 20, 29, 30, 49, 50, 51, 75, 99, 100, 101, 150, 300] {
                     let na_f = na as f64;
@@ -233,19 +243,22 @@ mod tests {
                         let common = ((t * (na + nb) as f64) / (1.0 + t)).ceil().min(na.min(nb) as f64) as u64;
                         let mut a: Vec<u64> = (0..na).map(h).collect();
                         let mut b: Vec<u64> = (0..common).map(h).chain((10_000..10_000 + nb - common).map(h)).collect();
-                        a.sort_unstable();
-                        b.sort_unstable();
+                        for s in [&mut a, &mut b] {
+                            s.sort_unstable();
+                            s.dedup();
+                        }
+                        let (na, nb) = (a.len(), b.len());
                         let j = crate::minhash::jaccard(&a, &b);
                         for containment in [false, true] {
-                            let shared_band = similar_stripes(&[7, 8], &a, &[], t, containment);
-                            let other = similar_stripes(&[9, 8], &b, &[], t, containment);
+                            let shared_band = similar_stripes(&[7, 8], &a, 5, &[], t, containment);
+                            let other = similar_stripes(&[9, 8], &b, 5, &[], t, containment);
                             let meet = |x: &[u32], y: &[u32]| x.iter().any(|s| y.contains(s));
                             if j >= t || containment {
                                 assert!(meet(&shared_band, &other), "t {t}, sizes {na} {nb}, j {j}, c {containment}");
                                 checked[0] += 1;
                             }
-                            let apart = similar_stripes(&[1], &a, &[], t, containment);
-                            let apart_b = similar_stripes(&[2], &b, &[], t, containment);
+                            let apart = similar_stripes(&[1], &a, 5, &[], t, containment);
+                            let apart_b = similar_stripes(&[2], &b, 5, &[], t, containment);
                             let small = (na.min(nb) as f64) < t * PREFIX_MAX_SHINGLES as f64;
                             if j >= t && small && !containment {
                                 assert!(meet(&apart, &apart_b), "t {t}, sizes {na} {nb}, j {j}: no shared band");
@@ -253,7 +266,7 @@ mod tests {
                             }
                             if !containment && (na as f64) < t * PREFIX_MAX_SHINGLES as f64 {
                                 // A small row locks no band stripe.
-                                assert_eq!(apart, similar_stripes(&[], &a, &[], t, false));
+                                assert_eq!(apart, similar_stripes(&[], &a, 5, &[], t, false));
                                 checked[2] += 1;
                             }
                         }

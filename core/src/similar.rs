@@ -74,21 +74,53 @@ pub fn short_bands(set: &[u64], bands: usize, rows: usize) -> Result<Vec<i64>, M
 }
 
 /// The prefix filter of a shingle set for threshold t: the first `n − ⌊t·n⌋ + 1` of its n
-/// elements, in ascending order.
+/// elements, in one fixed total order (every caller of a pair uses the same one: ascending,
+/// or [`rare_first`]).
 ///
 /// Two sets x and y with Jaccard similarity ≥ t share c ≥ t·max(|x|, |y|) elements, so at
-/// most |x| − c elements of x follow all of them; the smallest shared element is therefore
-/// among the first |x| − c + 1 of x, and likewise of y. Each prefix here is at least that long
-/// (⌊t·n⌋ ≤ ⌈t·n⌉ ≤ c, with room for the rounding of `t·n` and of the Jaccard comparison), so
-/// **two sets of Jaccard similarity ≥ t have a prefix element in common** (tested below). The
-/// dedup trigger takes a lock stripe for each element, of a short text's 3-shingle set (rule
-/// 3) and of a small text's k-shingle set (rule 1; [`crate::locks::similar_stripes`]). Half a
-/// set at 0.5: 12 of the 22 3-shingles of a 24-character title.
-pub fn prefix_filter(set: &[u64], t: f64) -> &[u64] {
-    debug_assert!(set.windows(2).all(|w| w[0] < w[1]), "a shingle set is sorted and without repeats");
-    let n = set.len();
+/// most |x| − c elements of x follow all of them; the smallest shared element (in the order) is
+/// therefore among the first |x| − c + 1 of x, and likewise of y. Each prefix here is at least
+/// that long (⌊t·n⌋ ≤ ⌈t·n⌉ ≤ c, with room for the rounding of `t·n` and of the Jaccard
+/// comparison), so **two sets of Jaccard similarity ≥ t have a prefix element in common**,
+/// whatever the order (tested below). The dedup trigger takes a lock stripe for each element, of
+/// a short text's 3-shingle set (rule 3) and of a small text's k-shingle set (rule 1;
+/// [`crate::locks::similar_stripes`]). Half a set at 0.5: 12 of the 22 3-shingles of a
+/// 24-character title.
+pub fn prefix_filter(ordered: &[u64], t: f64) -> &[u64] {
+    let n = ordered.len();
     let drop = ((t.clamp(0.0, 1.0) * n as f64).floor() as usize).min(n);
-    &set[..(n - drop + 1).min(n)]
+    &ordered[..(n - drop + 1).min(n)]
+}
+
+/// A shingle set (ascending, as [`minhash::shingles`] gives it) in the order of the lock
+/// stripes' prefix filters: rarest first. The shingles that are not common come first, in
+/// ascending order; then the common ones, from the least to the most frequent. The common ones
+/// are the 1,000 character 3-shingles and 1,000 5-shingles in the most paragraphs of the license
+/// texts of Debian 12 (`src/common.rs`, written by the `common_shingles` example of bench/rust),
+/// such as `the`, `ion`, `of th` and `ation`. For other k no shingle is common and the order
+/// stays ascending.
+///
+/// Why: a prefix holds half a set at t = 0.5, and two texts contend for a stripe whenever their
+/// prefixes share a shingle. English texts share their function words' shingles, so in hash
+/// order two unrelated English sentences contended for a stripe 55 % of the time
+/// (docs/performance.md). The order is not stored anywhere: another table changes which rows
+/// wait for each other, never a stored value.
+pub fn rare_first(set: &[u64], k: usize) -> Vec<u64> {
+    let mut out = set.to_vec();
+    let rank = common_rank(k);
+    out.sort_by_key(|&h| (rank(h), h));
+    out
+}
+
+/// How frequent a k-shingle is among the common ones (1 to 1,000, the most frequent last), 0
+/// for any other.
+fn common_rank(k: usize) -> impl Fn(u64) -> u16 {
+    let table: &'static [(u64, u16)] = match k {
+        3 => &crate::common::COMMON_3,
+        5 => &crate::common::COMMON_5,
+        _ => &[],
+    };
+    move |h| table.binary_search_by_key(&h, |&(x, _)| x).map_or(0, |i| table[i].1)
 }
 
 /// Which rule made a pair near-duplicates.
@@ -236,6 +268,77 @@ mod tests {
         assert_eq!(prefix_filter(&set, 0.01).len(), 24);
         assert_eq!(prefix_filter(&set, 1.0), &[1]);
         assert!(prefix_filter(&[], 0.5).is_empty());
+    }
+
+    /// The guarantee holds in the stripes' order too: sets mixing common and other shingles,
+    /// ordered by [`rare_first`], share a prefix element whenever their Jaccard is ≥ t.
+    #[test]
+    fn similar_sets_share_a_prefix_element_rare_first() {
+        let mut checked = 0;
+        for seed in 0..300u64 {
+            let h = |i: u64| crate::hash::mix64(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            // Element i: a common 5-shingle for every third i, another hash otherwise.
+            let elem =
+                |i: u64| if i.is_multiple_of(3) { crate::common::COMMON_5[(h(i) % 1000) as usize].0 } else { h(i) };
+            for (na, nb, common) in [(3, 3, 2), (20, 10, 10), (24, 24, 16), (40, 37, 26), (100, 60, 55)] {
+                let mut a: Vec<u64> = (0..na).map(elem).collect();
+                let mut b: Vec<u64> = (0..common).map(elem).chain((1000..1000 + nb - common).map(elem)).collect();
+                for s in [&mut a, &mut b] {
+                    s.sort_unstable();
+                    s.dedup();
+                }
+                let j = minhash::jaccard(&a, &b);
+                let (ra, rb) = (rare_first(&a, 5), rare_first(&b, 5));
+                for t in [0.05, 0.3, 0.5, 0.7, 0.9, 1.0, j] {
+                    if j >= t {
+                        let (pa, pb) = (prefix_filter(&ra, t), prefix_filter(&rb, t));
+                        assert!(pa.iter().any(|x| pb.contains(x)), "t {t}, j {j}, sizes {na} {nb} {common}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 4_000, "{checked}");
+    }
+
+    #[test]
+    fn common_shingles_go_last() {
+        for table in [&crate::common::COMMON_3[..], &crate::common::COMMON_5[..]] {
+            assert_eq!(table.len(), 1000);
+            assert!(table.windows(2).all(|w| w[0].0 < w[1].0), "by hash, without repeats");
+            let mut ranks: Vec<u16> = table.iter().map(|x| x.1).collect();
+            ranks.sort_unstable();
+            assert_eq!(ranks, (1..=1000).collect::<Vec<u16>>());
+        }
+        // Function words' shingles are common; a rare word's are not.
+        let (rank3, rank5) = (common_rank(3), common_rank(5));
+        for gram in ["the", "ion", "and"] {
+            assert!(rank3(set_of(gram, 3)) > 0, "{gram}");
+        }
+        for gram in ["zyg", "ygo"] {
+            assert_eq!(rank3(set_of(gram, 3)), 0, "{gram}");
+        }
+        assert!(rank5(set_of("of th", 5)) > 0 && rank5(set_of("ation", 5)) > 0);
+        // The most frequent 3-shingle of English is among the most frequent here.
+        assert!(rank3(set_of("the", 3)) > 900);
+        // Rarest first: the others ascending, then the common ones by rank.
+        let three = set("the quick zygote of the", 3);
+        let ordered = rare_first(&three, 3);
+        assert_eq!(ordered.len(), three.len());
+        let ranks: Vec<(u16, u64)> = ordered.iter().map(|&h| (rank3(h), h)).collect();
+        assert!(ranks.windows(2).all(|w| w[0] < w[1]));
+        assert!(ranks[0].0 == 0 && ranks.last().unwrap().0 > 0);
+        // Other shingle sizes keep the ascending order.
+        let four = set("the quick zygote of the", 4);
+        assert_eq!(rare_first(&four, 4), four);
+    }
+
+    /// The hash of one k-gram (a text of exactly k characters, no space at either end, has one
+    /// shingle).
+    fn set_of(gram: &str, k: usize) -> u64 {
+        let s = set(gram, k);
+        assert_eq!(s.len(), 1, "{gram:?}");
+        s[0]
     }
 
     #[test]

@@ -115,7 +115,7 @@ impl SimilarConfig {
     /// taken in.
     pub fn stripes(&self, set: &[u64], bands: &[i64], short: Option<&ShortText>) -> Vec<u32> {
         let short_set = short.map_or(&[][..], |s| &s.set);
-        simdup_core::locks::similar_stripes(bands, set, short_set, self.threshold, self.containment.is_some())
+        simdup_core::locks::similar_stripes(bands, set, self.k, short_set, self.threshold, self.containment.is_some())
     }
 
     /// The `CREATE TRIGGER` argument list, as SQL literals (the thresholds in the shortest form

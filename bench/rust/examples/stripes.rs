@@ -13,7 +13,9 @@
 //! contending with each scheme the trigger has had: one stripe for all short texts beside the
 //! band stripes (every pair contends), band stripes and the 3-shingle prefix stripes of short
 //! texts, and now the prefix stripes of small texts' 5-shingle sets instead of their band
-//! stripes (`similar_stripes`). Output: a markdown table.
+//! stripes (`similar_stripes`). The prefixes are in the order of `similar::rare_first` (common
+//! shingles last); a build of an earlier revision gives the figures of its order. Output: a
+//! markdown table.
 use simdup_bench::edits::{load, nchars, sentences, Rng};
 use simdup_core::locks::similar_stripes;
 use simdup_core::minhash::{bands, choose_bands_for_recall, minhash, shingles};
@@ -27,7 +29,7 @@ fn arg(args: &[String], name: &str) -> Option<String> {
 struct Row {
     set: Vec<u64>,
     short: Vec<u64>,
-    /// Band stripes and 3-shingle prefix stripes (3cd2b09).
+    /// Band stripes and 3-shingle prefix stripes (3cd2b09's scheme, in today's order).
     before: Vec<u32>,
     /// What the trigger locks now.
     stripes: Vec<u32>,
@@ -65,9 +67,10 @@ fn main() {
                 let short = short_set(text, &mut no_interrupt)?;
                 let bands = bands(&minhash(&set, b * r).unwrap(), b, r).unwrap();
                 // A table with containment still locks every row's bands, with the 3-shingle
-                // prefix of a short text: the scheme of 3cd2b09 for every table.
-                let before = similar_stripes(&bands, &set, &short, t, true);
-                let stripes = similar_stripes(&bands, &set, &short, t, false);
+                // prefix of a short text: the scheme of 3cd2b09 for every table (its prefix in the
+                // order of `rare_first`, which 3cd2b09 did not have).
+                let before = similar_stripes(&bands, &set, 5, &short, t, true);
+                let stripes = similar_stripes(&bands, &set, 5, &short, t, false);
                 Some((nchars(text), Row { set, short, before, stripes }))
             })
             .collect();
