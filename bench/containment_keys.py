@@ -41,7 +41,7 @@ import random
 import re
 import sys
 
-from containment_eval import K, SHORT_TEXT_CHARS, load, shingles, short_set, tally
+from containment_eval import K, SHORT_TEXT_CHARS, decided, load, shingles, short_set, tally
 
 DIR = sys.argv[1] if len(sys.argv) > 1 else "bench/data/quality"
 PYDOC = sys.argv[2] if len(sys.argv) > 2 else "bench/data/en_pydoc.jsonl"
@@ -115,7 +115,8 @@ def part1(pydoc_df):
             if sa is not None and sb is not None:
                 s3 = len(sa & sb) / len(sa | sb)
         near = j >= 0.5 or s3 >= 0.5 or c >= C
-        rows.append((p["lang"], p["kind"], p["label"], near, band[p["id"]], p["a"], p["b"]))
+        shared = decided(band[p["id"]], lambda *_: near, j, c, s3)
+        rows.append((p["lang"], p["kind"], p["label"], near, shared, p["a"], p["b"]))
 
     print("## Part 1: the rule with containment 0.8, candidates from bands, or bands and the key\n")
     print("Recall per edit kind (the lowest, and the three kinds that add or replace text), precision")
@@ -133,8 +134,8 @@ def part1(pydoc_df):
                 (
                     kind,
                     lab,
-                    near
-                    and (shared or (key is not None and is_key(ordered(a, key[2]), ordered(b, key[2]), key[0], key[1]))),
+                    shared
+                    or (near and key is not None and is_key(ordered(a, key[2]), ordered(b, key[2]), key[0], key[1])),
                 )
                 for lg, kind, lab, near, shared, a, b in rows
                 if lg == lang

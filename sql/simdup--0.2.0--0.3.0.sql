@@ -14,7 +14,7 @@
 -- read from the catalog; dedup by verified similarity (simdup_enable_similar(..., on_duplicate =>,
 -- containment =>), containment, _simdup_similar_match,
 -- simdup_similar_dedup_trigger, simdup_disable_similar), with a short-text rule and its index
--- (_simdup_similar_short_bands). The fingerprint format does not
+-- (_simdup_similar_short_bands, _simdup_similar_short_match). The fingerprint format does not
 -- change (format 1).
 
 \echo Use "ALTER EXTENSION simdup UPDATE TO '0.3.0'" to load this file. \quit
@@ -493,6 +493,18 @@ AS 'MODULE_PATHNAME', '_simdup_similar_match_wrapper';
 -- small or unanalyzed table instead of reading the index (src/minhash.rs).
 ALTER FUNCTION minhash(text, integer, integer) COST 5000;
 COMMENT ON FUNCTION _simdup_similar_match(text, text, integer, double precision, double precision) IS 'simdup (internal): the Jaccard similarity of the character k-shingles of two texts when the similarity dedup trigger counts them as near-duplicates (Jaccard >= threshold, or containment >= containment when that is not NULL, or for two short texts the Jaccard similarity of their 3-shingles >= threshold), NULL otherwise: the condition of the cross-shard check on Citus';
+-- The same for a row that shares only a short band: the short-text rule alone, as the trigger
+-- judges such a row (its lock stripes cover the other rules only between rows sharing a band).
+CREATE FUNCTION "_simdup_similar_short_match"(
+	"a" TEXT, /* Option<&str> */
+	"b" TEXT, /* Option<&str> */
+	"k" INT, /* Option<i32> */
+	"threshold" double precision /* Option<f64> */
+) RETURNS double precision /* Option<f64> */
+IMMUTABLE PARALLEL SAFE COST 2500
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_similar_short_match_wrapper';
+COMMENT ON FUNCTION _simdup_similar_short_match(text, text, integer, double precision) IS 'simdup (internal): the Jaccard similarity of the character k-shingles of two texts when the similarity dedup trigger''s short-text rule alone counts them as near-duplicates (the shorter text under 50 characters, both short, the Jaccard similarity of their 3-shingles >= threshold), NULL otherwise: the condition of the cross-shard check on Citus for rows that share only a short band';
 
 -- The expression of the similarity dedup trigger's short-text index: the LSH bands of the
 -- 3-shingles of short texts (src/minhash.rs, simdup_core::similar).

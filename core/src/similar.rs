@@ -165,19 +165,38 @@ impl Rule {
             return None;
         }
         let jaccard = minhash::jaccard(a, b);
-        let by = if jaccard >= self.threshold {
-            Some(By::Jaccard)
+        if jaccard >= self.threshold {
+            Some(Match { jaccard, by: By::Jaccard })
         } else if self.containment.is_some_and(|c| minhash::containment(a, b) >= c) {
-            Some(By::Containment)
-        } else if a.len().min(b.len()) + self.k - 1 < SHORT_TEXT_CHARS {
-            match short_sets() {
-                (Some(sa), Some(sb)) if minhash::jaccard(&sa, &sb) >= self.threshold => Some(By::ShortText),
-                _ => None,
-            }
+            Some(Match { jaccard, by: By::Containment })
         } else {
-            None
-        };
-        by.map(|by| Match { jaccard, by })
+            self.short_text(a, b, short_sets)
+        }
+    }
+
+    /// Rule 3 alone: whether two texts with k-shingle sets `a` and `b` are near-duplicates as
+    /// short texts (the shorter under [`SHORT_TEXT_CHARS`] characters, both short-banded, their
+    /// 3-shingle Jaccard ≥ t), and then their k-shingle Jaccard similarity.
+    ///
+    /// The trigger judges a row found only through the short-text index (a shared short band, no
+    /// shared band of the similarity index) by this rule alone: the lock stripes guarantee a
+    /// shared stripe for rule 3's pairs (the 3-shingle prefixes) and for rules 1 and 2 only
+    /// between rows that share a band ([`crate::locks::similar_stripes`]).
+    pub fn short_text(
+        &self,
+        a: &[u64],
+        b: &[u64],
+        short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
+    ) -> Option<Match> {
+        if a.is_empty() || b.is_empty() || a.len().min(b.len()) + self.k > SHORT_TEXT_CHARS {
+            return None;
+        }
+        match short_sets() {
+            (Some(sa), Some(sb)) if minhash::jaccard(&sa, &sb) >= self.threshold => {
+                Some(Match { jaccard: minhash::jaccard(a, b), by: By::ShortText })
+            }
+            _ => None,
+        }
     }
 }
 
@@ -235,6 +254,27 @@ mod tests {
         assert_eq!(decide(&RULE, a, &b), None);
         let with_c = Rule { containment: Some(0.8), ..RULE };
         assert_eq!(decide(&with_c, a, &b).unwrap().by, By::Containment);
+    }
+
+    /// A pair found only through the short-text index is judged by rule 3 alone: containment
+    /// (or Jaccard of k-shingles) between short texts that share no band of the similarity index
+    /// is not a near-duplicate there, since no lock stripe covers it (a reviewer's pair: 5-shingle
+    /// Jaccard 0.217, 3-shingle Jaccard 0.273, containment 1).
+    #[test]
+    fn short_index_candidates_are_judged_by_rule_3_alone() {
+        let rule = Rule { containment: Some(0.7), ..RULE };
+        let (a, b) = ("house wins new", "house wins new jumps brown news rain school jumps dog");
+        let (sa, sb) = (set(a, 5), set(b, 5));
+        let short = || (short_set(a, &mut no_interrupt), short_set(b, &mut no_interrupt));
+        assert_eq!(rule.near_duplicate(&sa, &sb, short).unwrap().by, By::Containment);
+        assert_eq!(rule.short_text(&sa, &sb, short), None);
+        // Rule 3's own pairs are the same either way.
+        let (x, y) = ("the quick brown fox jumps over the dog", "the quick brown fox jumsp over the dog");
+        let (sx, sy) = (set(x, 5), set(y, 5));
+        let short = || (short_set(x, &mut no_interrupt), short_set(y, &mut no_interrupt));
+        let strict = Rule { threshold: 0.75, ..RULE };
+        assert_eq!(strict.short_text(&sx, &sy, short), strict.near_duplicate(&sx, &sy, short));
+        assert_eq!(strict.short_text(&sx, &sy, short).unwrap().by, By::ShortText);
     }
 
     /// The guarantee of [`prefix_filter`]: sets of Jaccard ≥ t share a prefix element, for

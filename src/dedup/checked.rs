@@ -362,14 +362,21 @@ fn nearest_stored(
                         lock_stripe(relid, stripe);
                     }
                     let short = short.map(|s| s.bands);
-                    // The trigger's decision (src/dedup/similar.rs), on every shard, for the rows
-                    // sharing a band or (a short text) a short band.
+                    // The trigger's decision (src/dedup/similar.rs), on every shard: every rule
+                    // for the rows sharing a band, the short-text rule alone for those sharing
+                    // only a short band (a short text).
                     let similarity = format!(
                         "{ext_schema}._simdup_similar_match(t.{source}::pg_catalog.text, $2, {}, $3, $4)",
                         cfg.k
                     );
-                    let condition =
-                        format!("({}) AND {similarity} IS NOT NULL", shares_band(cfg, ext_schema, &source, "$1", "$5"));
+                    let short_similarity = format!(
+                        "{ext_schema}._simdup_similar_short_match(t.{source}::pg_catalog.text, $2, {}, $3)",
+                        cfg.k
+                    );
+                    let (band, short_band) = shares_band(cfg, ext_schema, &source, "$1", "$5");
+                    let condition = format!(
+                        "({band} AND {similarity} IS NOT NULL) OR ({short_band} AND {short_similarity} IS NOT NULL)"
+                    );
                     let args =
                         vec![bands.into(), text.into(), cfg.threshold.into(), cfg.containment.into(), short.into()];
                     on_index(|| search(smallest(&similarity, &condition, 5), args))
@@ -379,15 +386,17 @@ fn nearest_stored(
     }
 }
 
-/// The condition "stored row `t` shares a band value with `bands`, or a short band value with
-/// `short`" of the similarity check's query on the shards (SQL expressions of `int8[]`; `short`
-/// NULL for a text without short bands), written as the two indexes' expressions so that each
-/// shard reads them ([`crate::search::similarity`]).
-fn shares_band(cfg: &SimilarConfig, ext_schema: &str, source: &str, bands: &str, short: &str) -> String {
+/// The conditions "stored row `t` shares a band value with `bands`" and "... a short band value
+/// with `short`" of the similarity check's query on the shards (SQL expressions of `int8[]`;
+/// `short` NULL for a text without short bands), written as the two indexes' expressions so
+/// that each shard reads them ([`crate::search::similarity`]).
+fn shares_band(cfg: &SimilarConfig, ext_schema: &str, source: &str, bands: &str, short: &str) -> (String, String) {
     let (k, b, r, t) = (cfg.k, cfg.bands, cfg.rows, cfg.threshold);
-    format!(
-        "{ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) {bands} \
-         OR {ext_schema}._simdup_similar_short_bands(t.{source}, '{t}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) {short}"
+    (
+        format!("{ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) {bands}"),
+        format!(
+            "{ext_schema}._simdup_similar_short_bands(t.{source}, '{t}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) {short}"
+        ),
     )
 }
 
@@ -888,7 +897,11 @@ impl Probes<'_> {
                     "{ext_schema}._simdup_similar_match(t.{source}::pg_catalog.text, q.body, {}, $5, $6)",
                     cfg.k
                 );
-                let shares =
+                let short_similarity = format!(
+                    "{ext_schema}._simdup_similar_short_match(t.{source}::pg_catalog.text, q.body, {}, $5)",
+                    cfg.k
+                );
+                let (band, short_band) =
                     shares_band(cfg, ext_schema, source, "q.bands::pg_catalog.int8[]", "q.short::pg_catalog.int8[]");
                 (
                     format!(
@@ -896,7 +909,8 @@ impl Probes<'_> {
                          FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.text[]),
                                          pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.text[]))
                               AS q(i, body, bands, short)
-                         JOIN {table} t ON ({shares}) AND {similarity} IS NOT NULL"
+                         JOIN {table} t ON ({band} AND {similarity} IS NOT NULL)
+                                         OR ({short_band} AND {short_similarity} IS NOT NULL)"
                     ),
                     vec![
                         rows.iter().map(|&i| i as i32 + 1).collect::<Vec<i32>>().into(),
@@ -963,11 +977,14 @@ impl Probes<'_> {
                     (Some(a), Some(b)) => a.bands.iter().any(|x| b.bands.contains(x)),
                     _ => false,
                 };
-                if sets[j].is_empty() || !(shares_short || bands[i].iter().any(|b| bands[j].contains(b))) {
+                // As the trigger: every rule for a pair sharing a band, the short-text rule
+                // alone for one sharing only a short band.
+                let by_band = bands[i].iter().any(|b| bands[j].contains(b));
+                if sets[j].is_empty() || !(by_band || shares_short) {
                     return None;
                 }
                 let short_set = |k: usize| short[k].as_ref().map(|s| s.set.clone());
-                cfg.similar(&sets[i], &sets[j], || (short_set(i), short_set(j))).map(|m| m.jaccard)
+                cfg.similar(&sets[i], &sets[j], by_band, || (short_set(i), short_set(j))).map(|m| m.jaccard)
             }
         }
     }

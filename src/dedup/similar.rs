@@ -23,25 +23,28 @@
 //! 4. each candidate verified exactly by the one decision [`simdup_core::similar::Rule`]:
 //!    `jaccard(text, candidate, k) >= threshold` (the value the SQL function `jaccard()`
 //!    computes), or containment ≥ `containment => c`, or, when the shorter text has fewer than
-//!    50 characters and both are short, `jaccard(text, candidate, 3) >= threshold`;
+//!    50 characters and both are short, `jaccard(text, candidate, 3) >= threshold`; a candidate
+//!    from the short-text index by the last rule alone ([`SimilarConfig::similar`]);
 //! 5. among the verified ones, the one with the smallest key ([`super::lookup::smallest_key`],
 //!    which verifies only candidates whose key would be the smallest so far, and waits for a
 //!    verified candidate another transaction is writing), and the outcome: reject (23505,
 //!    constraint `simdup_dedup_similar`), skip, or mark (`dup_of`).
 //!
 //! Why this is safe under concurrency (docs/dedup.md, "Dedup by similarity"): two rows the
-//! trigger could judge duplicates share a band value or a short band value (step 3 finds only
-//! such rows); a shared band value is a shared stripe, and two rows sharing a short band value
-//! are both short and share the short texts' stripe. So one transaction waits for the other and
-//! then sees its row with the dirty snapshot. The argument is the SimHash trigger's, with "a
-//! shared band" for "a shared piece".
+//! trigger could judge duplicates either share a band value and are near-duplicates by some rule,
+//! or share a short band value and are near-duplicates by the short-text rule (step 4), and
+//! [`simdup_core::locks::similar_stripes`] gives both kinds of pair a shared stripe (band values,
+//! and prefix filters of their shingle sets). So one transaction waits for the other and then
+//! sees its row with the dirty snapshot. The argument is the SimHash trigger's, with "a shared
+//! stripe" for "a shared piece".
 //!
 //! On a shard of a Citus distributed table the trigger lets through only `simdup_insert`'s
 //! checked writes (src/dedup/checked.rs runs the same check across shards), as the SimHash
 //! trigger does.
 //!
-//! What the trigger promises is therefore: no two stored rows that share a band value (or a
-//! short band value) and are near-duplicates by the decision. A pair at the threshold shares a
+//! What the trigger promises is therefore: no two stored rows that share a band value and are
+//! near-duplicates by the decision, or share a short band value and are near-duplicates by the
+//! short-text rule. A pair at the threshold shares a
 //! band with the probability the index's S-curve gives (≥ the recall it was made for, 0.99 by
 //! default, more above the threshold), and a short-text pair at the threshold a short band with
 //! probability ≥ 0.99; MinHash is deterministic, so the same rows are found every time.
@@ -98,16 +101,20 @@ pub(crate) struct SimilarConfig {
 impl SimilarConfig {
     /// The one decision of dedup by similarity ([`simdup_core::similar::Rule`]): whether a
     /// stored row with k-shingle set `other_set` makes a row with k-shingle set `set` a
-    /// near-duplicate; then their Jaccard similarity and the rule. `short_sets` gives the two
-    /// texts' 3-shingle sets ([`short_set_of`]), asked only when the short-text rule decides:
-    /// callers pass the sets they already hold rather than shingle the texts again.
+    /// near-duplicate; then their Jaccard similarity and the rule. A row that shares a band
+    /// with it (`by_band`) is judged by every rule, a row that shares only a short band by the
+    /// short-text rule alone ([`simdup_core::similar::Rule::short_text`]), since the lock stripes
+    /// cover the other rules only between rows sharing a band. `short_sets` gives the two texts'
+    /// 3-shingle sets ([`short_set_of`]), asked only when the short-text rule decides: callers
+    /// pass the sets they already hold rather than shingle the texts again.
     pub fn similar(
         &self,
         set: &[u64],
         other_set: &[u64],
+        by_band: bool,
         short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
     ) -> Option<Match> {
-        similar_match(set, other_set, self.k, self.threshold, self.containment, short_sets)
+        judge(set, other_set, self.k, self.threshold, self.containment, by_band, short_sets)
     }
 
     /// The lock stripes of a row with k-shingle set `set`, band values `bands` and, a short
@@ -167,27 +174,54 @@ impl SimilarConfig {
 }
 
 /// Whether two texts with k-shingle sets `set` and `other_set` are near-duplicates for dedup
-/// by similarity ([`simdup_core::similar::Rule::near_duplicate`]: Jaccard ≥ `threshold`, or
-/// containment ≥ `containment`, or, between short texts, the Jaccard similarity of their
-/// 3-shingles, from `short_sets`, ≥ `threshold`), and then their Jaccard similarity: the
-/// decision of the trigger ([`SimilarConfig::similar`]) and of the cross-shard check's SQL
-/// ([`_simdup_similar_match`]).
-fn similar_match(
+/// by similarity, and then their Jaccard similarity: by every rule of
+/// [`simdup_core::similar::Rule::near_duplicate`] (Jaccard ≥ `threshold`, or containment ≥
+/// `containment`, or, between short texts, the Jaccard similarity of their 3-shingles, from
+/// `short_sets`, ≥ `threshold`) for a pair sharing a band (`by_band`), by the short-text rule
+/// alone for one sharing only a short band: the decision of the trigger
+/// ([`SimilarConfig::similar`]) and of the cross-shard check's SQL ([`_simdup_similar_match`],
+/// [`_simdup_similar_short_match`]).
+fn judge(
     set: &[u64],
     other_set: &[u64],
     k: usize,
     threshold: f64,
     containment: Option<f64>,
+    by_band: bool,
     short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
 ) -> Option<Match> {
-    simdup_core::similar::Rule { k, threshold, containment }.near_duplicate(set, other_set, short_sets)
+    let rule = simdup_core::similar::Rule { k, threshold, containment };
+    if by_band {
+        rule.near_duplicate(set, other_set, short_sets)
+    } else {
+        rule.short_text(set, other_set, short_sets)
+    }
+}
+
+/// [`judge`] on two texts, with the SQL functions' argument checks: NULL for a NULL argument
+/// or text without shingles.
+fn judge_texts(
+    a: Option<&str>,
+    b: Option<&str>,
+    k: Option<i32>,
+    threshold: Option<f64>,
+    containment: Option<f64>,
+    by_band: bool,
+) -> Option<f64> {
+    let (a, b, k, threshold) = (a?, b?, k?, threshold?);
+    let k = args::shingle_size(k);
+    let threshold = args::similarity_target(threshold, 0.5).0;
+    let containment = containment.map(args::containment_threshold);
+    let (sa, sb) = crate::minhash::char_sets(a, b, k)?;
+    judge(&sa, &sb, k, threshold, containment, by_band, || (short_set_of(a), short_set_of(b))).map(|m| m.jaccard)
 }
 
 /// `_simdup_similar_match(a, b, k, threshold, containment)`: the Jaccard similarity of the
 /// character k-shingles of `a` and `b` when dedup by similarity counts them as near-duplicates
-/// ([`similar_match`]), NULL otherwise or for text without shingles; `containment` NULL: Jaccard
-/// only. The condition of the checked write's query on every shard (src/dedup/checked.rs).
-/// COST 2500: shingling two articles takes about 0.13 ms (measured, as `jaccard`).
+/// sharing a band ([`judge`]), NULL otherwise or for text without shingles; `containment`
+/// NULL: Jaccard only. The condition of the checked write's query on every shard
+/// (src/dedup/checked.rs). COST 2500: shingling two articles takes about 0.13 ms (measured, as
+/// `jaccard`).
 #[pg_extern(immutable, parallel_safe, cost = 2500)]
 fn _simdup_similar_match(
     a: Option<&str>,
@@ -196,12 +230,7 @@ fn _simdup_similar_match(
     threshold: Option<f64>,
     containment: Option<f64>,
 ) -> Option<f64> {
-    let (a, b, k, threshold) = (a?, b?, k?, threshold?);
-    let k = args::shingle_size(k);
-    let threshold = args::similarity_target(threshold, 0.5).0;
-    let containment = containment.map(args::containment_threshold);
-    let (sa, sb) = crate::minhash::char_sets(a, b, k)?;
-    similar_match(&sa, &sb, k, threshold, containment, || (short_set_of(a), short_set_of(b))).map(|m| m.jaccard)
+    judge_texts(a, b, k, threshold, containment, true)
 }
 
 extension_sql!(
@@ -209,6 +238,29 @@ extension_sql!(
      'simdup (internal): the Jaccard similarity of the character k-shingles of two texts when the similarity dedup trigger counts them as near-duplicates (Jaccard >= threshold, or containment >= containment when that is not NULL, or for two short texts the Jaccard similarity of their 3-shingles >= threshold), NULL otherwise: the condition of the cross-shard check on Citus';",
     name = "comment__simdup_similar_match",
     requires = [_simdup_similar_match]
+);
+
+/// `_simdup_similar_short_match(a, b, k, threshold)`: the Jaccard similarity of the character
+/// k-shingles of `a` and `b` when the short-text rule alone counts them as near-duplicates
+/// ([`judge`] for a pair sharing only a short band: the shorter text under 50 characters, both
+/// short, their 3-shingle Jaccard ≥ `threshold`), NULL otherwise: the cross-shard check's
+/// condition for the rows that share only a short band (src/dedup/checked.rs), as the trigger
+/// judges them. COST 2500, as `_simdup_similar_match`.
+#[pg_extern(immutable, parallel_safe, cost = 2500)]
+fn _simdup_similar_short_match(
+    a: Option<&str>,
+    b: Option<&str>,
+    k: Option<i32>,
+    threshold: Option<f64>,
+) -> Option<f64> {
+    judge_texts(a, b, k, threshold, None, false)
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_similar_short_match(text, text, integer, double precision) IS \
+     'simdup (internal): the Jaccard similarity of the character k-shingles of two texts when the similarity dedup trigger''s short-text rule alone counts them as near-duplicates (the shorter text under 50 characters, both short, the Jaccard similarity of their 3-shingles >= threshold), NULL otherwise: the condition of the cross-shard check on Citus for rows that share only a short band';",
+    name = "comment__simdup_similar_short_match",
+    requires = [_simdup_similar_short_match]
 );
 
 /// Checks `simdup_enable_similar`'s dedup arguments and returns the trigger's argument list:
@@ -542,7 +594,10 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         // A candidate's text, when it is one: a row from a lossy bitmap page may share no band
         // value, so there the band is tested again (the decision is the same whatever the
         // bitmap's memory).
-        let candidate = |slot: *mut pg_sys::TupleTableSlot, recheck: Option<&dyn Fn(&str) -> bool>| {
+        // A row found through the similarity index (sharing a band) is judged by every rule; a
+        // row found through the short-text index by the short-text rule alone, since the lock
+        // stripes cover rules 1 and 2 only between rows that share a band (`by_band`).
+        let candidate = |slot: *mut pg_sys::TupleTableSlot, recheck: Option<&dyn Fn(&str) -> bool>, by_band: bool| {
             let mut isnull = false;
             let datum = pg_sys::slot_getattr(slot, cols.text, &mut isnull);
             let other = (!isnull).then(|| text_of(datum, text_type)).flatten()?;
@@ -551,7 +606,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                 return None;
             }
             // The new row's 3-shingle set is the one its short bands came from.
-            cfg.similar(&set, &other_set, || (short.as_ref().map(|s| s.set.clone()), short_set_of(&other)))
+            cfg.similar(&set, &other_set, by_band, || (short.as_ref().map(|s| s.set.clone()), short_set_of(&other)))
         };
         let shares_band = |other: &str| {
             let other_set = char_set(other, cfg.k);
@@ -563,11 +618,11 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         };
         let found = smallest_key(rel, cols.key, exclude, |snapshot, visit| {
             crate::search::gin::band_candidates(rel, index, &bands, snapshot, |slot, recheck| {
-                visit(slot, &mut || candidate(slot, recheck.then_some(&shares_band)))
+                visit(slot, &mut || candidate(slot, recheck.then_some(&shares_band), true))
             });
             if let (Some(short_index), Some(short_bands)) = (short_index, short_bands) {
                 crate::search::gin::band_candidates(rel, short_index, short_bands, snapshot, |slot, recheck| {
-                    visit(slot, &mut || candidate(slot, recheck.then_some(&shares_short_band)))
+                    visit(slot, &mut || candidate(slot, recheck.then_some(&shares_short_band), false))
                 });
             }
         });

@@ -331,17 +331,18 @@ SQL
        -c "CREATE TABLE attempted AS SELECT DISTINCT p.id, p.fp FROM x JOIN pool p USING (id)"
   local bad
   if [ "$kind" = similar ]; then
-    # The trigger's criterion (a shared band of the index or, both texts short, of the
-    # short-text index; then jaccard >= T, or containment >= C with containment, or, the shorter
-    # text under 50 characters and both short-banded, 3-shingle jaccard >= T) and brute force
-    # (jaccard >= T over every pair) must both hold.
+    # The trigger's criterion (a shared band of the index, then jaccard >= T, or containment >=
+    # C with containment, or the short-text rule: the shorter text under 50 characters, both
+    # short-banded, 3-shingle jaccard >= T; or a shared band of the short-text index and the
+    # short-text rule) and brute force (jaccard >= T over every pair) must both hold.
     local short_a="_simdup_similar_short_bands(a.body, $T)" short_b="_simdup_similar_short_bands(b.body, $T)"
+    local short_rule="least(cardinality(shingles(a.body)), cardinality(shingles(b.body))) + 4 < 50
+           AND $short_a IS NOT NULL AND $short_b IS NOT NULL AND jaccard(a.body, b.body, 3) >= $T"
     local rule="jaccard(a.body, b.body) >= $T"
     [ -n "${C:-}" ] && rule="$rule OR containment(a.body, b.body) >= $C"
-    rule="($rule OR least(cardinality(shingles(a.body)), cardinality(shingles(b.body))) + 4 < 50
-           AND $short_a IS NOT NULL AND $short_b IS NOT NULL AND jaccard(a.body, b.body, 3) >= $T)"
-    local near="coalesce((_simdup_similar_bands(a.body, 5, $BANDS, $ROWS) && _simdup_similar_bands(b.body, 5, $BANDS, $ROWS)
-                          OR $short_a && $short_b) AND $rule, false)"
+    rule="($rule OR $short_rule)"
+    local near="coalesce(_simdup_similar_bands(a.body, 5, $BANDS, $ROWS) && _simdup_similar_bands(b.body, 5, $BANDS, $ROWS) AND $rule
+                         OR $short_a && $short_b AND $short_rule, false)"
     if [ "$mode" = mark ]; then
       bad=$(psql -At <<SQL
 SELECT concat_ws(' ',

@@ -675,13 +675,14 @@ fn methods() -> Vec<Method> {
 
 /// Similarity methods (higher = more similar, 0..1). `simdup_dedup_similar` is what the
 /// similarity dedup trigger of `simdup_enable_similar(..., 0.5, on_duplicate => ...)` decides
-/// (`simdup_core::similar::Rule`, no containment): for a candidate pair (one that shares one of
-/// the similarity index's 35 LSH bands of 3 rows, or, both texts short, one of the short-text
-/// index's 72 bands of 4 rows over 3-shingles) the exact Jaccard of character 5-shingles, or
-/// that of 3-shingles when the short-text rule applies and it is higher; 0 for a pair that is
-/// never a candidate. At t = 0.5 it is ≥ t exactly when the trigger rejects the pair (checked).
-/// Whether each pair is a candidate is also written to `dedup_candidates.tsv`
-/// (bench/containment_eval.py reads it).
+/// (`simdup_core::similar::Rule`, no containment): for a pair that shares one of the similarity
+/// index's 35 LSH bands of 3 rows, the exact Jaccard of character 5-shingles, or that of
+/// 3-shingles when the short-text rule applies and it is higher; for a pair that shares only one
+/// of the short-text index's 72 bands of 4 rows over 3-shingles (both texts short), the short-text
+/// rule alone (the 3-shingle Jaccard where it applies, else 0); 0 for a pair that is never a
+/// candidate. At t = 0.5 it is ≥ t exactly when the trigger rejects the pair (checked). Which
+/// bands each pair shares is also written to `dedup_candidates.tsv` (bench/containment_eval.py
+/// reads it).
 const SIM_METHODS: [&str; 4] = ["simdup_jaccard5", "simdup_jaccard3", "simdup_minhash128", "simdup_dedup_similar"];
 
 /// The bands × rows `simdup_enable_similar` chooses at its default threshold 0.5 (recall 0.99).
@@ -790,7 +791,7 @@ fn score(dir: &str) {
     }
     writeln!(out).unwrap();
     let mut candidates = BufWriter::new(std::fs::File::create(format!("{dir}/dedup_candidates.tsv")).unwrap());
-    writeln!(candidates, "pair\tcandidate").unwrap();
+    writeln!(candidates, "pair\tband\tshort_band").unwrap();
     for p in &pairs {
         let (a, b) = (index[p.a.as_str()], index[p.b.as_str()]);
         write!(out, "{}", p.id).unwrap();
@@ -800,20 +801,27 @@ fn score(dir: &str) {
         let j5 = minhash::jaccard(&sh5[a], &sh5[b]);
         let j3 = minhash::jaccard(&sh3[a], &sh3[b]);
         let mj = minhash::minhash_jaccard(&sigs[a], &sigs[b]).unwrap_or(0.0);
-        let candidate =
-            bands[a].iter().any(|v| bands[b].contains(v)) || short_bands[a].iter().any(|v| short_bands[b].contains(v));
+        let band = bands[a].iter().any(|v| bands[b].contains(v));
+        let short_band = short_bands[a].iter().any(|v| short_bands[b].contains(v));
         let rule = similar::Rule { k: 5, threshold: 0.5, containment: None };
         let short_rule =
             sh5[a].len().min(sh5[b].len()) + 4 < similar::SHORT_TEXT_CHARS && short[a].is_some() && short[b].is_some();
-        let dedup = match candidate {
-            true if short_rule => j5.max(j3),
-            true => j5,
-            false => 0.0,
+        // As the trigger: every rule for a pair sharing a band, the short-text rule alone for
+        // one sharing only a short band.
+        let (dedup, decided) = match (band, short_band) {
+            (true, _) => (
+                if short_rule { j5.max(j3) } else { j5 },
+                rule.near_duplicate(&sh5[a], &sh5[b], || (short[a].clone(), short[b].clone())),
+            ),
+            (false, true) => (
+                if short_rule { j3 } else { 0.0 },
+                rule.short_text(&sh5[a], &sh5[b], || (short[a].clone(), short[b].clone())),
+            ),
+            (false, false) => (0.0, None),
         };
-        let decided = rule.near_duplicate(&sh5[a], &sh5[b], || (short[a].clone(), short[b].clone()));
-        assert_eq!(!candidate || dedup >= 0.5, !candidate || decided.is_some(), "the trigger's decision on {}", p.id);
+        assert_eq!(dedup >= 0.5, decided.is_some(), "the trigger's decision on {}", p.id);
         writeln!(out, "\t{j5:.4}\t{j3:.4}\t{mj:.4}\t{dedup:.4}").unwrap();
-        writeln!(candidates, "{}\t{}", p.id, u8::from(candidate)).unwrap();
+        writeln!(candidates, "{}\t{}\t{}", p.id, u8::from(band), u8::from(short_band)).unwrap();
     }
     candidates.flush().unwrap();
     out.flush().unwrap();

@@ -267,10 +267,10 @@ FROM pool p LEFT JOIN dd_skip s USING (id) LEFT JOIN dd_skip_c c USING (id) GROU
 -- ---------------------------------------------------------------------------------------------
 -- Short texts: the short-text rule and its index. The first 20 to 45 characters (or fewer) of
 -- the fixtures' first three sentences, and copies with one typo, two typos, a dropped character
--- and a swapped pair of characters. A row is a near-duplicate of a kept row that is a candidate (shares
--- a band, or a short band of the short-text index) and has Jaccard >= 0.5, or, when the shorter
--- text has fewer than 50 characters and both are short-banded (at most 100 distinct 3-shingles),
--- 3-shingle Jaccard >= 0.5.
+-- and a swapped pair of characters. A row is a near-duplicate of a kept row that shares a band
+-- and has Jaccard >= 0.5, or that shares a band or a short band of the short-text index and, the
+-- shorter text having fewer than 50 characters and both being short-banded (at most 100
+-- distinct 3-shingles), has 3-shingle Jaccard >= 0.5.
 -- ---------------------------------------------------------------------------------------------
 CREATE TABLE short_pool AS
 WITH s AS (SELECT name || '/' || n AS family, left(btrim(x), 20 + (n::int * 7 + length(name)) % 26) AS body
@@ -289,15 +289,17 @@ SELECT row_number() OVER (ORDER BY md5(family || kind))::int AS ord,
 FROM v;
 SELECT count(*) AS short_documents, count(DISTINCT family) AS families, min(length(body)) AS shortest,
        max(length(body)) AS longest FROM short_pool;
--- Every pair: Jaccard, whether the short-text rule applies and its 3-shingle Jaccard, and whether
--- the pair is a candidate (shares a band or a short band).
+-- Every pair: Jaccard, whether the short-text rule applies and its 3-shingle Jaccard, whether
+-- the pair shares a band and a short band, and whether it is a candidate (either).
 CREATE TABLE short_pairs AS
-SELECT a.id AS a, b.id AS b, jaccard(a.body, b.body) AS j, jaccard(a.body, b.body, 3) AS j3,
-       least(cardinality(shingles(a.body)), cardinality(shingles(b.body))) + 4 < 50
-         AND _simdup_similar_short_bands(a.body, 0.5) IS NOT NULL AND _simdup_similar_short_bands(b.body, 0.5) IS NOT NULL AS short,
-       _simdup_similar_bands(a.body, 5, 35, 3) && _simdup_similar_bands(b.body, 5, 35, 3)
-         OR _simdup_similar_short_bands(a.body, 0.5) && _simdup_similar_short_bands(b.body, 0.5) AS candidate
-FROM short_pool a JOIN short_pool b ON a.id <> b.id;
+SELECT *, band OR short_band AS candidate,
+       band AND (j >= 0.5 OR short AND j3 >= 0.5) OR short_band AND short AND j3 >= 0.5 AS near
+FROM (SELECT a.id AS a, b.id AS b, jaccard(a.body, b.body) AS j, jaccard(a.body, b.body, 3) AS j3,
+             least(cardinality(shingles(a.body)), cardinality(shingles(b.body))) + 4 < 50
+               AND _simdup_similar_short_bands(a.body, 0.5) IS NOT NULL AND _simdup_similar_short_bands(b.body, 0.5) IS NOT NULL AS short,
+             _simdup_similar_bands(a.body, 5, 35, 3) && _simdup_similar_bands(b.body, 5, 35, 3) AS band,
+             coalesce(_simdup_similar_short_bands(a.body, 0.5) && _simdup_similar_short_bands(b.body, 0.5), false) AS short_band
+      FROM short_pool a JOIN short_pool b ON a.id <> b.id) x;
 CREATE INDEX ON short_pairs (b, a);
 SELECT count(*) FILTER (WHERE j >= 0.5) / 2 AS pairs_by_jaccard,
        count(*) FILTER (WHERE j < 0.5 AND short AND j3 >= 0.5) / 2 AS pairs_by_the_short_text_rule_only,
@@ -305,7 +307,7 @@ SELECT count(*) FILTER (WHERE j >= 0.5) / 2 AS pairs_by_jaccard,
        count(*) FILTER (WHERE NOT (j >= 0.5 OR short AND j3 >= 0.5) AND candidate) / 2 AS candidates_that_are_not
 FROM short_pairs;
 CREATE TABLE brute_short_skip AS
-SELECT id FROM pg_temp.brute_skip('short_pool', 'short_pairs', 'x.candidate AND (x.j >= 0.5 OR x.short AND x.j3 >= 0.5)') id;
+SELECT id FROM pg_temp.brute_skip('short_pool', 'short_pairs', 'x.near') id;
 CREATE TABLE short_skip (id int PRIMARY KEY, body text);
 SELECT index, bands, rows FROM simdup_enable_similar('short_skip', 'body', on_duplicate => 'skip');
 SELECT index, k, bands, rows FROM _simdup_similar_indexes('short_skip') ORDER BY k DESC;
@@ -319,7 +321,7 @@ SELECT (SELECT count(*) FROM short_skip) AS skip_stored, (SELECT count(*) FROM b
        (SELECT count(*) FROM short_mark WHERE dup_of IS NOT NULL) AS marked,
        (SELECT count(*) FROM short_mark m JOIN short_pool p USING (id)
         WHERE m.dup_of IS DISTINCT FROM (SELECT min(q.id) FROM short_pool q JOIN short_pairs x ON x.a = q.id AND x.b = p.id
-                                         WHERE q.ord < p.ord AND x.candidate AND (x.j >= 0.5 OR x.short AND x.j3 >= 0.5))) AS mark_differences;
+                                         WHERE q.ord < p.ord AND x.near)) AS mark_differences;
 -- By kind of edit: the copies skipped, and those Jaccard of 5-shingles alone would have let through.
 SELECT kind, count(*) AS documents, count(*) FILTER (WHERE s.id IS NULL) AS skipped,
        count(*) FILTER (WHERE s.id IS NULL AND NOT EXISTS (
@@ -342,6 +344,29 @@ INSERT INTO short_reject VALUES (3, 'an unrelated short text');
 -- A text of more than 100 distinct 3-shingles has no short bands: it needs only the similarity index.
 INSERT INTO short_reject SELECT 4, string_agg(md5(i::text), ' ') FROM generate_series(1, 10) i;
 SELECT id, length(body) FROM short_reject ORDER BY id;
+-- A row found only through the short-text index (a shared short band, no shared band) is judged
+-- by the short-text rule alone: the lock stripes cover Jaccard and containment only between rows
+-- that share a band, so two concurrent writers of such a pair could both store theirs. A short
+-- text inside a longer one (containment 1, 3-shingle Jaccard 0.273) is stored beside it, as it
+-- would be by concurrent writers.
+SELECT _simdup_similar_bands(a, 5, 35, 3) && _simdup_similar_bands(b, 5, 35, 3) AS shares_a_band,
+       _simdup_similar_short_bands(a, 0.5) && _simdup_similar_short_bands(b, 0.5) AS shares_a_short_band,
+       round(containment(a, b)::numeric, 3) AS c, round(jaccard(a, b)::numeric, 3) AS j,
+       round(jaccard(a, b, 3)::numeric, 3) AS j3,
+       _simdup_similar_match(a, b, 5, 0.5, 0.7) IS NOT NULL AS by_every_rule,
+       _simdup_similar_short_match(a, b, 5, 0.5) IS NOT NULL AS by_the_short_text_rule
+FROM (VALUES ('house wins new', 'house wins new jumps brown news rain school jumps dog')) v(a, b);
+CREATE TABLE short_contained (id int PRIMARY KEY, body text);
+SELECT bands, rows FROM simdup_enable_similar('short_contained', 'body', on_duplicate => 'reject', containment => 0.7);
+INSERT INTO short_contained VALUES (1, 'house wins new'), (2, 'house wins new jumps brown news rain school jumps dog');
+SELECT id FROM short_contained ORDER BY id;
+-- _simdup_similar_short_match (the Citus check's condition for such rows) is the short-text rule
+-- on every pair of the short pool.
+SELECT count(*) AS pairs,
+       count(*) FILTER (WHERE (x.short AND x.j3 >= 0.5)
+                        IS DISTINCT FROM (_simdup_similar_short_match(a.body, b.body, 5, 0.5) IS NOT NULL)) AS differences
+FROM short_pairs x JOIN short_pool a ON a.id = x.a JOIN short_pool b ON b.id = x.b;
+SELECT _simdup_similar_short_match(NULL, 'x', 5, 0.5) IS NULL AS null_in_null_out;
 SELECT simdup_disable_similar('short_reject');
 SELECT count(*) AS indexes_left FROM pg_index WHERE indrelid = 'short_reject'::regclass;
 SELECT simdup_disable_similar('short_skip');
@@ -368,4 +393,4 @@ DROP ROLE simdup_sim_writer;
 
 DROP TABLE notes, fixture, pool, pairs, brute_skip, brute_mark, dd_skip, dd_mark, dd_reject, rejected,
            brute_skip_c, dd_skip_c, dd_mark_c, short_pool, short_pairs, brute_short_skip, short_skip, short_mark,
-           short_reject;
+           short_reject, short_contained;
