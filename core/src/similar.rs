@@ -108,7 +108,7 @@ pub fn prefix_filter(ordered: &[u64], t: f64) -> &[u64] {
 pub fn rare_first(set: &[u64], k: usize) -> Vec<u64> {
     let mut out = set.to_vec();
     let rank = common_rank(k);
-    out.sort_by_key(|&h| (rank(h), h));
+    out.sort_by_cached_key(|&h| (rank(h), h));
     out
 }
 

@@ -362,21 +362,8 @@ fn nearest_stored(
                         lock_stripe(relid, stripe);
                     }
                     let short = short.map(|s| s.bands);
-                    // The trigger's decision (src/dedup/similar.rs), on every shard: every rule
-                    // for the rows sharing a band, the short-text rule alone for those sharing
-                    // only a short band (a short text).
-                    let similarity = format!(
-                        "{ext_schema}._simdup_similar_match(t.{source}::pg_catalog.text, $2, {}, $3, $4)",
-                        cfg.k
-                    );
-                    let short_similarity = format!(
-                        "{ext_schema}._simdup_similar_short_match(t.{source}::pg_catalog.text, $2, {}, $3)",
-                        cfg.k
-                    );
-                    let (band, short_band) = shares_band(cfg, ext_schema, &source, "$1", "$5");
-                    let condition = format!(
-                        "({band} AND {similarity} IS NOT NULL) OR ({short_band} AND {short_similarity} IS NOT NULL)"
-                    );
+                    let (similarity, condition) =
+                        similar_condition(cfg, ext_schema, &source, ["$2", "$1", "$5", "$3", "$4"]);
                     let args =
                         vec![bands.into(), text.into(), cfg.threshold.into(), cfg.containment.into(), short.into()];
                     on_index(|| search(smallest(&similarity, &condition, 5), args))
@@ -386,18 +373,27 @@ fn nearest_stored(
     }
 }
 
-/// The conditions "stored row `t` shares a band value with `bands`" and "... a short band value
-/// with `short`" of the similarity check's query on the shards (SQL expressions of `int8[]`;
-/// `short` NULL for a text without short bands), written as the two indexes' expressions so
-/// that each shard reads them ([`crate::search::similarity`]).
-fn shares_band(cfg: &SimilarConfig, ext_schema: &str, source: &str, bands: &str, short: &str) -> (String, String) {
+/// The trigger's decision (src/dedup/similar.rs) as the similarity check's query asks it of
+/// every shard: the measure (`_simdup_similar_match`: the Jaccard similarity of a near-duplicate)
+/// and the condition "stored row `t` shares a band value with the new text and is a
+/// near-duplicate by every rule, or shares a short band value and is one by the short-text rule
+/// alone" (`_simdup_similar_short_match`). The band tests are written as the two indexes'
+/// expressions, so that each shard reads them ([`crate::search::similarity`]). `[text, bands,
+/// short, threshold, containment]` are the SQL expressions of the new row's text, its band
+/// values and short band values (`int8[]`; short NULL for a text without short bands), and the
+/// trigger's threshold and containment.
+fn similar_condition(cfg: &SimilarConfig, ext_schema: &str, source: &str, params: [&str; 5]) -> (String, String) {
+    let [text, bands, short, threshold, containment] = params;
     let (k, b, r, t) = (cfg.k, cfg.bands, cfg.rows, cfg.threshold);
-    (
-        format!("{ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) {bands}"),
-        format!(
-            "{ext_schema}._simdup_similar_short_bands(t.{source}, '{t}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) {short}"
-        ),
-    )
+    let stored = format!("t.{source}::pg_catalog.text");
+    let similarity = format!("{ext_schema}._simdup_similar_match({stored}, {text}, {k}, {threshold}, {containment})");
+    let condition = format!(
+        "({ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) {bands} \
+          AND {similarity} IS NOT NULL) \
+         OR ({ext_schema}._simdup_similar_short_bands(t.{source}, '{t}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) {short} \
+             AND {ext_schema}._simdup_similar_short_match({stored}, {text}, {k}, {threshold}) IS NOT NULL)"
+    );
+    (similarity, condition)
 }
 
 /// The column a table's dedup check reads (the text, or an adopted fingerprint) and its key
@@ -893,24 +889,19 @@ impl Probes<'_> {
                 let rows: Vec<usize> = (0..sets.len()).filter(|&i| !sets[i].is_empty()).collect();
                 let band_literal =
                     |b: &[i64]| format!("{{{}}}", b.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
-                let similarity = format!(
-                    "{ext_schema}._simdup_similar_match(t.{source}::pg_catalog.text, q.body, {}, $5, $6)",
-                    cfg.k
+                let (similarity, condition) = similar_condition(
+                    cfg,
+                    ext_schema,
+                    source,
+                    ["q.body", "q.bands::pg_catalog.int8[]", "q.short::pg_catalog.int8[]", "$5", "$6"],
                 );
-                let short_similarity = format!(
-                    "{ext_schema}._simdup_similar_short_match(t.{source}::pg_catalog.text, q.body, {}, $5)",
-                    cfg.k
-                );
-                let (band, short_band) =
-                    shares_band(cfg, ext_schema, source, "q.bands::pg_catalog.int8[]", "q.short::pg_catalog.int8[]");
                 (
                     format!(
                         "SELECT q.i::pg_catalog.int8, t.{key}::pg_catalog.int8, {similarity}
                          FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.text[]),
                                          pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.text[]))
                               AS q(i, body, bands, short)
-                         JOIN {table} t ON ({band} AND {similarity} IS NOT NULL)
-                                         OR ({short_band} AND {short_similarity} IS NOT NULL)"
+                         JOIN {table} t ON {condition}"
                     ),
                     vec![
                         rows.iter().map(|&i| i as i32 + 1).collect::<Vec<i32>>().into(),
