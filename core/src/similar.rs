@@ -174,6 +174,23 @@ impl Rule {
         }
     }
 
+    /// The trigger's decision on a candidate: every rule ([`Rule::near_duplicate`]) for a pair
+    /// that shares a band of the similarity index (`by_band`), the short-text rule alone
+    /// ([`Rule::short_text`]) for one found only through the short-text index.
+    pub fn judge(
+        &self,
+        a: &[u64],
+        b: &[u64],
+        by_band: bool,
+        short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
+    ) -> Option<Match> {
+        if by_band {
+            self.near_duplicate(a, b, short_sets)
+        } else {
+            self.short_text(a, b, short_sets)
+        }
+    }
+
     /// Rule 3 alone: whether two texts with k-shingle sets `a` and `b` are near-duplicates as
     /// short texts (the shorter under [`SHORT_TEXT_CHARS`] characters, both short-banded, their
     /// 3-shingle Jaccard ≥ t), and then their k-shingle Jaccard similarity.
@@ -267,7 +284,9 @@ mod tests {
         let (sa, sb) = (set(a, 5), set(b, 5));
         let short = || (short_set(a, &mut no_interrupt), short_set(b, &mut no_interrupt));
         assert_eq!(rule.near_duplicate(&sa, &sb, short).unwrap().by, By::Containment);
+        assert_eq!(rule.judge(&sa, &sb, true, short).unwrap().by, By::Containment);
         assert_eq!(rule.short_text(&sa, &sb, short), None);
+        assert_eq!(rule.judge(&sa, &sb, false, short), None);
         // Rule 3's own pairs are the same either way.
         let (x, y) = ("the quick brown fox jumps over the dog", "the quick brown fox jumsp over the dog");
         let (sx, sy) = (set(x, 5), set(y, 5));

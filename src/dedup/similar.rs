@@ -114,7 +114,12 @@ impl SimilarConfig {
         by_band: bool,
         short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
     ) -> Option<Match> {
-        judge(set, other_set, self.k, self.threshold, self.containment, by_band, short_sets)
+        self.rule().judge(set, other_set, by_band, short_sets)
+    }
+
+    /// The decision's terms.
+    fn rule(&self) -> simdup_core::similar::Rule {
+        simdup_core::similar::Rule { k: self.k, threshold: self.threshold, containment: self.containment }
     }
 
     /// The lock stripes of a row with k-shingle set `set`, band values `bands` and, a short
@@ -173,33 +178,10 @@ impl SimilarConfig {
     }
 }
 
-/// Whether two texts with k-shingle sets `set` and `other_set` are near-duplicates for dedup
-/// by similarity, and then their Jaccard similarity: by every rule of
-/// [`simdup_core::similar::Rule::near_duplicate`] (Jaccard ≥ `threshold`, or containment ≥
-/// `containment`, or, between short texts, the Jaccard similarity of their 3-shingles, from
-/// `short_sets`, ≥ `threshold`) for a pair sharing a band (`by_band`), by the short-text rule
-/// alone for one sharing only a short band: the decision of the trigger
-/// ([`SimilarConfig::similar`]) and of the cross-shard check's SQL ([`_simdup_similar_match`],
-/// [`_simdup_similar_short_match`]).
-fn judge(
-    set: &[u64],
-    other_set: &[u64],
-    k: usize,
-    threshold: f64,
-    containment: Option<f64>,
-    by_band: bool,
-    short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
-) -> Option<Match> {
-    let rule = simdup_core::similar::Rule { k, threshold, containment };
-    if by_band {
-        rule.near_duplicate(set, other_set, short_sets)
-    } else {
-        rule.short_text(set, other_set, short_sets)
-    }
-}
-
-/// [`judge`] on two texts, with the SQL functions' argument checks: NULL for a NULL argument
-/// or text without shingles.
+/// The trigger's decision ([`simdup_core::similar::Rule::judge`]) on two texts, for the
+/// cross-shard check's SQL ([`_simdup_similar_match`]: a pair sharing a band;
+/// [`_simdup_similar_short_match`]: one sharing only a short band), with the SQL functions'
+/// argument checks: NULL for a NULL argument or text without shingles.
 fn judge_texts(
     a: Option<&str>,
     b: Option<&str>,
@@ -213,12 +195,14 @@ fn judge_texts(
     let threshold = args::similarity_target(threshold, 0.5).0;
     let containment = containment.map(args::containment_threshold);
     let (sa, sb) = crate::minhash::char_sets(a, b, k)?;
-    judge(&sa, &sb, k, threshold, containment, by_band, || (short_set_of(a), short_set_of(b))).map(|m| m.jaccard)
+    simdup_core::similar::Rule { k, threshold, containment }
+        .judge(&sa, &sb, by_band, || (short_set_of(a), short_set_of(b)))
+        .map(|m| m.jaccard)
 }
 
 /// `_simdup_similar_match(a, b, k, threshold, containment)`: the Jaccard similarity of the
 /// character k-shingles of `a` and `b` when dedup by similarity counts them as near-duplicates
-/// sharing a band ([`judge`]), NULL otherwise or for text without shingles; `containment`
+/// sharing a band ([`judge_texts`]), NULL otherwise or for text without shingles; `containment`
 /// NULL: Jaccard only. The condition of the checked write's query on every shard
 /// (src/dedup/checked.rs). COST 2500: shingling two articles takes about 0.13 ms (measured, as
 /// `jaccard`).
@@ -242,7 +226,7 @@ extension_sql!(
 
 /// `_simdup_similar_short_match(a, b, k, threshold)`: the Jaccard similarity of the character
 /// k-shingles of `a` and `b` when the short-text rule alone counts them as near-duplicates
-/// ([`judge`] for a pair sharing only a short band: the shorter text under 50 characters, both
+/// ([`judge_texts`] for a pair sharing only a short band: the shorter text under 50 characters, both
 /// short, their 3-shingle Jaccard ≥ `threshold`), NULL otherwise: the cross-shard check's
 /// condition for the rows that share only a short band (src/dedup/checked.rs), as the trigger
 /// judges them. COST 2500, as `_simdup_similar_match`.

@@ -808,17 +808,15 @@ fn score(dir: &str) {
             sh5[a].len().min(sh5[b].len()) + 4 < similar::SHORT_TEXT_CHARS && short[a].is_some() && short[b].is_some();
         // As the trigger: every rule for a pair sharing a band, the short-text rule alone for
         // one sharing only a short band.
-        let (dedup, decided) = match (band, short_band) {
-            (true, _) => (
-                if short_rule { j5.max(j3) } else { j5 },
-                rule.near_duplicate(&sh5[a], &sh5[b], || (short[a].clone(), short[b].clone())),
-            ),
-            (false, true) => (
-                if short_rule { j3 } else { 0.0 },
-                rule.short_text(&sh5[a], &sh5[b], || (short[a].clone(), short[b].clone())),
-            ),
-            (false, false) => (0.0, None),
+        let dedup = match (band, short_band) {
+            (true, _) if short_rule => j5.max(j3),
+            (true, _) => j5,
+            (false, true) if short_rule => j3,
+            _ => 0.0,
         };
+        let decided = (band || short_band)
+            .then(|| rule.judge(&sh5[a], &sh5[b], band, || (short[a].clone(), short[b].clone())))
+            .flatten();
         assert_eq!(dedup >= 0.5, decided.is_some(), "the trigger's decision on {}", p.id);
         writeln!(out, "\t{j5:.4}\t{j3:.4}\t{mj:.4}\t{dedup:.4}").unwrap();
         writeln!(candidates, "{}\t{}\t{}", p.id, u8::from(band), u8::from(short_band)).unwrap();
