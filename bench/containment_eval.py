@@ -41,6 +41,9 @@ RULES = [
 # The rules above with the short-text rule, which then also judges the pairs sharing only a
 # short band (the first rule had neither the rule nor its index).
 SHORT_TEXT_RULE = [False, True, True, True]
+# The containment threshold of each rule (None: no containment rule, no containment keys).
+CONTAINMENT = [None, None, 0.7, 0.8]
+TINY_SHINGLES = 50
 SHORT_TEXT_CHARS, SHORT_MAX_SHINGLES, SHORT_MAX_CHARS = 50, 100, 1000
 
 
@@ -70,15 +73,21 @@ def load(directory):
         texts[d["id"]] = d["body"]
     with open(f"{directory}/dedup_candidates.tsv", encoding="utf-8") as f:
         f.readline()
-        band = {p[0]: (p[1] == "1", p[2] == "1") for p in (line.rstrip("\n").split("\t") for line in f)}
+        band = {p[0]: tuple(x == "1" for x in p[1:5]) for p in (line.rstrip("\n").split("\t") for line in f)}
     return texts, band
 
 
-def decided(shared, rule, j, c, short_j, short_text_rule=True):
-    """The trigger's decision on a pair: the rule for a pair sharing a band, the short-text rule
-    alone (short_j, the 3-shingle Jaccard where it applies) for one sharing only a short band."""
-    band, short_band = shared
-    return (band and rule(j, c, short_j)) or (short_text_rule and short_band and short_j >= 0.5)
+def decided(shared, rule, j, c, short_j, short_text_rule=True, containment=None, tiny=False):
+    """The trigger's decision on a pair (simdup_core::similar::Rule::judge): for a pair sharing
+    a band, the rule (its containment part only when neither text is tiny, `tiny`: fewer than
+    50 5-shingles); for one whose containment keys meet, containment or the short-text rule; for
+    one sharing only a short band, the short-text rule alone (short_j, the 3-shingle Jaccard
+    where it applies)."""
+    band, short_band, key70, key80 = shared
+    key = {0.7: key70, 0.8: key80}.get(containment, False)
+    by_band = band and (rule(j, 0.0 if tiny else c, short_j))
+    by_key = key and (c >= containment or short_j >= 0.5)
+    return by_band or by_key or (short_text_rule and short_band and short_j >= 0.5)
 
 
 def tally(scored):
@@ -123,7 +132,8 @@ def main():
             sa, sb = short_set(texts[p["a"]]), short_set(texts[p["b"]])
             if sa is not None and sb is not None:
                 s = len(sa & sb) / len(sa | sb)
-        rows.append((p["lang"], p["kind"], p["label"], p["bucket"], j, c, s, band[p["id"]]))
+        tiny = min(len(a), len(b)) < TINY_SHINGLES
+        rows.append((p["lang"], p["kind"], p["label"], p["bucket"], j, c, s, band[p["id"]], tiny))
     print(f"{len(rows)} pairs; Jaccard differing from the exported j5: {mismatched}\n")
 
     for title, keep in [("all texts", lambda b: True), ("texts of 50 characters or more", lambda b: b != "0-50")]:
@@ -133,11 +143,11 @@ def main():
         header = ["rule", "lang"] + sorted({k for _, k in kinds}) + ["precision", "hard flagged", "merge50 flagged"]
         print("| " + " | ".join(header) + " |")
         print("|" + " --- |" * len(header))
-        for (name, rule), short_text_rule in zip(RULES, SHORT_TEXT_RULE):
+        for (name, rule), short_text_rule, containment in zip(RULES, SHORT_TEXT_RULE, CONTAINMENT):
             for lang in langs:
                 pos, neg, precision = tally(
-                    (kind, label, decided(shared, rule, j, c, short_j, short_text_rule))
-                    for lg, kind, label, bucket, j, c, short_j, shared in rows
+                    (kind, label, decided(shared, rule, j, c, short_j, short_text_rule, containment, tiny))
+                    for lg, kind, label, bucket, j, c, short_j, shared, tiny in rows
                     if lg == lang and keep(bucket)
                 )
                 cells = [f"{pos[k][0] / pos[k][1]:.3f}" if pos[k][1] else "–" for k in header[2:-3]]

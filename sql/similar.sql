@@ -36,7 +36,7 @@ RETURNS TABLE (index regclass, text_expr text, k integer, bands integer, rows in
 LANGUAGE c STABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', '_simdup_similar_indexes_wrapper';
 COMMENT ON FUNCTION _simdup_similar_indexes(regclass) IS
-  'simdup (internal): the valid GIN indexes of a table on _simdup_similar_bands(expr, k, bands, rows), oldest first, with expr (SQL text), k, bands and rows read from their expressions in the catalog; then the similarity dedup trigger''s short-text indexes on _simdup_similar_short_bands(expr, threshold), with k = 3 and their bands and rows';
+  'simdup (internal): the valid GIN indexes of a table on _simdup_similar_bands(expr, k, bands, rows), oldest first, with expr (SQL text), k, bands and rows read from their expressions in the catalog; then the similarity dedup trigger''s short-text indexes on _simdup_similar_short_bands(expr, threshold), with k = 3 and their bands and rows; then its containment indexes on _simdup_similar_keys(expr, k, containment), with their k and NULL bands and rows';
 
 -- The dedup trigger by verified similarity (src/dedup/similar.rs), installed by
 -- simdup_enable_similar(..., on_duplicate => ...) as
@@ -46,15 +46,16 @@ CREATE FUNCTION simdup_similar_dedup_trigger() RETURNS trigger
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'simdup_similar_dedup_trigger';
 COMMENT ON FUNCTION simdup_similar_dedup_trigger() IS
-  'simdup: BEFORE INSERT OR UPDATE row trigger of simdup_enable_similar(..., on_duplicate => ...), arguments (mode, threshold, k, bands, rows, text_column, key_column[, containment]): a row whose text has exact Jaccard similarity (character k-shingles) >= threshold (or containment >= containment; or, the shorter of two texts under 50 characters, Jaccard similarity of character 3-shingles >= threshold) with a stored row sharing one of its LSH bands (the similarity index''s candidates, and the short-text index''s for short texts) raises 23505 (reject), is not stored (skip), or is stored with dup_of = the smallest such key (mark); safe under concurrency (lock stripes of the band values, or of the prefix filters of the shingle sets of small and short texts)';
+  'simdup: BEFORE INSERT OR UPDATE row trigger of simdup_enable_similar(..., on_duplicate => ...), arguments (mode, threshold, k, bands, rows, text_column, key_column[, containment]): a row whose text has exact Jaccard similarity (character k-shingles) >= threshold with a stored row sharing one of its LSH bands (the similarity index''s candidates), or containment >= containment with a stored row sharing a band (both texts of at least 50 shingles) or whose containment keys meet its own (the containment index''s candidates), or, the shorter of two texts under 50 characters, Jaccard similarity of character 3-shingles >= threshold with any of these or a stored row sharing a short band (the short-text index''s candidates), raises 23505 (reject), is not stored (skip), or is stored with dup_of = the smallest such key (mark); safe under concurrency (lock stripes of the band values, of the prefix filters of the shingle sets of small and short texts, and of the containment keys)';
 
 -- Equips a table for simdup_similar: one GIN index on the LSH bands of text_column; with
 -- on_duplicate ('reject', 'skip' or 'mark'), also the dedup trigger simdup_dedup_similar above
--- (the table needs a single-column primary key; mark adds dup_of), and with containment, the
--- trigger's second rule (a stored row holding that share of the smaller text's shingles).
+-- (the table needs a single-column primary key; mark adds dup_of), and with containment (0.8 by
+-- default, NULL for none), the trigger's second rule (a stored row holding that share of the
+-- smaller text's shingles) and its containment index.
 CREATE FUNCTION simdup_enable_similar(tbl regclass, text_column name, threshold double precision DEFAULT 0.5,
                                       k integer DEFAULT 5, recall double precision DEFAULT 0.99,
-                                      on_duplicate text DEFAULT NULL, containment double precision DEFAULT NULL)
+                                      on_duplicate text DEFAULT NULL, containment double precision DEFAULT 0.8)
 RETURNS TABLE (index regclass, bands integer, rows integer, p_at_threshold double precision)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -84,12 +85,8 @@ BEGIN
     PERFORM @extschema@._simdup_check_shingle_size(k);                 -- 22023 (src/args.rs)
     SELECT c.bands, c.rows INTO b, r FROM @extschema@.minhash_choose_bands(128, threshold, recall) c;
 
-    -- Dedup arguments, checked before anything is changed.
-    IF containment IS NOT NULL AND on_duplicate IS NULL THEN
-        RAISE EXCEPTION 'containment applies to the dedup trigger, and on_duplicate is NULL'
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give on_duplicate => ''reject'', ''skip'' or ''mark'' with containment; simdup_similar and jaccard(body, q) >= t search by Jaccard similarity only.';
-    END IF;
+    -- Dedup arguments, checked before anything is changed (containment is the dedup trigger's
+    -- rule: without on_duplicate it is not used).
     IF on_duplicate IS NOT NULL THEN
         -- 22023 for an unknown mode or a bad containment (src/dedup/similar.rs), then 0A000 / 55000.
         PERFORM @extschema@._simdup_similar_dedup_trigger_args(on_duplicate, threshold, k, b, r, text_column, '', containment);
@@ -120,6 +117,13 @@ BEGIN
         EXECUTE format('CREATE INDEX %I ON %s USING gin (@extschema@._simdup_similar_short_bands(%I, %L::double precision)) WITH (fastupdate = off)',
                        @extschema@._simdup_index_name(tbl, rel.relname || '_' || text_column, '_similar_short_idx'),
                        tbl, text_column, threshold);
+        -- The containment index: the candidates of the containment rule for tiny texts, their
+        -- containment prefixes among every text's sketch (its 32 rarest shingles) and back.
+        IF containment IS NOT NULL THEN
+            EXECUTE format('CREATE INDEX %I ON %s USING gin (@extschema@._simdup_similar_keys(%I, %s, %L::double precision)) WITH (fastupdate = off)',
+                           @extschema@._simdup_index_name(tbl, rel.relname || '_' || text_column, '_similar_keys_idx'),
+                           tbl, text_column, k, containment);
+        END IF;
         PERFORM @extschema@._simdup_install_dedup_trigger(tbl, 'simdup_dedup_similar', 'simdup_similar_dedup_trigger',
                                                           trigger_args, on_duplicate = 'mark', pk.key_type);
     END IF;
@@ -130,7 +134,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION simdup_enable_similar(regclass, name, double precision, integer, double precision, text, double precision) IS
-  'simdup: equips a table for simdup_similar and jaccard(text_column, q) >= t queries: a GIN index <table>_<column>_similar_idx on the LSH bands of text_column (_simdup_similar_bands(text_column, k, bands, rows), no column added), with bands x rows (<= 128) chosen so that a pair of character-k-shingle Jaccard similarity threshold (default 0.5, k default 5) becomes a candidate with probability >= recall (default 0.99): minhash_choose_bands(128, threshold, recall). on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup_similar (BEFORE INSERT OR UPDATE) and a second GIN index <table>_<column>_similar_short_idx on the 3-shingle bands of short texts (_simdup_similar_short_bands(text_column, threshold)): a row with Jaccard similarity >= threshold to a stored row among the index''s candidates (or, with containment => c, one of them holding at least c of the smaller text''s shingles: an added header or paragraph; or, when the shorter text has fewer than 50 characters, Jaccard similarity of character 3-shingles >= threshold: a typo in a short text) raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest such key; safe under concurrency; needs a single-column primary key and a text or varchar column; on a Citus distributed table the trigger on each shard refuses every write but the coordinator''s checked writes (plain INSERT, COPY and text-changing UPDATE there, simdup_insert), which check rows across shards. Returns the index, bands, rows and that probability. Requires owning the table';
+  'simdup: equips a table for simdup_similar and jaccard(text_column, q) >= t queries: a GIN index <table>_<column>_similar_idx on the LSH bands of text_column (_simdup_similar_bands(text_column, k, bands, rows), no column added), with bands x rows (<= 128) chosen so that a pair of character-k-shingle Jaccard similarity threshold (default 0.5, k default 5) becomes a candidate with probability >= recall (default 0.99): minhash_choose_bands(128, threshold, recall). on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup_similar (BEFORE INSERT OR UPDATE) a second GIN index <table>_<column>_similar_short_idx on the 3-shingle bands of short texts (_simdup_similar_short_bands(text_column, threshold)) and, with containment (default 0.8; NULL: none), a third, <table>_<column>_similar_keys_idx, on the containment keys of every text (_simdup_similar_keys(text_column, k, containment)): a row with Jaccard similarity >= threshold to a stored row among the indexes'' candidates (or one of them holding at least containment of the smaller text''s shingles: an added header, footer or paragraph; or, when the shorter text has fewer than 50 characters, Jaccard similarity of character 3-shingles >= threshold: a typo in a short text) raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest such key; safe under concurrency; needs a single-column primary key and a text or varchar column; on a Citus distributed table the trigger on each shard refuses every write but the coordinator''s checked writes (plain INSERT, COPY and text-changing UPDATE there, simdup_insert), which check rows across shards. Returns the index, bands, rows and that probability. Requires owning the table';
 
 -- Removes what simdup_enable_similar added: the dedup trigger (and dup_of, if it marked) and
 -- the table's similarity indexes.

@@ -294,6 +294,59 @@ extension_sql!(
     requires = [_simdup_similar_short_bands]
 );
 
+/// The containment keys of a text's k-shingle set at containment threshold `c`
+/// ([`simdup_core::similar::containment_keys`]): what `_simdup_similar_keys(body, k, c)`
+/// indexes ([`simdup_core::similar::Keys::entry`]), and what the trigger and the checked write
+/// look up ([`simdup_core::similar::Keys::probe`]).
+pub(crate) fn set_keys(set: &[u64], k: usize, c: f64) -> simdup_core::similar::Keys {
+    simdup_core::similar::containment_keys(set, k, c)
+}
+
+/// `_simdup_similar_keys(body, k, containment)`: the containment keys of a text's character
+/// k-shingles, as the containment index stores them: its sketch (its 32 rarest shingles) and,
+/// for a tiny text (fewer than 50 shingles), its containment prefix, each tagged by its role;
+/// NULL for text without shingles. The expression of the similarity dedup trigger's third GIN
+/// index, which finds the candidates of its containment rule for tiny texts
+/// (simdup_core::similar::Keys). 22023 for a bad k or containment.
+///
+/// COST 2500, as `_simdup_similar_short_bands`.
+#[pg_extern(immutable, strict, parallel_safe, cost = 2500)]
+pub(crate) fn _simdup_similar_keys(body: &str, k: i32, containment: f64) -> Option<Vec<i64>> {
+    text_keys(body, k, containment).map(|keys| keys.entry())
+}
+
+/// The containment keys of a text, with the SQL functions' argument checks (22023 for a bad k
+/// or containment); None for text without shingles.
+fn text_keys(body: &str, k: i32, containment: f64) -> Option<simdup_core::similar::Keys> {
+    let k = crate::args::shingle_size(k);
+    let c = crate::args::containment_threshold(containment);
+    let set = char_set(body, k);
+    (!set.is_empty()).then(|| set_keys(&set, k, c))
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_similar_keys(text, integer, double precision) IS 'simdup (internal): the containment keys of the character k-shingles of a text (its 32 rarest shingles, and for a text of fewer than 50 shingles the first ones a text holding containment of them must share), tagged by role; NULL for text without shingles: the expression of the similarity dedup trigger''s containment index';",
+    name = "comment__simdup_similar_keys",
+    requires = [_simdup_similar_keys]
+);
+
+/// `_simdup_similar_key_probe(body, k, containment)`: the values a text looks up in the
+/// containment index (its prefix among the others' sketches, its sketch among the others'
+/// prefixes: [`simdup_core::similar::Keys::probe`]); `_simdup_similar_key_probe(a, k, c) &&
+/// _simdup_similar_keys(b, k, c)` exactly when the containment keys of `a` and `b` meet. NULL
+/// for text without shingles. What the trigger and the cross-shard check look up, for tests and
+/// for explaining a decision.
+#[pg_extern(immutable, strict, parallel_safe, cost = 2500)]
+pub(crate) fn _simdup_similar_key_probe(body: &str, k: i32, containment: f64) -> Option<Vec<i64>> {
+    text_keys(body, k, containment).map(|keys| keys.probe())
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_similar_key_probe(text, integer, double precision) IS 'simdup (internal): the values a text looks up in the containment index (its containment prefix among the sketches, its sketch among the prefixes): _simdup_similar_key_probe(a, k, c) && _simdup_similar_keys(b, k, c) when the containment keys of a and b meet; NULL for text without shingles';",
+    name = "comment__simdup_similar_key_probe",
+    requires = [_simdup_similar_key_probe]
+);
+
 /// The `bands × rows`-value signature of a non-empty shingle set and its band values.
 fn signature_bands(set: &[u64], bands: usize, rows: usize) -> (Vec<u64>, Vec<i64>) {
     let sig = match mh::minhash_with(set, bands * rows, &mut interrupt) {

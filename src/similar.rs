@@ -81,6 +81,16 @@ pub(crate) struct ShortIndex {
     pub threshold: f64,
 }
 
+/// A containment index of a table, which the similarity dedup trigger reads for its containment
+/// rule: a valid GIN index on `_simdup_similar_keys(body, k, containment)`.
+pub(crate) struct KeyIndex {
+    pub oid: pg_sys::Oid,
+    /// The indexed text expression, as in [`SimilarityIndex`].
+    pub body: *mut pg_sys::Node,
+    pub k: i32,
+    pub containment: f64,
+}
+
 /// The similarity indexes of an open table, oldest first, read from their expressions in the
 /// catalog ([`crate::search::similarity::bands_expression`]): the one reader for
 /// `_simdup_similar_indexes`, `simdup_similar` and the dedup trigger.
@@ -115,6 +125,25 @@ pub(crate) unsafe fn short_indexes(heap: pg_sys::Relation) -> Vec<ShortIndex> {
                 oid,
                 body,
                 threshold,
+            })
+        })
+    }
+}
+
+/// The containment indexes of an open table, oldest first
+/// ([`crate::search::similarity::keys_expression`]).
+///
+/// # Safety
+/// As [`similarity_indexes`].
+pub(crate) unsafe fn key_indexes(heap: pg_sys::Relation) -> Vec<KeyIndex> {
+    // SAFETY: the caller's.
+    unsafe {
+        gin_expression_indexes(heap, |oid, expr| {
+            crate::search::similarity::keys_expression(expr).map(|(body, k, containment)| KeyIndex {
+                oid,
+                body,
+                k,
+                containment,
             })
         })
     }
@@ -169,7 +198,8 @@ unsafe fn expression_sql(heap: pg_sys::Relation, body: *mut pg_sys::Node) -> Str
 /// `_simdup_similar_indexes(tbl regclass)`: the valid similarity indexes of a table, oldest
 /// first, each with its text expression (SQL, as the caller's search_path prints it), k, bands
 /// and rows ([`similarity_indexes`]), then the similarity dedup trigger's short-text indexes
-/// ([`short_indexes`]) with k = 3 and their bands and rows. Declared in sql/similar.sql (its
+/// ([`short_indexes`]) with k = 3 and their bands and rows, then its containment indexes
+/// ([`key_indexes`]) with their k and NULL bands and rows. Declared in sql/similar.sql (its
 /// argument is a regclass).
 #[pg_extern(sql = false)]
 #[allow(clippy::type_complexity)]
@@ -177,7 +207,13 @@ fn _simdup_similar_indexes(
     tbl: pg_sys::Oid,
 ) -> TableIterator<
     'static,
-    (name!(index, pg_sys::Oid), name!(text_expr, String), name!(k, i32), name!(bands, i32), name!(rows, i32)),
+    (
+        name!(index, pg_sys::Oid),
+        name!(text_expr, String),
+        name!(k, i32),
+        name!(bands, Option<i32>),
+        name!(rows, Option<i32>),
+    ),
 > {
     let mut out = Vec::new();
     // SAFETY: in a transaction; the table is opened and closed here under AccessShareLock.
@@ -187,13 +223,17 @@ fn _simdup_similar_indexes(
             return TableIterator::new(out);
         }
         for ix in similarity_indexes(heap) {
-            out.push((ix.oid, expression_sql(heap, ix.body), ix.k, ix.bands as i32, ix.rows as i32));
+            out.push((ix.oid, expression_sql(heap, ix.body), ix.k, Some(ix.bands as i32), Some(ix.rows as i32)));
         }
         // The dedup trigger's short-text indexes, as indexes of 3-shingle bands.
         for ix in short_indexes(heap) {
             let (bands, rows) = crate::minhash::short_banding_of(ix.threshold);
             let k = simdup_core::similar::SHORT_SHINGLE as i32;
-            out.push((ix.oid, expression_sql(heap, ix.body), k, bands as i32, rows as i32));
+            out.push((ix.oid, expression_sql(heap, ix.body), k, Some(bands as i32), Some(rows as i32)));
+        }
+        // The dedup trigger's containment indexes: sketches and prefixes, not bands.
+        for ix in key_indexes(heap) {
+            out.push((ix.oid, expression_sql(heap, ix.body), ix.k, None, None));
         }
         pg_sys::relation_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }

@@ -30,7 +30,7 @@
 //! about 65 % of unrelated pairs.
 
 use crate::hash::mix64;
-use crate::similar::{prefix_filter, rare_first, SHORT_SHINGLE};
+use crate::similar::{prefix_filter, rare_first, Keys, SHORT_SHINGLE, TINY_SHINGLES};
 
 /// Number of lock stripes per table: the bound on the advisory locks one transaction holds for
 /// one table.
@@ -114,12 +114,57 @@ pub fn band_stripes(bands: &[i64]) -> Vec<u32> {
     out
 }
 
-/// The lock stripes of a row of the similarity dedup trigger at threshold `t`, ascending and
-/// without repeats. `bands` are the row's LSH band values, `set` its k-shingle set, and
-/// `short_set` its short text's 3-shingle set ([`crate::similar::short_set`]; empty for
-/// another text). `containment`: the table also has rule 2.
+/// The lock stripes of a row of the similarity dedup trigger ([`similar_stripes`]): stripes of
+/// the table's main space, taken exclusively, and stripes of its containment-key space, each
+/// taken exclusively or shared. Two rows wait for each other when they share a main stripe, or
+/// a key stripe that one of them takes exclusively.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SimilarStripes {
+    /// Main space, exclusive; ascending, without repeats.
+    pub exclusive: Vec<u32>,
+    /// Key space, exclusive (a tiny text's containment prefix); ascending, without repeats.
+    pub keys_exclusive: Vec<u32>,
+    /// Key space, shared (the sketch), none of them in `keys_exclusive`; ascending, without
+    /// repeats.
+    pub keys_shared: Vec<u32>,
+}
+
+impl SimilarStripes {
+    /// The union of several rows' stripes: a key stripe any of them takes exclusively is taken
+    /// exclusively (what a transaction writing them all at once takes).
+    pub fn union<'a>(all: impl IntoIterator<Item = &'a SimilarStripes>) -> SimilarStripes {
+        let (mut exclusive, mut keys_exclusive, mut keys_shared) = (Vec::new(), Vec::new(), Vec::new());
+        for s in all {
+            exclusive.extend(&s.exclusive);
+            keys_exclusive.extend(&s.keys_exclusive);
+            keys_shared.extend(&s.keys_shared);
+        }
+        for v in [&mut exclusive, &mut keys_exclusive, &mut keys_shared] {
+            v.sort_unstable();
+            v.dedup();
+        }
+        keys_shared.retain(|x| keys_exclusive.binary_search(x).is_err());
+        SimilarStripes { exclusive, keys_exclusive, keys_shared }
+    }
+
+    /// Whether two rows writing at the same time would wait for each other.
+    pub fn conflict(&self, other: &SimilarStripes) -> bool {
+        let meet = |a: &[u32], b: &[u32]| a.iter().any(|x| b.binary_search(x).is_ok());
+        meet(&self.exclusive, &other.exclusive)
+            || meet(&self.keys_exclusive, &other.keys_exclusive)
+            || meet(&self.keys_exclusive, &other.keys_shared)
+            || meet(&self.keys_shared, &other.keys_exclusive)
+    }
+}
+
+/// The lock stripes of a row of the similarity dedup trigger at threshold `t`
+/// ([`SimilarStripes`]). `bands` are the row's LSH band values, `set` its k-shingle set,
+/// `short_set` its short text's 3-shingle set ([`crate::similar::short_set`]; empty for another
+/// text), and `keys` its containment keys when the table has the containment rule
+/// ([`crate::similar::containment_keys`]; None: no rule 2).
 ///
-/// Every pair of rows the trigger could judge near-duplicates shares a stripe:
+/// Every pair of rows the trigger could judge near-duplicates ([`crate::similar::Rule::judge`])
+/// shares a stripe one of them takes exclusively:
 ///
 /// - **Rule 3** (short texts): both rows lock one stripe per element of the prefix filter of
 ///   their 3-shingle sets ([`crate::similar::prefix_filter`]), and two sets of Jaccard ≥ t
@@ -130,8 +175,13 @@ pub fn band_stripes(bands: &[i64]) -> Vec<u32> {
 ///   values; every other row does. Sets of Jaccard ≥ t have sizes within a factor t, so a
 ///   small row's partner has at most [`PREFIX_MAX_SHINGLES`] shingles and locks its prefix
 ///   too; two rows that are not small both lock their bands.
-/// - **Rule 2** (containment, between rows sharing a band value) has no prefix bound: with
-///   `containment`, every row locks its band values, whatever its size.
+/// - **Rule 2** (containment). Between rows sharing a band value, it applies when both have at
+///   least [`crate::similar::TINY_SHINGLES`] k-shingles, and with `keys` every such row locks
+///   its band values, small or not. Between rows whose containment keys meet (a tiny row's
+///   prefix shares a shingle with the other's sketch), it applies whatever the sizes: a tiny
+///   row locks a key stripe per prefix shingle exclusively, every row one per sketch shingle
+///   shared, so they meet in a stripe one of them takes exclusively. Shared locks keep two
+///   rows that are not tiny apart: their sketches never make them wait for each other.
 ///
 /// The prefixes are taken in the order of [`crate::similar::rare_first`] (common shingles
 /// last), the same for every row of a table (one k), which the prefix argument needs and no
@@ -140,18 +190,28 @@ pub fn band_stripes(bands: &[i64]) -> Vec<u32> {
 /// among [`LOCK_STRIPES`]: about 1 − (1 − s/4096)^s for s stripes each, more where they share
 /// shingles (the `stripes` example of bench/rust, docs/performance.md). The short texts' 72
 /// short band values as stripes would make almost every pair of short rows wait for each other.
-pub fn similar_stripes(bands: &[i64], set: &[u64], k: usize, short_set: &[u64], t: f64, containment: bool) -> Vec<u32> {
+pub fn similar_stripes(
+    bands: &[i64],
+    set: &[u64],
+    k: usize,
+    short_set: &[u64],
+    t: f64,
+    keys: Option<&Keys>,
+) -> SimilarStripes {
     let n = set.len();
-    let small = !containment && (n as f64) < t * PREFIX_MAX_SHINGLES as f64;
-    let mut out = if small { Vec::new() } else { band_stripes(bands) };
-    if !containment && n <= PREFIX_MAX_SHINGLES {
+    let lock_bands = n as f64 >= t * PREFIX_MAX_SHINGLES as f64 || (keys.is_some() && n >= TINY_SHINGLES);
+    let mut out = if lock_bands { band_stripes(bands) } else { Vec::new() };
+    if n <= PREFIX_MAX_SHINGLES {
         out.extend(prefix_stripes(prefix_filter(&rare_first(set, k), t), PREFIX_STRIPE_SALT));
     }
     let short = rare_first(short_set, SHORT_SHINGLE);
     out.extend(prefix_stripes(prefix_filter(&short, t), SHORT_TEXT_STRIPE_SALT));
-    out.sort_unstable();
-    out.dedup();
-    out
+    let mut row = SimilarStripes { exclusive: out, ..SimilarStripes::default() };
+    if let Some(keys) = keys {
+        row.keys_exclusive = prefix_stripes(&keys.prefix, KEY_STRIPE_SALT).collect();
+        row.keys_shared = prefix_stripes(&keys.sketch, KEY_STRIPE_SALT).collect();
+    }
+    SimilarStripes::union([&row])
 }
 
 /// Rows of at most this many k-shingles lock the prefix filter of their k-shingle set
@@ -167,6 +227,10 @@ const PREFIX_STRIPE_SALT: u64 = 0x7072_6566_6978_6b73;
 
 /// Keeps the stripes of short texts' 3-shingles apart from those of band values.
 const SHORT_TEXT_STRIPE_SALT: u64 = 0x7368_6f72_7474_7874;
+
+/// The stripes of containment keys are in a space of their own (a lock tag of their own);
+/// the salt keeps them independent of the prefix stripes' numbering all the same.
+const KEY_STRIPE_SALT: u64 = 0x6b65_7973_7472_7065;
 
 /// Keeps the stripes of band values apart from those of fingerprint pieces.
 const BAND_STRIPE_SALT: u64 = 0x6261_6e64_7374_7270;
@@ -210,26 +274,30 @@ mod tests {
             let t = crate::minhash::jaccard(&sa, &sb);
             // Sets far apart in rule 1's terms (disjoint, large), no shared band value.
             let (big_a, big_b): (Vec<u64>, Vec<u64>) = ((0..300).collect(), (1000..1300).collect());
-            let xa = similar_stripes(&[1], &big_a, 5, &sa, t, false);
-            let xb = similar_stripes(&[2], &big_b, 5, &sb, t, false);
-            assert!(xa.iter().any(|x| xb.contains(x)), "{a} / {b} at {t}");
+            let xa = similar_stripes(&[1], &big_a, 5, &sa, t, None);
+            let xb = similar_stripes(&[2], &big_b, 5, &sb, t, None);
+            assert!(xa.conflict(&xb), "{a} / {b} at {t}");
+            let xa = xa.exclusive;
             assert!(xa.windows(2).all(|w| w[0] < w[1]) && xa.iter().all(|&x| x < LOCK_STRIPES));
         }
     }
 
-    /// The guarantee for rule 1 and 2: rows sharing a band value with Jaccard ≥ t (or, with
-    /// containment, any rows sharing a band value) share a stripe, for sizes across the small,
-    /// middle and large classes and thresholds across (0, 1]; and rows of Jaccard ≥ t share one
-    /// even without a shared band when either is small enough to lock its prefix only.
+    /// The guarantee for rules 1 and 2: rows sharing a band value with Jaccard ≥ t (or, with
+    /// containment, rows of at least TINY_SHINGLES shingles each sharing a band value) share a
+    /// stripe, for sizes across the small, middle and large classes and thresholds across (0, 1];
+    /// rows of Jaccard ≥ t share one even without a shared band when either is small enough to
+    /// lock its prefix only; and rows whose containment keys meet share a key stripe that one of
+    /// them takes exclusively.
     #[test]
     fn rule_1_and_2_pairs_share_a_stripe() {
-        let mut checked = [0usize; 3];
+        use crate::similar::containment_keys;
+        let mut checked = [0usize; 4];
         for seed in 0..300u64 {
             // Every fourth element a common 5-shingle, which the prefixes order last.
             let h = |i: u64| {
                 let x = mix64(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
                 if i.is_multiple_of(4) {
-                    crate::common::COMMON_5[(x % 1000) as usize].0
+                    crate::common::common_5((x % 1000) as usize).0
                 } else {
                     x
                 }
@@ -237,7 +305,7 @@ mod tests {
             for t in [0.05, 0.2, 0.3, 0.5, 0.6, 0.75, 0.9, 1.0] {
                 for na in [1u64, 4, 10, 20, 29, 30, 49, 50, 51, 75, 99, 100, 101, 150, 300] {
                     let na_f = na as f64;
-                    for nb in [(na_f * t).ceil() as u64, na, (na_f / t).floor() as u64, na + 1, na * 2] {
+                    for nb in [(na_f * t).ceil() as u64, na, (na_f / t).floor() as u64, na + 1, na * 2, na * 4 + 30] {
                         let nb = nb.max(1);
                         // Share as many elements as Jaccard ≥ t allows at the least.
                         let common = ((t * (na + nb) as f64) / (1.0 + t)).ceil().min(na.min(nb) as f64) as u64;
@@ -249,24 +317,38 @@ mod tests {
                         }
                         let (na, nb) = (a.len(), b.len());
                         let j = crate::minhash::jaccard(&a, &b);
-                        for containment in [false, true] {
-                            let shared_band = similar_stripes(&[7, 8], &a, 5, &[], t, containment);
-                            let other = similar_stripes(&[9, 8], &b, 5, &[], t, containment);
-                            let meet = |x: &[u32], y: &[u32]| x.iter().any(|s| y.contains(s));
-                            if j >= t || containment {
-                                assert!(meet(&shared_band, &other), "t {t}, sizes {na} {nb}, j {j}, c {containment}");
+                        for containment in [None, Some(0.8)] {
+                            let keys = |x: &[u64]| containment.map(|c| containment_keys(x, 5, c));
+                            let (ka, kb) = (keys(&a), keys(&b));
+                            let shared_band = similar_stripes(&[7, 8], &a, 5, &[], t, ka.as_ref());
+                            let other = similar_stripes(&[9, 8], &b, 5, &[], t, kb.as_ref());
+                            let not_tiny = na.min(nb) >= TINY_SHINGLES;
+                            if j >= t || (containment.is_some() && not_tiny) {
+                                assert!(
+                                    shared_band.conflict(&other),
+                                    "t {t}, sizes {na} {nb}, j {j}, c {containment:?}"
+                                );
                                 checked[0] += 1;
                             }
-                            let apart = similar_stripes(&[1], &a, 5, &[], t, containment);
-                            let apart_b = similar_stripes(&[2], &b, 5, &[], t, containment);
+                            let apart = similar_stripes(&[1], &a, 5, &[], t, ka.as_ref());
+                            let apart_b = similar_stripes(&[2], &b, 5, &[], t, kb.as_ref());
                             let small = (na.min(nb) as f64) < t * PREFIX_MAX_SHINGLES as f64;
-                            if j >= t && small && !containment {
-                                assert!(meet(&apart, &apart_b), "t {t}, sizes {na} {nb}, j {j}: no shared band");
+                            if j >= t && small {
+                                assert!(apart.conflict(&apart_b), "t {t}, sizes {na} {nb}, j {j}: no shared band");
                                 checked[1] += 1;
                             }
-                            if !containment && (na as f64) < t * PREFIX_MAX_SHINGLES as f64 {
-                                // A small row locks no band stripe.
-                                assert_eq!(apart, similar_stripes(&[], &a, 5, &[], t, false));
+                            if let (Some(ka), Some(kb)) = (&ka, &kb) {
+                                if ka.meet(kb) {
+                                    assert!(apart.conflict(&apart_b), "t {t}, sizes {na} {nb}: keys meet");
+                                    checked[3] += 1;
+                                }
+                            }
+                            if (na as f64) < t * PREFIX_MAX_SHINGLES as f64
+                                && (containment.is_none() || na < TINY_SHINGLES)
+                            {
+                                // A small row locks no band stripe (with containment: a small and
+                                // tiny one).
+                                assert_eq!(apart.exclusive, similar_stripes(&[], &a, 5, &[], t, ka.as_ref()).exclusive);
                                 checked[2] += 1;
                             }
                         }
@@ -275,6 +357,56 @@ mod tests {
             }
         }
         assert!(checked.iter().all(|&c| c > 1000), "{checked:?}");
+    }
+
+    /// Containment keys: a tiny text wrapped in added shingles (a header and footer) meets the
+    /// wrapped copy's sketch, and two rows that are not tiny never wait for each other through
+    /// their sketches (shared locks), whatever they share.
+    #[test]
+    fn containment_keys_stripes() {
+        use crate::similar::containment_keys;
+        let mut met = 0;
+        for seed in 0..500u64 {
+            let h = |i: u64| mix64(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let n = 5 + seed % 40;
+            let mut tiny: Vec<u64> = (0..n).map(h).collect();
+            // The copy keeps 90 % of the tiny text and adds twice as many common shingles.
+            let kept = n - n / 10;
+            let mut wrapped: Vec<u64> = (0..kept)
+                .map(h)
+                .chain((0..2 * n).map(|i| crate::common::common_5((h(i + 999) % 1000) as usize).0))
+                .collect();
+            for s in [&mut tiny, &mut wrapped] {
+                s.sort_unstable();
+                s.dedup();
+            }
+            assert!(crate::minhash::containment(&tiny, &wrapped) >= 0.8);
+            let (kt, kw) = (containment_keys(&tiny, 5, 0.8), containment_keys(&wrapped, 5, 0.8));
+            // The common shingles go last: the wrapped copy's sketch starts with the tiny text's.
+            assert!(kt.meet(&kw), "seed {seed}");
+            assert!(kt.probe().iter().any(|x| kw.entry().contains(x)));
+            let st = similar_stripes(&[1], &tiny, 5, &[], 0.5, Some(&kt));
+            let sw = similar_stripes(&[2], &wrapped, 5, &[], 0.5, Some(&kw));
+            assert!(st.conflict(&sw) && sw.conflict(&st));
+            assert!(!st.keys_exclusive.is_empty() && st.keys_exclusive.len() <= n as usize / 5 + 2);
+            met += 1;
+        }
+        assert_eq!(met, 500);
+        // Large rows: the same sketch, shared locks only, no key conflict.
+        let big: Vec<u64> = (0..300).map(mix64).collect();
+        let kb = containment_keys(&big, 5, 0.8);
+        assert!(kb.prefix.is_empty() && kb.sketch.len() == crate::similar::SKETCH_SHINGLES);
+        let x = similar_stripes(&[], &big, 5, &[], 0.5, Some(&kb));
+        assert!(x.keys_exclusive.is_empty() && !x.keys_shared.is_empty());
+        let y = SimilarStripes { exclusive: Vec::new(), ..x.clone() };
+        assert!(!y.conflict(&y));
+        // The union takes a key stripe exclusively when any row does.
+        let u = SimilarStripes::union([
+            &x,
+            &similar_stripes(&[], &big[..20], 5, &[], 0.5, Some(&containment_keys(&big[..20], 5, 0.8))),
+        ]);
+        assert!(u.keys_shared.iter().all(|s| u.keys_exclusive.binary_search(s).is_err()));
+        assert!(!u.keys_exclusive.is_empty());
     }
 
     #[test]

@@ -1,23 +1,29 @@
 //! Dedup by verified similarity: the one decision "is this pair of texts a near-duplicate?"
-//! of the similarity dedup trigger, and the short-text band set that finds its candidates.
+//! of the similarity dedup trigger, and the short-text band set and containment keys that find
+//! its candidates.
 //!
 //! A pair of texts is a near-duplicate ([`Rule::near_duplicate`]) when
 //!
 //! 1. the Jaccard similarity of their character k-shingles reaches the threshold t; or
-//! 2. with a containment threshold c, the share of the smaller k-shingle set found in the
-//!    other reaches c (an added header or paragraph); or
+//! 2. with a containment threshold c (0.8 by default in `simdup_enable_similar`), the share of
+//!    the smaller k-shingle set found in the other reaches c (an added header, footer or
+//!    paragraph); or
 //! 3. **short texts**: the shorter text has fewer than [`SHORT_TEXT_CHARS`] characters
 //!    (|k-shingles| + k − 1), both texts are short-banded ([`short_set`]: at most
 //!    [`SHORT_MAX_SHINGLES`] distinct character 3-shingles), and the Jaccard similarity of
 //!    their 3-shingles reaches t. One typo changes k of a text's k-shingles, which is most of
 //!    them in a text of a few dozen characters; of its 3-shingles it changes three.
 //!
-//! Rules 1 and 2 find their candidates in the similarity index's LSH bands of k-shingles.
-//! Rule 3 finds them in a second index, on [`short_bands`]: the LSH bands of the 3-shingle set
-//! of every short-banded text, banded ([`short_banding`]) so that a pair of 3-shingle Jaccard
-//! t becomes a candidate with probability ≥ [`SHORT_RECALL`]. Both texts of a rule-3 pair are
-//! short-banded by the rule's own terms, so every such pair has that chance: the rule is no
-//! weaker for the texts it names than rule 1 is for long ones.
+//! Rule 1 finds its candidates in the similarity index's LSH bands of k-shingles, and so does
+//! rule 2 when both texts have at least [`TINY_SHINGLES`] k-shingles. Rule 2 for a *tiny* text
+//! finds them through containment keys ([`Keys`]): a header and footer longer than the text
+//! itself leave too little Jaccard for any band. Rule 3 finds them in a second index, on
+//! [`short_bands`]: the LSH bands of the 3-shingle set of every short-banded text, banded
+//! ([`short_banding`]) so that a pair of 3-shingle Jaccard t becomes a candidate with
+//! probability ≥ [`SHORT_RECALL`]. Both texts of a rule-3 pair are short-banded by the rule's own
+//! terms, so every such pair has that chance: the rule is no weaker for the texts it names than
+//! rule 1 is for long ones. [`Rule::judge`] applies to a candidate the rules its index's lock
+//! stripes cover.
 //!
 //! Why 3-shingles only for short texts: among unrelated texts of up to 250 characters
 //! (the quality benchmark's English news), 35 bands of 3 rows over 3-shingles make 1.7 % of
@@ -95,16 +101,19 @@ pub fn prefix_filter(ordered: &[u64], t: f64) -> &[u64] {
 /// A shingle set (ascending, as [`minhash::shingles`] gives it) in the order of the lock
 /// stripes' prefix filters: rarest first. The shingles that are not common come first, in
 /// ascending order; then the common ones, from the least to the most frequent. The common ones
-/// are the 1,000 character 3-shingles and 1,000 5-shingles in the most paragraphs of the license
-/// texts of Debian 12 (`src/common.rs`, written by the `common_shingles` example of bench/rust),
-/// such as `the`, `ion`, `of th` and `ation`. For other k no shingle is common and the order
-/// stays ascending.
+/// are the 1,000 character 3-shingles in the most paragraphs of the license texts of Debian 12
+/// and the 20,000 5-shingles in the most paragraphs of the PostgreSQL 15 manual
+/// (`src/common.rs`, written by the `common_shingles` example of bench/rust), such as `the`,
+/// `ion`, `of th`, `ation` and `funct`. For other k no shingle is common and the order stays
+/// ascending.
 ///
 /// Why: a prefix holds half a set at t = 0.5, and two texts contend for a stripe whenever their
 /// prefixes share a shingle. English texts share their function words' shingles, so in hash
 /// order two unrelated English sentences contended for a stripe 55 % of the time
-/// (docs/performance.md). The order is not stored anywhere: another table changes which rows
-/// wait for each other, never a stored value.
+/// (docs/performance.md). Likewise a tiny text's containment prefix meets the sketches of the
+/// texts that share its rare shingles ([`Keys`]), not of every text with a frequent one. The
+/// 3-shingle order is not stored anywhere (another table changes which rows wait for each other,
+/// never a stored value); the 5-shingle order is stored in the containment index's keys.
 pub fn rare_first(set: &[u64], k: usize) -> Vec<u64> {
     let mut out = set.to_vec();
     let rank = common_rank(k);
@@ -112,15 +121,91 @@ pub fn rare_first(set: &[u64], k: usize) -> Vec<u64> {
     out
 }
 
-/// How frequent a k-shingle is among the common ones (1 to 1,000, the most frequent last), 0
-/// for any other.
+/// A text with fewer k-shingles than this is *tiny*: the containment rule (rule 2) finds its
+/// partners through containment keys ([`Keys`]) rather than shared bands. A header and footer
+/// longer than a tiny text lower its Jaccard with the wrapped copy below any threshold LSH bands
+/// can serve (docs/quality.md, "Why boilerplate on short texts stays below 0.95").
+pub const TINY_SHINGLES: usize = 50;
+
+/// The number of a text's k-shingles, rarest first, in its containment sketch ([`Keys`]).
+pub const SKETCH_SHINGLES: usize = 32;
+
+/// The containment keys of a text, in the order of [`rare_first`]: its *sketch*, the first
+/// [`SKETCH_SHINGLES`] k-shingles, and for a tiny text (fewer than [`TINY_SHINGLES`]) its
+/// *containment prefix*, the first `n − ⌊c·n⌋ + 1` of its n k-shingles ([`prefix_filter`] at
+/// the containment threshold c). Two texts' keys *meet* ([`Keys::meet`]) when one's prefix
+/// and the other's sketch share a shingle.
+///
+/// Why they find wrapped copies: if at least c·n of a tiny text's n shingles are in another
+/// text, the first of them in the order is among the first n − ⌊c·n⌋ + 1 of the tiny text's
+/// (the prefix argument of [`prefix_filter`]); it is in the other's sketch when fewer than
+/// [`SKETCH_SHINGLES`] of the other's shingles come before it, which the rarest-first order
+/// makes likely: the added header's common words go last. (Recall, not a guarantee: measured in
+/// docs/quality.md.) Why rarest first: a prefix meets the sketches of the texts that share its
+/// rare shingles, not of every text that has `the`.
+///
+/// The keys are stored (the containment index's values, [`Keys::entry`]): the order, and
+/// [`crate::common`]'s table with it, is part of the index format. A golden test pins them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Keys {
+    pub sketch: Vec<u64>,
+    pub prefix: Vec<u64>,
+}
+
+/// A text's containment keys for containment threshold `c` ([`Keys`]), from its k-shingle
+/// set (ascending, as [`minhash::shingles`] gives it).
+pub fn containment_keys(set: &[u64], k: usize, c: f64) -> Keys {
+    let ordered = rare_first(set, k);
+    let prefix = if set.len() < TINY_SHINGLES { prefix_filter(&ordered, c).to_vec() } else { Vec::new() };
+    let mut sketch = ordered;
+    sketch.truncate(SKETCH_SHINGLES);
+    Keys { sketch, prefix }
+}
+
+/// Keeps a sketch's index values apart from a prefix's.
+const SKETCH_TAG: u64 = 0x736b_6574_6368_6b79;
+/// Keeps a prefix's index values apart from a sketch's.
+const PREFIX_TAG: u64 = 0x7072_6566_6978_6b79;
+
+fn tagged(xs: &[u64], tag: u64) -> impl Iterator<Item = i64> + '_ {
+    xs.iter().map(move |&x| crate::hash::mix64(x ^ tag) as i64)
+}
+
+fn sorted(mut v: Vec<i64>) -> Vec<i64> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+impl Keys {
+    /// The text's values in the containment index: its sketch and its prefix, each shingle
+    /// tagged by its role, ascending.
+    pub fn entry(&self) -> Vec<i64> {
+        sorted(tagged(&self.sketch, SKETCH_TAG).chain(tagged(&self.prefix, PREFIX_TAG)).collect())
+    }
+
+    /// The values a text looks up in the containment index: its prefix among the others'
+    /// sketches, its sketch among the others' prefixes. `a.probe()` and `b.entry()` share a
+    /// value exactly when `a.meet(&b)` (but for a 64-bit hash collision).
+    pub fn probe(&self) -> Vec<i64> {
+        sorted(tagged(&self.prefix, SKETCH_TAG).chain(tagged(&self.sketch, PREFIX_TAG)).collect())
+    }
+
+    /// Whether one text's prefix and the other's sketch share a shingle (symmetric).
+    pub fn meet(&self, other: &Keys) -> bool {
+        let any = |xs: &[u64], ys: &[u64]| xs.iter().any(|x| ys.contains(x));
+        any(&self.prefix, &other.sketch) || any(&self.sketch, &other.prefix)
+    }
+}
+
+/// How frequent a k-shingle is among the common ones (1 to the table's size, the most
+/// frequent last), 0 for any other.
 fn common_rank(k: usize) -> impl Fn(u64) -> u16 {
-    let table: &'static [(u64, u16)] = match k {
-        3 => &crate::common::COMMON_3,
-        5 => &crate::common::COMMON_5,
-        _ => &[],
-    };
-    move |h| table.binary_search_by_key(&h, |&(x, _)| x).map_or(0, |i| table[i].1)
+    let table: &'static [(u64, u16)] = if k == 3 { &crate::common::COMMON_3 } else { &[] };
+    move |h| match k {
+        5 => crate::common::common_5_rank(h),
+        _ => table.binary_search_by_key(&h, |&(x, _)| x).map_or(0, |i| table[i].1),
+    }
 }
 
 /// Which rule made a pair near-duplicates.
@@ -132,6 +217,17 @@ pub enum By {
     Containment,
     /// Rule 3: short texts, Jaccard of 3-shingles ≥ t.
     ShortText,
+}
+
+/// The index through which the trigger found a candidate ([`Rule::judge`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// A shared LSH band value of k-shingles (the similarity index).
+    Band,
+    /// A shared LSH band value of 3-shingles of two short texts (the short-text index).
+    ShortBand,
+    /// A shared containment key ([`Keys::meet`]: the containment index).
+    Key,
 }
 
 /// A near-duplicate pair: the Jaccard similarity of its k-shingles and the rule that matched.
@@ -174,21 +270,42 @@ impl Rule {
         }
     }
 
-    /// The trigger's decision on a candidate: every rule ([`Rule::near_duplicate`]) for a pair
-    /// that shares a band of the similarity index (`by_band`), the short-text rule alone
-    /// ([`Rule::short_text`]) for one found only through the short-text index.
+    /// The trigger's decision on a candidate, by the index that offered it (`via`; a row
+    /// several indexes offer is near-duplicate when one of the decisions says so):
+    ///
+    /// - a shared band of the similarity index ([`Via::Band`]): rule 1; rule 2 when both texts
+    ///   have at least [`TINY_SHINGLES`] k-shingles; rule 3;
+    /// - a shared containment key ([`Via::Key`], [`Keys::meet`]): rule 2; rule 3;
+    /// - a shared short band only ([`Via::ShortBand`]): rule 3 alone.
+    ///
+    /// Each rule is applied only to the candidates whose lock stripes it can count on to meet
+    /// ([`crate::locks::similar_stripes`]): rule 3's pairs always share a 3-shingle prefix
+    /// stripe, rule 1's a band or k-shingle prefix stripe when they share a band, rule 2's a band
+    /// stripe (both texts not tiny, which lock their bands when the table has containment) or a
+    /// key stripe (a tiny text's containment prefix against the other's sketch).
     pub fn judge(
         &self,
         a: &[u64],
         b: &[u64],
-        by_band: bool,
+        via: Via,
         short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
     ) -> Option<Match> {
-        if by_band {
-            self.near_duplicate(a, b, short_sets)
-        } else {
-            self.short_text(a, b, short_sets)
+        if a.is_empty() || b.is_empty() {
+            return None;
         }
+        let jaccard = minhash::jaccard(a, b);
+        if via == Via::Band && jaccard >= self.threshold {
+            return Some(Match { jaccard, by: By::Jaccard });
+        }
+        let contained = match via {
+            Via::Band => a.len().min(b.len()) >= TINY_SHINGLES,
+            Via::Key => true,
+            Via::ShortBand => false,
+        };
+        if contained && self.containment.is_some_and(|c| minhash::containment(a, b) >= c) {
+            return Some(Match { jaccard, by: By::Containment });
+        }
+        self.short_text(a, b, short_sets)
     }
 
     /// Rule 3 alone: whether two texts with k-shingle sets `a` and `b` are near-duplicates as
@@ -284,9 +401,15 @@ mod tests {
         let (sa, sb) = (set(a, 5), set(b, 5));
         let short = || (short_set(a, &mut no_interrupt), short_set(b, &mut no_interrupt));
         assert_eq!(rule.near_duplicate(&sa, &sb, short).unwrap().by, By::Containment);
-        assert_eq!(rule.judge(&sa, &sb, true, short).unwrap().by, By::Containment);
         assert_eq!(rule.short_text(&sa, &sb, short), None);
-        assert_eq!(rule.judge(&sa, &sb, false, short), None);
+        assert_eq!(rule.judge(&sa, &sb, Via::ShortBand, short), None);
+        // A tiny text's containment is judged through its containment keys, not a shared band
+        // (its band stripes are not taken: crate::locks::similar_stripes).
+        assert!(sa.len() < TINY_SHINGLES);
+        assert_eq!(rule.judge(&sa, &sb, Via::Band, short), None);
+        assert_eq!(rule.judge(&sa, &sb, Via::Key, short).unwrap().by, By::Containment);
+        let (ka, kb) = (containment_keys(&sa, 5, 0.7), containment_keys(&sb, 5, 0.7));
+        assert!(ka.meet(&kb) && kb.meet(&ka));
         // Rule 3's own pairs are the same either way.
         let (x, y) = ("the quick brown fox jumps over the dog", "the quick brown fox jumsp over the dog");
         let (sx, sy) = (set(x, 5), set(y, 5));
@@ -338,7 +461,7 @@ mod tests {
             let h = |i: u64| crate::hash::mix64(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
             // Element i: a common 5-shingle for every third i, another hash otherwise.
             let elem =
-                |i: u64| if i.is_multiple_of(3) { crate::common::COMMON_5[(h(i) % 1000) as usize].0 } else { h(i) };
+                |i: u64| if i.is_multiple_of(3) { crate::common::common_5((h(i) % 1000) as usize).0 } else { h(i) };
             for (na, nb, common) in [(3, 3, 2), (20, 10, 10), (24, 24, 16), (40, 37, 26), (100, 60, 55)] {
                 let mut a: Vec<u64> = (0..na).map(elem).collect();
                 let mut b: Vec<u64> = (0..common).map(elem).chain((1000..1000 + nb - common).map(elem)).collect();
@@ -362,12 +485,16 @@ mod tests {
 
     #[test]
     fn common_shingles_go_last() {
-        for table in [&crate::common::COMMON_3[..], &crate::common::COMMON_5[..]] {
-            assert_eq!(table.len(), 1000);
+        let common_5: Vec<(u64, u16)> = (0..crate::common::COMMON_5_LEN).map(crate::common::common_5).collect();
+        for (table, n) in [(&crate::common::COMMON_3[..], 1000u16), (&common_5[..], 20_000)] {
+            assert_eq!(table.len(), usize::from(n));
             assert!(table.windows(2).all(|w| w[0].0 < w[1].0), "by hash, without repeats");
             let mut ranks: Vec<u16> = table.iter().map(|x| x.1).collect();
             ranks.sort_unstable();
-            assert_eq!(ranks, (1..=1000).collect::<Vec<u16>>());
+            assert_eq!(ranks, (1..=n).collect::<Vec<u16>>());
+            for &(h, rank) in table.iter().step_by(7) {
+                assert_eq!(common_rank(if n == 1000 { 3 } else { 5 })(h), rank);
+            }
         }
         // Function words' shingles are common; a rare word's are not.
         let (rank3, rank5) = (common_rank(3), common_rank(5));
@@ -377,7 +504,8 @@ mod tests {
         for gram in ["zyg", "ygo"] {
             assert_eq!(rank3(set_of(gram, 3)), 0, "{gram}");
         }
-        assert!(rank5(set_of("of th", 5)) > 0 && rank5(set_of("ation", 5)) > 0);
+        assert!(rank5(set_of("of th", 5)) > 0 && rank5(set_of("ation", 5)) > 0 && rank5(set_of("funct", 5)) > 0);
+        assert!(rank5(set_of("of th", 5)) > 19_000 && rank5(set_of("zygot", 5)) == 0);
         // The most frequent 3-shingle of English is among the most frequent here.
         assert!(rank3(set_of("the", 3)) > 900);
         // Rarest first: the others ascending, then the common ones by rank.

@@ -93,3 +93,23 @@ fn shingles_unchanged() {
     }
     assert_eq!(acc, 0xf379_bd5d_28ab_45c3, "shingles digest {acc:#018x}");
 }
+
+/// The containment index stores `containment_keys(..).entry()` (`_simdup_similar_keys`): its
+/// values, the rarest-first order and the common-shingle table behind it are part of the index
+/// format. A change here needs a REINDEX of every containment index, and so a new version.
+#[test]
+fn containment_keys_unchanged() {
+    use simdup_core::similar::containment_keys;
+    let mut acc = 0u64;
+    for body in TEXTS {
+        let set = shingles(body, 5, &mut no_interrupt).unwrap();
+        for c in [0.5, 0.7, 0.8, 1.0] {
+            let keys = containment_keys(&set, 5, c);
+            for v in keys.entry().into_iter().chain([0]).chain(keys.probe()) {
+                acc = fold(acc, v as u64);
+            }
+            acc = fold(acc, 0xffff);
+        }
+    }
+    assert_eq!(acc, 0xaeda_8822_9363_e0cd, "containment keys digest {acc:#018x}");
+}

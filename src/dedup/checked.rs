@@ -40,9 +40,10 @@ use crate::catalog::{qualified_name, relation_name};
 use crate::errors::{Code, ConstraintError, Error, OrRaise};
 
 use crate::minhash::{char_set, set_bands, text_short, ShortText};
+use simdup_core::similar::{Keys, Via};
 
 use super::config::{Config, DUP_OF};
-use super::lookup::{lock_row, lock_stripe};
+use super::lookup::{lock_row, lock_similar, lock_stripe};
 use super::similar::{check_columns, similar_config, similar_error, SimilarConfig};
 use super::trigger::{dedup_config, duplicate_error};
 use super::tuple::{columns, text_of};
@@ -358,15 +359,20 @@ fn nearest_stored(
                 .then(|| {
                     let bands = set_bands(&set, cfg.bands, cfg.rows);
                     let short = text_short(&text, cfg.threshold);
-                    for stripe in cfg.stripes(&set, &bands, short.as_ref()) {
-                        lock_stripe(relid, stripe);
-                    }
+                    let keys = cfg.keys(&set);
+                    lock_similar(relid, &cfg.stripes(&set, &bands, short.as_ref(), keys.as_ref()));
                     let short = short.map(|s| s.bands);
                     let (similarity, condition) =
-                        similar_condition(cfg, ext_schema, &source, ["$2", "$1", "$5", "$3", "$4"]);
-                    let args =
-                        vec![bands.into(), text.into(), cfg.threshold.into(), cfg.containment.into(), short.into()];
-                    on_index(|| search(smallest(&similarity, &condition, 5), args))
+                        similar_condition(cfg, ext_schema, &source, ["$2", "$1", "$5", "$3", "$4", "$6"]);
+                    let args = vec![
+                        bands.into(),
+                        text.into(),
+                        cfg.threshold.into(),
+                        cfg.containment.into(),
+                        short.into(),
+                        keys.map(|k| k.probe()).into(),
+                    ];
+                    on_index(|| search(smallest(&similarity, &condition, 6), args))
                 })
                 .flatten()
         }
@@ -381,18 +387,34 @@ fn nearest_stored(
 /// expressions, so that each shard reads them ([`crate::search::similarity`]). `[text, bands,
 /// short, threshold, containment]` are the SQL expressions of the new row's text, its band
 /// values and short band values (`int8[]`; short NULL for a text without short bands), and the
-/// trigger's threshold and containment.
-fn similar_condition(cfg: &SimilarConfig, ext_schema: &str, source: &str, params: [&str; 5]) -> (String, String) {
-    let [text, bands, short, threshold, containment] = params;
+/// trigger's threshold and containment, and `probe` the new row's containment keys to look up
+/// (`int8[]`, [`simdup_core::similar::Keys::probe`]; used only when the trigger has containment:
+/// then the condition also holds for a stored row whose containment keys meet the new row's and
+/// that `_simdup_similar_key_match` counts a near-duplicate, and the measure is the larger of the
+/// two matches).
+fn similar_condition(cfg: &SimilarConfig, ext_schema: &str, source: &str, params: [&str; 6]) -> (String, String) {
+    let [text, bands, short, threshold, containment, probe] = params;
     let (k, b, r, t) = (cfg.k, cfg.bands, cfg.rows, cfg.threshold);
     let stored = format!("t.{source}::pg_catalog.text");
-    let similarity = format!("{ext_schema}._simdup_similar_match({stored}, {text}, {k}, {threshold}, {containment})");
-    let condition = format!(
+    let by_band = format!("{ext_schema}._simdup_similar_match({stored}, {text}, {k}, {threshold}, {containment})");
+    let mut condition = format!(
         "({ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) {bands} \
-          AND {similarity} IS NOT NULL) \
+          AND {by_band} IS NOT NULL) \
          OR ({ext_schema}._simdup_similar_short_bands(t.{source}, '{t}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) {short} \
              AND {ext_schema}._simdup_similar_short_match({stored}, {text}, {k}, {threshold}) IS NOT NULL)"
     );
+    let mut similarity = by_band.clone();
+    if let Some(c) = cfg.containment {
+        // The key test is written as the containment index's expression, for the shards'
+        // planners; a row found by a band and by a key is measured once, by its Jaccard.
+        let by_key =
+            format!("{ext_schema}._simdup_similar_key_match({stored}, {text}, {k}, {threshold}, {containment})");
+        condition.push_str(&format!(
+            " OR ({ext_schema}._simdup_similar_keys(t.{source}, {k}, '{c}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) {probe} \
+                 AND {by_key} IS NOT NULL)"
+        ));
+        similarity = format!("COALESCE({by_band}, {by_key})");
+    }
     (similarity, condition)
 }
 
@@ -700,9 +722,7 @@ pub(super) unsafe fn update_batch(
         let checked: Vec<Option<pg_sys::Datum>> =
             news.iter().zip(&changed).map(|(&new, &c)| if c { new } else { None }).collect();
         let probes = probes_of(&check, &cols, &checked, source_type);
-        for stripe in probes.stripes() {
-            lock_stripe(relid, stripe);
-        }
+        probes.lock(relid);
 
         // 2. Their stored near-duplicates, from every shard (as the owner).
         let may_read_key = crate::access::read(relid, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
@@ -837,13 +857,15 @@ enum Probes<'a> {
     /// The fingerprint of each row (None: NULL or featureless text).
     SimHash { cfg: &'a Config, fps: Vec<Option<i64>> },
     /// The text, shingle set and band values of each row (an empty set: NULL or no shingles),
-    /// and each short text's 3-shingle set and short band values.
+    /// each short text's 3-shingle set and short band values, and each row's containment keys
+    /// (with the containment rule).
     Similar {
         cfg: &'a SimilarConfig,
         texts: Vec<String>,
         sets: Vec<Vec<u64>>,
         bands: Vec<Vec<i64>>,
         short: Vec<Option<ShortText>>,
+        keys: Vec<Option<Keys>>,
     },
 }
 
@@ -856,15 +878,22 @@ impl Probes<'_> {
         }
     }
 
-    /// The lock stripes of every row, ascending: the order every writer takes stripes in, so no
-    /// deadlock.
-    fn stripes(&self) -> std::collections::BTreeSet<u32> {
+    /// Takes the lock stripes of every row, ascending: the order every writer takes stripes
+    /// in, so no deadlock.
+    fn lock(&self, relid: pg_sys::Oid) {
         match self {
             Probes::SimHash { cfg, fps } => {
-                fps.iter().flatten().flat_map(|&fp| simdup_core::locks::lock_stripes(fp as u64, cfg.k)).collect()
+                let stripes: std::collections::BTreeSet<u32> =
+                    fps.iter().flatten().flat_map(|&fp| simdup_core::locks::lock_stripes(fp as u64, cfg.k)).collect();
+                for stripe in stripes {
+                    lock_stripe(relid, stripe);
+                }
             }
-            Probes::Similar { cfg, sets, bands, short, .. } => {
-                (0..sets.len()).flat_map(|i| cfg.stripes(&sets[i], &bands[i], short[i].as_ref())).collect()
+            Probes::Similar { cfg, sets, bands, short, keys, .. } => {
+                let rows: Vec<_> = (0..sets.len())
+                    .map(|i| cfg.stripes(&sets[i], &bands[i], short[i].as_ref(), keys[i].as_ref()))
+                    .collect();
+                lock_similar(relid, &simdup_core::locks::SimilarStripes::union(&rows));
             }
         }
     }
@@ -883,9 +912,10 @@ impl Probes<'_> {
                 ),
                 vec![fps.clone().into()],
             ),
-            Probes::Similar { cfg, texts, sets, bands, short } => {
-                // The rows with shingles: their positions, texts, band values and short band
-                // values (as array literals: one text each, cast on the shards).
+            Probes::Similar { cfg, texts, sets, bands, short, keys } => {
+                // The rows with shingles: their positions, texts, band values, short band
+                // values and containment keys (as array literals: one text each, cast on the
+                // shards).
                 let rows: Vec<usize> = (0..sets.len()).filter(|&i| !sets[i].is_empty()).collect();
                 let band_literal =
                     |b: &[i64]| format!("{{{}}}", b.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
@@ -893,14 +923,22 @@ impl Probes<'_> {
                     cfg,
                     ext_schema,
                     source,
-                    ["q.body", "q.bands::pg_catalog.int8[]", "q.short::pg_catalog.int8[]", "$5", "$6"],
+                    [
+                        "q.body",
+                        "q.bands::pg_catalog.int8[]",
+                        "q.short::pg_catalog.int8[]",
+                        "$6",
+                        "$7",
+                        "q.probe::pg_catalog.int8[]",
+                    ],
                 );
                 (
                     format!(
                         "SELECT q.i::pg_catalog.int8, t.{key}::pg_catalog.int8, {similarity}
                          FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.text[]),
-                                         pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.text[]))
-                              AS q(i, body, bands, short)
+                                         pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.text[]),
+                                         pg_catalog.unnest($5::pg_catalog.text[]))
+                              AS q(i, body, bands, short, probe)
                          JOIN {table} t ON {condition}"
                     ),
                     vec![
@@ -909,6 +947,10 @@ impl Probes<'_> {
                         rows.iter().map(|&i| band_literal(&bands[i])).collect::<Vec<String>>().into(),
                         rows.iter()
                             .map(|&i| short[i].as_ref().map(|s| band_literal(&s.bands)))
+                            .collect::<Vec<Option<String>>>()
+                            .into(),
+                        rows.iter()
+                            .map(|&i| keys[i].as_ref().map(|k| band_literal(&k.probe())))
                             .collect::<Vec<Option<String>>>()
                             .into(),
                         cfg.threshold.into(),
@@ -920,15 +962,15 @@ impl Probes<'_> {
     }
 
     /// The rows among `through` (earlier rows of the batch that the statement let through, in
-    /// order) that row `i` is checked against: all of them (SimHash), or those sharing a band
-    /// or a short band with it (similarity: `by_band` of [`Probes::add_bands`]), as the indexes
-    /// offer candidates.
+    /// order) that row `i` is checked against: all of them (SimHash), or those sharing a band,
+    /// a short band or a containment key with it (similarity: `by_band` of
+    /// [`Probes::add_bands`]), as the indexes offer candidates.
     fn earlier(&self, i: usize, through: &[usize], by_band: &HashMap<i64, Vec<usize>>) -> Vec<usize> {
         match self {
             Probes::SimHash { .. } => through.to_vec(),
             Probes::Similar { .. } => {
                 let mut js: Vec<usize> =
-                    self.band_keys(i).iter().filter_map(|b| by_band.get(b)).flatten().copied().collect();
+                    self.band_keys(i, true).iter().filter_map(|b| by_band.get(b)).flatten().copied().collect();
                 js.sort_unstable();
                 js.dedup();
                 js
@@ -936,20 +978,29 @@ impl Probes<'_> {
         }
     }
 
-    /// Files row `i`, let through, under its band values and short band values (similarity).
+    /// Files row `i`, let through, under its band values, short band values and containment
+    /// index values (similarity).
     fn add_bands(&self, i: usize, by_band: &mut HashMap<i64, Vec<usize>>) {
-        for b in self.band_keys(i) {
+        for b in self.band_keys(i, false) {
             by_band.entry(b).or_default().push(i);
         }
     }
 
-    /// Row `i`'s band values and its short band values (bit-inverted: the two kinds never meet
-    /// under one key, [`Probes::near`] tests which is shared), for `by_band` (similarity).
-    fn band_keys(&self, i: usize) -> Vec<i64> {
+    /// Row `i`'s band values, its short band values (bit-inverted: the two kinds never meet
+    /// under one key, [`Probes::near`] tests which is shared), and its containment keys as the
+    /// index stores them (`probe` false) or as a row looks them up (`probe` true), for `by_band`
+    /// (similarity).
+    fn band_keys(&self, i: usize, probe: bool) -> Vec<i64> {
         match self {
             Probes::SimHash { .. } => Vec::new(),
-            Probes::Similar { bands, short, .. } => {
-                bands[i].iter().copied().chain(short[i].iter().flat_map(|s| &s.bands).map(|&b| !b)).collect()
+            Probes::Similar { bands, short, keys, .. } => {
+                let keys = keys[i].as_ref().map(|k| if probe { k.probe() } else { k.entry() }).unwrap_or_default();
+                bands[i]
+                    .iter()
+                    .copied()
+                    .chain(short[i].iter().flat_map(|s| &s.bands).map(|&b| !b))
+                    .chain(keys)
+                    .collect()
             }
         }
     }
@@ -963,19 +1014,26 @@ impl Probes<'_> {
                 let distance = (fps[i]? ^ fps[j]?).count_ones();
                 (distance <= cfg.k).then_some(f64::from(distance))
             }
-            Probes::Similar { cfg, sets, bands, short, .. } => {
+            Probes::Similar { cfg, sets, bands, short, keys, .. } => {
                 let shares_short = match (&short[i], &short[j]) {
                     (Some(a), Some(b)) => a.bands.iter().any(|x| b.bands.contains(x)),
                     _ => false,
                 };
-                // As the trigger: every rule for a pair sharing a band, the short-text rule
-                // alone for one sharing only a short band.
+                let shares_key = match (&keys[i], &keys[j]) {
+                    (Some(a), Some(b)) => a.meet(b),
+                    _ => false,
+                };
                 let by_band = bands[i].iter().any(|b| bands[j].contains(b));
-                if sets[j].is_empty() || !(by_band || shares_short) {
+                if sets[j].is_empty() {
                     return None;
                 }
+                // As the trigger: each index that offers the pair, with the rules it covers.
                 let short_set = |k: usize| short[k].as_ref().map(|s| s.set.clone());
-                cfg.similar(&sets[i], &sets[j], by_band, || (short_set(i), short_set(j))).map(|m| m.jaccard)
+                [(by_band, Via::Band), (shares_key, Via::Key), (shares_short, Via::ShortBand)]
+                    .into_iter()
+                    .filter(|&(found, _)| found)
+                    .find_map(|(_, via)| cfg.similar(&sets[i], &sets[j], via, || (short_set(i), short_set(j))))
+                    .map(|m| m.jaccard)
             }
         }
     }
@@ -1017,7 +1075,8 @@ unsafe fn probes_of<'a>(
                 .zip(&sets)
                 .map(|(t, s)| if s.is_empty() { None } else { text_short(t, cfg.threshold) })
                 .collect();
-            Probes::Similar { cfg, texts, sets, bands, short }
+            let keys = sets.iter().map(|s| if s.is_empty() { None } else { cfg.keys(s) }).collect();
+            Probes::Similar { cfg, texts, sets, bands, short, keys }
         }
     }
 }
@@ -1104,9 +1163,7 @@ pub(super) unsafe fn write_batch(
         // 1. What the check reads of every row, and the stripes of all of them.
         let sources: Vec<Option<pg_sys::Datum>> = rows.iter().map(|&row| field(row, cols.source)).collect();
         let probes = probes_of(&check, &cols, &sources, source_type);
-        for stripe in probes.stripes() {
-            lock_stripe(relid, stripe);
-        }
+        probes.lock(relid);
 
         // 2. The stored near-duplicates, from every shard (as the owner: the caller needs no
         // SELECT).

@@ -70,23 +70,48 @@ unsafe fn copy_datum(value: pg_sys::Datum, byval: bool, len: i16) -> pg_sys::Dat
 /// own: no SQL-callable function can take, wait for or hold a lock with this value.
 const SIMDUP_LOCK_CLASS: u16 = 0x5344;
 
+/// Field 4 of the lock tags of containment-key stripes (simdup_core::locks::SimilarStripes): a
+/// space of their own, so that the shared locks of every row's sketch meet only the exclusive
+/// locks of tiny rows' prefixes, never the main stripes.
+const SIMDUP_KEY_LOCK_CLASS: u16 = 0x5345;
+
 /// Takes the exclusive, transaction-scoped lock of stripe `stripe` of table `relid`: an
 /// advisory lock (shown in pg_locks as locktype `advisory`, classid = table OID, objid =
 /// stripe, objsubid = 21316) under simdup's own tag, which only simdup takes.
 pub(crate) fn lock_stripe(relid: pg_sys::Oid, stripe: u32) {
+    acquire(relid, stripe, SIMDUP_LOCK_CLASS, pg_sys::ExclusiveLock);
+}
+
+/// Takes the lock stripes of a row (or a batch) of a similarity dedup table: the main stripes
+/// exclusively, then the containment-key stripes (objsubid = 21317), exclusively or shared, each
+/// kind ascending.
+pub(crate) fn lock_similar(relid: pg_sys::Oid, stripes: &simdup_core::locks::SimilarStripes) {
+    for &stripe in &stripes.exclusive {
+        lock_stripe(relid, stripe);
+    }
+    let mut keys: Vec<(u32, bool)> = stripes.keys_exclusive.iter().map(|&s| (s, true)).collect();
+    keys.extend(stripes.keys_shared.iter().map(|&s| (s, false)));
+    keys.sort_unstable();
+    for (stripe, exclusive) in keys {
+        let mode = if exclusive { pg_sys::ExclusiveLock } else { pg_sys::ShareLock };
+        acquire(relid, stripe, SIMDUP_KEY_LOCK_CLASS, mode);
+    }
+}
+
+fn acquire(relid: pg_sys::Oid, stripe: u32, class: u16, mode: u32) {
     // SAFETY: LockAcquire with a fully initialised tag of the user lock method, as
-    // pg_advisory_xact_lock does (transaction-scoped: released at commit or abort); it waits,
-    // honouring lock_timeout, deadlock detection and cancels.
+    // pg_advisory_xact_lock(_shared) does (transaction-scoped: released at commit or abort); it
+    // waits, honouring lock_timeout, deadlock detection and cancels.
     unsafe {
         let tag = pg_sys::LOCKTAG {
             locktag_field1: u32::from(pg_sys::MyDatabaseId),
             locktag_field2: u32::from(relid),
             locktag_field3: stripe,
-            locktag_field4: SIMDUP_LOCK_CLASS,
+            locktag_field4: class,
             locktag_type: pg_sys::LockTagType::LOCKTAG_ADVISORY as u8,
             locktag_lockmethodid: pg_sys::USER_LOCKMETHOD as u8,
         };
-        pg_sys::LockAcquire(&tag, pg_sys::ExclusiveLock as pg_sys::LOCKMODE, false, false);
+        pg_sys::LockAcquire(&tag, mode as pg_sys::LOCKMODE, false, false);
     }
 }
 

@@ -13,41 +13,48 @@
 //!    `_simdup_similar_bands(text, k, bands, rows)` computes them (the signature is remembered,
 //!    so that the row's index entry does not compute it again); for a short text (at most 100
 //!    distinct 3-shingles) also its short bands, as the short-text index's expression
-//!    `_simdup_similar_short_bands(text, threshold)` computes them;
-//! 2. its lock stripes ([`simdup_core::locks::similar_stripes`]: of those band values, or of
-//!    the prefix filters of a small text's k-shingle set and a short text's 3-shingle set),
-//!    exclusive and transaction-scoped, ascending, under the SimHash trigger's lock tag;
+//!    `_simdup_similar_short_bands(text, threshold)` computes them; with containment, its
+//!    containment keys ([`simdup_core::similar::Keys`], the containment index's
+//!    `_simdup_similar_keys(text, k, containment)`);
+//! 2. its lock stripes ([`simdup_core::locks::similar_stripes`]: of those band values, of the
+//!    prefix filters of a small text's k-shingle set and a short text's 3-shingle set, and of
+//!    its containment keys), transaction-scoped, ascending, under simdup's lock tags
+//!    ([`super::lookup::lock_similar`]);
 //! 3. the candidates: the rows sharing a band value, read from the similarity index (and those
-//!    sharing a short band, from the short-text index) with a dirty snapshot
+//!    sharing a short band, from the short-text index, and those whose containment keys meet
+//!    its own, from the containment index) with a dirty snapshot
 //!    ([`crate::search::gin::band_candidates`]);
-//! 4. each candidate verified exactly by the one decision [`simdup_core::similar::Rule`]:
-//!    `jaccard(text, candidate, k) >= threshold` (the value the SQL function `jaccard()`
-//!    computes), or containment ≥ `containment => c`, or, when the shorter text has fewer than
-//!    50 characters and both are short, `jaccard(text, candidate, 3) >= threshold`; a candidate
-//!    from the short-text index by the last rule alone ([`SimilarConfig::similar`]);
+//! 4. each candidate verified exactly by the one decision [`simdup_core::similar::Rule::judge`],
+//!    with the rules its index covers: `jaccard(text, candidate, k) >= threshold` (the value the
+//!    SQL function `jaccard()` computes) for a shared band; containment ≥ `containment => c`
+//!    for a shared band between texts of at least 50 shingles, or for meeting containment keys;
+//!    and for any candidate, when the shorter text has fewer than 50 characters and both are
+//!    short, `jaccard(text, candidate, 3) >= threshold`;
 //! 5. among the verified ones, the one with the smallest key ([`super::lookup::smallest_key`],
 //!    which verifies only candidates whose key would be the smallest so far, and waits for a
 //!    verified candidate another transaction is writing), and the outcome: reject (23505,
 //!    constraint `simdup_dedup_similar`), skip, or mark (`dup_of`).
 //!
 //! Why this is safe under concurrency (docs/dedup.md, "Dedup by similarity"): two rows the
-//! trigger could judge duplicates either share a band value and are near-duplicates by some rule,
-//! or share a short band value and are near-duplicates by the short-text rule (step 4), and
-//! [`simdup_core::locks::similar_stripes`] gives both kinds of pair a shared stripe (band values,
-//! and prefix filters of their shingle sets). So one transaction waits for the other and then
-//! sees its row with the dirty snapshot. The argument is the SimHash trigger's, with "a shared
-//! stripe" for "a shared piece".
+//! trigger could judge duplicates are offered by one of the indexes and near-duplicates by a rule
+//! that index covers (step 4), and [`simdup_core::locks::similar_stripes`] gives every such pair
+//! a stripe one of them takes exclusively (band values, prefix filters, a tiny text's
+//! containment prefix against the other's sketch). So one transaction waits for the other and
+//! then sees its row with the dirty snapshot. The argument is the SimHash trigger's, with "a
+//! shared stripe" for "a shared piece".
 //!
 //! On a shard of a Citus distributed table the trigger lets through only `simdup_insert`'s
 //! checked writes (src/dedup/checked.rs runs the same check across shards), as the SimHash
 //! trigger does.
 //!
 //! What the trigger promises is therefore: no two stored rows that share a band value and are
-//! near-duplicates by the decision, or share a short band value and are near-duplicates by the
-//! short-text rule. A pair at the threshold shares a
-//! band with the probability the index's S-curve gives (≥ the recall it was made for, 0.99 by
-//! default, more above the threshold), and a short-text pair at the threshold a short band with
-//! probability ≥ 0.99; MinHash is deterministic, so the same rows are found every time.
+//! near-duplicates by the rules a band covers, share containment keys and are near-duplicates by
+//! containment or the short-text rule, or share a short band value and are near-duplicates by the
+//! short-text rule. A pair at the threshold shares a band with the probability the index's
+//! S-curve gives (≥ the recall it was made for, 0.99 by default, more above the threshold), and a
+//! short-text pair at the threshold a short band with probability ≥ 0.99; a tiny text's wrapped
+//! copy meets its keys as often as docs/quality.md measures; MinHash and the keys are
+//! deterministic, so the same rows are found every time.
 
 use std::collections::HashMap;
 use std::ffi::c_int;
@@ -56,17 +63,20 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::spi::quote_literal;
 
+use simdup_core::locks::SimilarStripes;
 use simdup_core::minhash as mh;
-use simdup_core::similar::{By, Match};
+use simdup_core::similar::{By, Keys, Match, Via};
 
 use crate::args::{self, Mode};
 use crate::catalog::relation_name;
 use crate::errors::{not_in_prerequisite_state, Code, ConstraintError, Error};
-use crate::minhash::{char_set, set_bands, short_set_of, text_bands, text_short, text_short_bands, ShortText};
+use crate::minhash::{
+    char_set, set_bands, set_keys, short_set_of, text_bands, text_short, text_short_bands, ShortText,
+};
 
 use super::citus;
 use super::config::DUP_OF;
-use super::lookup::{lock_stripe, smallest_key};
+use super::lookup::{lock_similar, smallest_key};
 use super::trigger::{
     before_row_event, decide, no_duplicate, protocol_error, run, trigger_args_named, violation, Outcome, RowEvent,
 };
@@ -101,20 +111,26 @@ pub(crate) struct SimilarConfig {
 impl SimilarConfig {
     /// The one decision of dedup by similarity ([`simdup_core::similar::Rule`]): whether a
     /// stored row with k-shingle set `other_set` makes a row with k-shingle set `set` a
-    /// near-duplicate; then their Jaccard similarity and the rule. A row that shares a band
-    /// with it (`by_band`) is judged by every rule, a row that shares only a short band by the
-    /// short-text rule alone ([`simdup_core::similar::Rule::short_text`]), since the lock stripes
-    /// cover the other rules only between rows sharing a band. `short_sets` gives the two texts'
-    /// 3-shingle sets ([`short_set_of`]), asked only when the short-text rule decides: callers
-    /// pass the sets they already hold rather than shingle the texts again.
+    /// near-duplicate; then their Jaccard similarity and the rule. `via` is the index that
+    /// found the stored row (a shared band, short band or containment key): the rules are
+    /// applied only to the candidates whose lock stripes cover them
+    /// ([`simdup_core::similar::Rule::judge`]). `short_sets` gives the two texts' 3-shingle sets
+    /// ([`short_set_of`]), asked only when the short-text rule decides: callers pass the sets
+    /// they already hold rather than shingle the texts again.
     pub fn similar(
         &self,
         set: &[u64],
         other_set: &[u64],
-        by_band: bool,
+        via: Via,
         short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
     ) -> Option<Match> {
-        self.rule().judge(set, other_set, by_band, short_sets)
+        self.rule().judge(set, other_set, via, short_sets)
+    }
+
+    /// The containment keys of a row with k-shingle set `set`, when the table has the
+    /// containment rule.
+    pub fn keys(&self, set: &[u64]) -> Option<Keys> {
+        self.containment.map(|c| set_keys(set, self.k, c))
     }
 
     /// The decision's terms.
@@ -122,12 +138,18 @@ impl SimilarConfig {
         simdup_core::similar::Rule { k: self.k, threshold: self.threshold, containment: self.containment }
     }
 
-    /// The lock stripes of a row with k-shingle set `set`, band values `bands` and, a short
-    /// text, `short` ([`simdup_core::locks::similar_stripes`]), ascending: the order they are
-    /// taken in.
-    pub fn stripes(&self, set: &[u64], bands: &[i64], short: Option<&ShortText>) -> Vec<u32> {
+    /// The lock stripes of a row with k-shingle set `set`, band values `bands`, a short
+    /// text's `short`, and its containment keys `keys` ([`SimilarConfig::keys`])
+    /// ([`simdup_core::locks::similar_stripes`]).
+    pub fn stripes(
+        &self,
+        set: &[u64],
+        bands: &[i64],
+        short: Option<&ShortText>,
+        keys: Option<&Keys>,
+    ) -> SimilarStripes {
         let short_set = short.map_or(&[][..], |s| &s.set);
-        simdup_core::locks::similar_stripes(bands, set, self.k, short_set, self.threshold, self.containment.is_some())
+        simdup_core::locks::similar_stripes(bands, set, self.k, short_set, self.threshold, keys)
     }
 
     /// The `CREATE TRIGGER` argument list, as SQL literals (the thresholds in the shortest form
@@ -188,7 +210,7 @@ fn judge_texts(
     k: Option<i32>,
     threshold: Option<f64>,
     containment: Option<f64>,
-    by_band: bool,
+    via: Via,
 ) -> Option<f64> {
     let (a, b, k, threshold) = (a?, b?, k?, threshold?);
     let k = args::shingle_size(k);
@@ -196,7 +218,7 @@ fn judge_texts(
     let containment = containment.map(args::containment_threshold);
     let (sa, sb) = crate::minhash::char_sets(a, b, k)?;
     simdup_core::similar::Rule { k, threshold, containment }
-        .judge(&sa, &sb, by_band, || (short_set_of(a), short_set_of(b)))
+        .judge(&sa, &sb, via, || (short_set_of(a), short_set_of(b)))
         .map(|m| m.jaccard)
 }
 
@@ -214,7 +236,7 @@ fn _simdup_similar_match(
     threshold: Option<f64>,
     containment: Option<f64>,
 ) -> Option<f64> {
-    judge_texts(a, b, k, threshold, containment, true)
+    judge_texts(a, b, k, threshold, containment, Via::Band)
 }
 
 extension_sql!(
@@ -237,7 +259,7 @@ fn _simdup_similar_short_match(
     k: Option<i32>,
     threshold: Option<f64>,
 ) -> Option<f64> {
-    judge_texts(a, b, k, threshold, None, false)
+    judge_texts(a, b, k, threshold, None, Via::ShortBand)
 }
 
 extension_sql!(
@@ -245,6 +267,30 @@ extension_sql!(
      'simdup (internal): the Jaccard similarity of the character k-shingles of two texts when the similarity dedup trigger''s short-text rule alone counts them as near-duplicates (the shorter text under 50 characters, both short, the Jaccard similarity of their 3-shingles >= threshold), NULL otherwise: the condition of the cross-shard check on Citus for rows that share only a short band';",
     name = "comment__simdup_similar_short_match",
     requires = [_simdup_similar_short_match]
+);
+
+/// `_simdup_similar_key_match(a, b, k, threshold, containment)`: the Jaccard similarity of the
+/// character k-shingles of `a` and `b` when dedup by similarity counts them as near-duplicates
+/// whose containment keys meet ([`judge_texts`] for a pair found through the containment index:
+/// containment ≥ `containment`, or the short-text rule), NULL otherwise: the cross-shard check's
+/// condition for the rows found through the containment index (src/dedup/checked.rs). COST 2500,
+/// as `_simdup_similar_match`.
+#[pg_extern(immutable, parallel_safe, cost = 2500)]
+fn _simdup_similar_key_match(
+    a: Option<&str>,
+    b: Option<&str>,
+    k: Option<i32>,
+    threshold: Option<f64>,
+    containment: Option<f64>,
+) -> Option<f64> {
+    judge_texts(a, b, k, threshold, Some(containment?), Via::Key)
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_similar_key_match(text, text, integer, double precision, double precision) IS \
+     'simdup (internal): the Jaccard similarity of the character k-shingles of two texts when the similarity dedup trigger counts them as near-duplicates through their containment keys (containment >= containment, or for two short texts the Jaccard similarity of their 3-shingles >= threshold), NULL otherwise or for a NULL containment: the condition of the cross-shard check on Citus for rows found through the containment index';",
+    name = "comment__simdup_similar_key_match",
+    requires = [_simdup_similar_key_match]
 );
 
 /// Checks `simdup_enable_similar`'s dedup arguments and returns the trigger's argument list:
@@ -454,6 +500,37 @@ unsafe fn short_index(rel: pg_sys::Relation, cfg: &SimilarConfig, text: c_int) -
     }
 }
 
+/// The containment index the trigger reads for its containment rule: the oldest valid GIN
+/// index of `rel` on `_simdup_similar_keys(text_column, k, containment)` with the trigger's k
+/// and containment; 55000 when there is none.
+///
+/// # Safety
+/// As [`similarity_index`].
+unsafe fn key_index(rel: pg_sys::Relation, cfg: &SimilarConfig, text: c_int, containment: f64) -> pg_sys::Oid {
+    let kind = IndexKind::Keys { k: cfg.k, containment: containment.to_bits() };
+    // SAFETY: the caller's.
+    unsafe {
+        cached_index(rel, text, kind, || {
+            crate::similar::key_indexes(rel)
+                .into_iter()
+                .find(|ix| ix.k as usize == cfg.k && ix.containment == containment && on_column(ix.body, text))
+                .map(|ix| ix.oid)
+        })
+        .unwrap_or_else(|| {
+            not_in_prerequisite_state(
+                format!(
+                    "table \"{}\" has no containment index on column \"{}\" with k = {} and containment {}",
+                    relation_name(rel),
+                    cfg.text_column,
+                    cfg.k,
+                    containment
+                ),
+                "The similarity dedup trigger finds the candidates of its containment rule through it: call simdup_disable_similar(table) and simdup_enable_similar again.",
+            )
+        })
+    }
+}
+
 /// Whether an index's text expression is column `text` (through binary-compatible casts).
 ///
 /// # Safety
@@ -470,12 +547,13 @@ unsafe fn on_column(mut node: *mut pg_sys::Node, text: c_int) -> bool {
     }
 }
 
-/// Which of the trigger's indexes: the similarity index of k, bands and rows, or the short-text
-/// index of a threshold (its bits).
+/// Which of the trigger's indexes: the similarity index of k, bands and rows, the short-text
+/// index of a threshold (its bits), or the containment index of k and a containment (its bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum IndexKind {
     Bands { k: usize, bands: usize, rows: usize },
     Short { threshold: u64 },
+    Keys { k: usize, containment: u64 },
 }
 
 /// One of the trigger's indexes of a table, by (table, text column, kind).
@@ -567,46 +645,52 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         // stripes: of the bands, or of the prefix filters of small and short texts
         // (simdup_core::locks, docs/dedup.md).
         let short = text_short(&text, cfg.threshold);
-        for stripe in cfg.stripes(&set, &bands, short.as_ref()) {
-            lock_stripe((*rel).rd_id, stripe);
-        }
+        let keys = cfg.keys(&set);
+        lock_similar((*rel).rd_id, &cfg.stripes(&set, &bands, short.as_ref(), keys.as_ref()));
         let short_bands = short.as_ref().map(|s| s.bands.as_slice());
         let index = similarity_index(rel, &cfg, cols.text);
         let short_index = short_bands.as_ref().map(|_| short_index(rel, &cfg, cols.text));
+        let key_index = cfg.containment.map(|c| key_index(rel, &cfg, cols.text, c));
+        let probe = keys.as_ref().map(Keys::probe);
         let text_type = pg_sys::get_atttype((*rel).rd_id, cols.text as pg_sys::AttrNumber);
         let exclude = is_update.then(|| (*old).t_self);
         // A candidate's text, when it is one: a row from a lossy bitmap page may share no band
-        // value, so there the band is tested again (the decision is the same whatever the
-        // bitmap's memory).
-        // A row found through the similarity index (sharing a band) is judged by every rule; a
-        // row found through the short-text index by the short-text rule alone, since the lock
-        // stripes cover rules 1 and 2 only between rows that share a band (`by_band`).
-        let candidate = |slot: *mut pg_sys::TupleTableSlot, recheck: Option<&dyn Fn(&str) -> bool>, by_band: bool| {
+        // value (or key), so there the sharing is tested again (the decision is the same
+        // whatever the bitmap's memory). Each candidate is judged by the rules its index covers
+        // (`via`: simdup_core::similar::Rule::judge), since the lock stripes cover rule 1 only
+        // between rows sharing a band, and rule 2 between rows sharing a band or a key.
+        let candidate = |slot: *mut pg_sys::TupleTableSlot, recheck: Option<&Shares>, via: Via| {
             let mut isnull = false;
             let datum = pg_sys::slot_getattr(slot, cols.text, &mut isnull);
             let other = (!isnull).then(|| text_of(datum, text_type)).flatten()?;
             let other_set = char_set(&other, cfg.k);
-            if other_set.is_empty() || recheck.is_some_and(|shares| !shares(&other)) {
+            if other_set.is_empty() || recheck.is_some_and(|shares| !shares(&other, &other_set)) {
                 return None;
             }
             // The new row's 3-shingle set is the one its short bands came from.
-            cfg.similar(&set, &other_set, by_band, || (short.as_ref().map(|s| s.set.clone()), short_set_of(&other)))
+            cfg.similar(&set, &other_set, via, || (short.as_ref().map(|s| s.set.clone()), short_set_of(&other)))
         };
-        let shares_band = |other: &str| {
-            let other_set = char_set(other, cfg.k);
-            set_bands(&other_set, cfg.bands, cfg.rows).iter().any(|b| bands.contains(b))
-        };
-        let shares_short_band = |other: &str| {
+        let shares_band =
+            |_: &str, other_set: &[u64]| set_bands(other_set, cfg.bands, cfg.rows).iter().any(|b| bands.contains(b));
+        let shares_short_band = |other: &str, _: &[u64]| {
             let own = short_bands.unwrap_or_default();
             text_short_bands(other, cfg.threshold).is_some_and(|theirs| theirs.iter().any(|b| own.contains(b)))
         };
+        let shares_key = |_: &str, other_set: &[u64]| {
+            keys.as_ref().is_some_and(|own| cfg.keys(other_set).is_some_and(|theirs| own.meet(&theirs)))
+        };
         let found = smallest_key(rel, cols.key, exclude, |snapshot, visit| {
             crate::search::gin::band_candidates(rel, index, &bands, snapshot, |slot, recheck| {
-                visit(slot, &mut || candidate(slot, recheck.then_some(&shares_band), true))
+                visit(slot, &mut || candidate(slot, recheck.then_some(&shares_band), Via::Band))
             });
             if let (Some(short_index), Some(short_bands)) = (short_index, short_bands) {
                 crate::search::gin::band_candidates(rel, short_index, short_bands, snapshot, |slot, recheck| {
-                    visit(slot, &mut || candidate(slot, recheck.then_some(&shares_short_band), false))
+                    visit(slot, &mut || candidate(slot, recheck.then_some(&shares_short_band), Via::ShortBand))
+                });
+            }
+            if let (Some(key_index), Some(probe)) = (key_index, probe.as_ref()) {
+                crate::search::gin::band_candidates(rel, key_index, probe, snapshot, |slot, recheck| {
+                    visit(slot, &mut || candidate(slot, recheck.then_some(&shares_key), Via::Key))
                 });
             }
         });
@@ -615,6 +699,10 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         }));
     }
 }
+
+/// Whether a stored row (its text and k-shingle set) shares what an index offered it by: the test
+/// of a candidate from a lossy bitmap page.
+type Shares<'a> = dyn Fn(&str, &[u64]) -> bool + 'a;
 
 /// `RETURNS trigger` function, declared in sql/similar.sql.
 #[unsafe(no_mangle)]

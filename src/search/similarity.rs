@@ -100,6 +100,26 @@ pub(crate) unsafe fn short_bands_expression(expr: *mut pg_sys::Node) -> Option<(
     }
 }
 
+/// The text expression, k and containment threshold of a containment index's expression
+/// (`_simdup_similar_keys(body, k, containment)`, the similarity dedup trigger's third index).
+///
+/// # Safety
+/// `expr` is a valid expression node.
+pub(crate) unsafe fn keys_expression(expr: *mut pg_sys::Node) -> Option<(*mut pg_sys::Node, i32, f64)> {
+    // SAFETY: node tags say which struct a node is; Consts read only when not NULL.
+    unsafe {
+        let (funcid, args) = func_args(expr)?;
+        if args.len() != 3 || !is_our_function(funcid, Some(crate::minhash::_simdup_similar_keys_wrapper)) {
+            return None;
+        }
+        let c = &*(args[2] as *mut pg_sys::Const);
+        let containment =
+            ((*args[2]).type_ == pg_sys::NodeTag::T_Const && !c.constisnull && c.consttype == pg_sys::FLOAT8OID)
+                .then(|| f64::from_bits(c.constvalue.value() as u64))?;
+        Some((args[0], int4(args[1])?, containment))
+    }
+}
+
 /// The function and arguments of a function call node.
 ///
 /// # Safety

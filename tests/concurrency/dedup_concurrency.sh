@@ -262,7 +262,7 @@ CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL, simhash bigint)
 SELECT simdup_enable('docs', NULL, 'simhash', on_duplicate => '$mode', max_distance => $K);
 SQL
   elif [ "$kind" = similar ]; then
-    step "round '$mode' (similar): $CLIENTS concurrent clients, Jaccard similarity >= $T${C:+ or containment >= $C}"
+    step "round '$mode' (similar): $CLIENTS concurrent clients, Jaccard similarity >= $T or containment >= ${C:-0.8}"
     psql >/dev/null <<SQL
 CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL);
 SELECT simdup_enable_similar('docs', 'body', $T, on_duplicate => '$mode'${C:+, containment => $C});
@@ -332,17 +332,22 @@ SQL
   local bad
   if [ "$kind" = similar ]; then
     # The trigger's criterion (a shared band of the index, then jaccard >= T, or containment >=
-    # C with containment, or the short-text rule: the shorter text under 50 characters, both
-    # short-banded, 3-shingle jaccard >= T; or a shared band of the short-text index and the
-    # short-text rule) and brute force (jaccard >= T over every pair) must both hold.
+    # C (the default 0.8) when neither text is tiny (fewer than 50 5-shingles), or the
+    # short-text rule: the shorter text under 50 characters, both short-banded, 3-shingle jaccard
+    # >= T; or containment keys that meet, then containment >= C or the short-text rule; or a
+    # shared band of the short-text index and the short-text rule) and brute force (jaccard >= T
+    # over every pair) must both hold.
+    local c="${C:-0.8}"
     local short_a="_simdup_similar_short_bands(a.body, $T)" short_b="_simdup_similar_short_bands(b.body, $T)"
     local short_rule="least(cardinality(shingles(a.body)), cardinality(shingles(b.body))) + 4 < 50
            AND $short_a IS NOT NULL AND $short_b IS NOT NULL AND jaccard(a.body, b.body, 3) >= $T"
-    local rule="jaccard(a.body, b.body) >= $T"
-    [ -n "${C:-}" ] && rule="$rule OR containment(a.body, b.body) >= $C"
-    rule="($rule OR $short_rule)"
+    local contained="containment(a.body, b.body) >= $c"
+    local not_tiny="least(cardinality(shingles(a.body)), cardinality(shingles(b.body))) >= 50"
+    local rule="(jaccard(a.body, b.body) >= $T OR $contained AND $not_tiny OR $short_rule)"
+    local keys="_simdup_similar_key_probe(a.body, 5, $c) && _simdup_similar_keys(b.body, 5, $c)"
     local near="coalesce(_simdup_similar_bands(a.body, 5, $BANDS, $ROWS) && _simdup_similar_bands(b.body, 5, $BANDS, $ROWS) AND $rule
-                         OR $short_a && $short_b AND $short_rule, false)"
+                         OR $short_a && $short_b AND $short_rule
+                         OR $keys AND ($contained OR $short_rule), false)"
     if [ "$mode" = mark ]; then
       bad=$(psql -At <<SQL
 SELECT concat_ws(' ',
@@ -456,6 +461,22 @@ psql -At -c "SELECT format('pool: %s short documents in %s families, %s to %s ch
 # first's row that shares no band of the similarity index, while the first is between its check
 # and its write (a trigger after simdup's sleeps 3 s there). Only the short texts' prefix
 # stripes keep them apart (the pair shares a 3-shingle prefix element, so a stripe): the second must wait for the first to commit, then get 23505.
+# second_writer FIRST_SQL SECOND_SQL LABEL: FIRST_SQL in a transaction that sleeps 3 s between
+# simdup's check and its write (conc.sleep, the slow_write trigger), then, a second later,
+# SECOND_SQL in another session: true when the second waited for the first (more than a second)
+# and then failed with 23505.
+second_writer() {
+  psql -c "BEGIN; SET LOCAL conc.sleep = 3; $1; COMMIT;" >/dev/null &
+  local holder=$! t0 t1 out waited
+  sleep 1
+  t0=$(date +%s.%N)
+  out=$("$PG_BIN/psql" -X -q -h "$sock" -p "$port" -U postgres -d conc -v VERBOSITY=sqlstate -c "$2" 2>&1 || true)
+  t1=$(date +%s.%N)
+  wait "$holder"
+  waited=$(echo "$t1 - $t0" | bc)
+  echo "    $3: second writer '$out' after ${waited}s" >&2
+  [[ "$out" == *23505* ]] && (( $(echo "$waited > 1" | bc) ))
+}
 step "two sessions, short texts: a writer waits for a concurrent short near-duplicate sharing no band"
 psql >/dev/null <<'SQL'
 CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL);
@@ -472,19 +493,44 @@ read -r s_a s_b < <(psql -At -F ' ' -c "
     AND jaccard(a.body, b.body, 3) >= 0.5
   ORDER BY a.id, b.id LIMIT 1")
 [ -n "$s_b" ] || fail "the short pool has no short near-duplicate pair sharing no band"
-psql -c "BEGIN; SET LOCAL conc.sleep = 3; INSERT INTO docs (body) SELECT body FROM pool WHERE id = $s_a; COMMIT;" >/dev/null &
-holder=$!
-sleep 1
-t0=$(date +%s.%N)
-out=$("$PG_BIN/psql" -X -q -h "$sock" -p "$port" -U postgres -d conc -v VERBOSITY=sqlstate \
-  -c "INSERT INTO docs (body) SELECT body FROM pool WHERE id = $s_b" 2>&1 || true)
-t1=$(date +%s.%N)
-wait "$holder"
-waited=$(echo "$t1 - $t0" | bc)
-echo "    pair $s_a, $s_b (3-shingle similarity $(psql -At -c "SELECT round(jaccard(a.body, b.body, 3)::numeric, 3) FROM pool a, pool b WHERE a.id = $s_a AND b.id = $s_b"), no shared band): second writer '$out' after ${waited}s" >&2
-[[ "$out" == *23505* ]] && (( $(echo "$waited > 1" | bc) )) \
+second_writer "INSERT INTO docs (body) SELECT body FROM pool WHERE id = $s_a" \
+              "INSERT INTO docs (body) SELECT body FROM pool WHERE id = $s_b" \
+              "pair $s_a, $s_b (3-shingle similarity $(psql -At -c "SELECT round(jaccard(a.body, b.body, 3)::numeric, 3) FROM pool a, pool b WHERE a.id = $s_a AND b.id = $s_b"), no shared band)" \
   || fail "the second writer of a short near-duplicate did not wait for the first and get 23505"
 psql -c "DROP TABLE docs"
+# The same for containment keys: a tiny text (fewer than 50 5-shingles) and a copy wrapped in a
+# header and footer longer than itself, which share no band and no short band; only the key
+# stripes (the tiny text's containment prefix exclusive, the copy's sketch shared) keep their
+# writers apart, whichever comes first.
+step "two sessions, containment keys: a writer waits for a concurrent wrapped copy of a tiny text"
+psql >/dev/null <<'SQL'
+CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL);
+SELECT simdup_enable_similar('docs', 'body', 0.5, on_duplicate => 'reject');
+CREATE OR REPLACE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_sleep(coalesce(nullif(current_setting('conc.sleep', true), '')::float8, 0.001)); RETURN NEW; END $$;
+CREATE TRIGGER zz_slow_write BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION slow_write();
+CREATE TABLE wrapped AS
+SELECT p.id, p.body AS tiny,
+       'Source: the morning desk of a regional news site, updated hourly | ' || p.body || ' | Editor on duty, all rights reserved, reprints by permission' AS copy
+FROM pool p WHERE cardinality(shingles(p.body)) < 50 ORDER BY p.id;
+SQL
+read -r w_id < <(psql -At -c "
+  SELECT id FROM wrapped
+  WHERE NOT coalesce(_simdup_similar_bands(tiny, 5, 35, 3) && _simdup_similar_bands(copy, 5, 35, 3), false)
+    AND NOT coalesce(_simdup_similar_short_bands(tiny, 0.5) && _simdup_similar_short_bands(copy, 0.5), false)
+    AND _simdup_similar_key_probe(tiny, 5, 0.8) && _simdup_similar_keys(copy, 5, 0.8)
+    AND containment(tiny, copy) >= 0.8 AND jaccard(tiny, copy) < 0.5
+  ORDER BY id LIMIT 1")
+[ -n "$w_id" ] || fail "the short pool has no tiny text whose wrapped copy shares only containment keys with it"
+for first in tiny copy; do
+  second=copy; [ "$first" = copy ] && second=tiny
+  psql -c "TRUNCATE docs" >/dev/null
+  second_writer "INSERT INTO docs (body) SELECT $first FROM wrapped WHERE id = $w_id" \
+                "INSERT INTO docs (body) SELECT $second FROM wrapped WHERE id = $w_id" \
+                "text $w_id ($(psql -At -c "SELECT format('containment %s, similarity %s', round(containment(tiny, copy)::numeric, 3), round(jaccard(tiny, copy)::numeric, 3)) FROM wrapped WHERE id = $w_id"), no shared band), $first first" \
+    || fail "the second writer of a wrapped tiny text ($first first) did not wait for the first and get 23505"
+done
+psql -c "DROP TABLE docs, wrapped"
 make_plan
 SLOW=1 run_round skip similar
 SLOW=1 run_round mark similar

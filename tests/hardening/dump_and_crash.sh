@@ -79,8 +79,8 @@ as_pg "$PG_BIN/pg_dump" -h "$sock" -p "$port" -U postgres -Fc -d simsrc -f "$dir
 as_pg "$PG_BIN/pg_restore" -h "$sock" -p "$port" -U postgres -d simdst "$dir/simdump.pgc"
 after=$(q simdst -c "SELECT count(*), count(dup_of), string_agg(id || ':' || coalesce(dup_of::text, '-'), ',' ORDER BY id) FROM notes")
 [ "$before" = "$after" ] || fail "similarity dedup rows/dup_of differ after restore: $before vs $after"
-[ "$(q simdst -c "SELECT string_agg(k::text, ',' ORDER BY k DESC) FROM _simdup_similar_indexes('notes')")" = 5,3 ] \
-  || fail "similarity index or short-text index missing"
+[ "$(q simdst -c "SELECT string_agg(k::text, ',' ORDER BY k DESC) FROM _simdup_similar_indexes('notes')")" = 5,5,3 ] \
+  || fail "similarity index, containment index or short-text index missing"
 [ "$(q simdst -c "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'notes'::regclass AND tgname = 'simdup_dedup_similar'")" = 1 ] \
   || fail "similarity dedup trigger missing"
 marked=$(q simdst -c "INSERT INTO notes (body) VALUES (\$f\$$edited\$f\$) RETURNING dup_of IS NOT NULL")
@@ -90,7 +90,12 @@ marked=$(q simdst -c "INSERT INTO notes (body) VALUES (\$f\$$edited\$f\$) RETURN
 q simdst -c "INSERT INTO notes (body) VALUES ('南京长江大桥于1968年建成通车，是第一座双层铁路公路两用桥。')" >/dev/null
 marked=$(q simdst -c "INSERT INTO notes (body) VALUES ('南京长江大挢于1968年建成通车，是第一座双层铁跻公路两用桥。') RETURNING dup_of IS NOT NULL")
 [ "$marked" = t ] || fail "restored short-text index: a short near-duplicate was not marked"
-echo "    rows and dup_of ($(cut -d'|' -f1,2 <<<"$after" | tr '|' ' ') marked) restored, indexes and trigger restored; a near-duplicate and a short one marked" >&2
+# A tiny text and a copy wrapped in a header and footer (containment 1, similarity below 0.3):
+# marked by the default containment rule, through the restored containment index.
+q simdst -c "INSERT INTO notes (body) VALUES ('渡轮航线周一恢复运营')" >/dev/null
+marked=$(q simdst -c "INSERT INTO notes (body) VALUES ('本报讯 记者从市交通运输局获悉：渡轮航线周一恢复运营。欢迎转发，转载请注明出处，联系电话见官网') RETURNING dup_of IS NOT NULL")
+[ "$marked" = t ] || fail "restored containment index: a wrapped copy of a tiny text was not marked"
+echo "    rows and dup_of ($(cut -d'|' -f1,2 <<<"$after" | tr '|' ' ') marked) restored, indexes and trigger restored; a near-duplicate, a short one and a wrapped tiny one marked" >&2
 
 # ---------------------------------------------------------------------------------------------
 step "2. kill -9 during a bulk load through the dedup trigger"

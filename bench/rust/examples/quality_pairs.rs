@@ -769,6 +769,9 @@ fn score(dir: &str) {
         .iter()
         .map(|s| s.as_ref().map(|s| similar::short_bands(s, sb, sr).unwrap()).unwrap_or_default())
         .collect();
+    // The containment keys at containment 0.7 and 0.8 (simdup_core::similar::containment_keys).
+    let keys: Vec<[similar::Keys; 2]> =
+        sh5.iter().map(|s| [0.7, 0.8].map(|c| similar::containment_keys(s, 5, c))).collect();
     eprintln!("shingles and MinHash done ({})", ftime(t1));
 
     // Format-2 candidates (bench/rust/src/format2.rs).
@@ -791,7 +794,7 @@ fn score(dir: &str) {
     }
     writeln!(out).unwrap();
     let mut candidates = BufWriter::new(std::fs::File::create(format!("{dir}/dedup_candidates.tsv")).unwrap());
-    writeln!(candidates, "pair\tband\tshort_band").unwrap();
+    writeln!(candidates, "pair\tband\tshort_band\tkey70\tkey80").unwrap();
     for p in &pairs {
         let (a, b) = (index[p.a.as_str()], index[p.b.as_str()]);
         write!(out, "{}", p.id).unwrap();
@@ -814,12 +817,28 @@ fn score(dir: &str) {
             (false, true) if short_rule => j3,
             _ => 0.0,
         };
-        let decided = (band || short_band)
-            .then(|| rule.judge(&sh5[a], &sh5[b], band, || (short[a].clone(), short[b].clone())))
-            .flatten();
+        let short_sets = || (short[a].clone(), short[b].clone());
+        let via = if band { similar::Via::Band } else { similar::Via::ShortBand };
+        let decided = (band || short_band).then(|| rule.judge(&sh5[a], &sh5[b], via, short_sets)).flatten();
         assert_eq!(dedup >= 0.5, decided.is_some(), "the trigger's decision on {}", p.id);
+        // With containment c: the same, and rule 2 through a shared band when neither text is
+        // tiny, or through containment keys that meet.
+        let key = [0, 1].map(|i| keys[a][i].meet(&keys[b][i]));
+        for (i, c) in [0.7, 0.8].into_iter().enumerate() {
+            let rule = similar::Rule { containment: Some(c), ..rule };
+            let tiny = sh5[a].len().min(sh5[b].len()) < similar::TINY_SHINGLES;
+            let contained = minhash::containment(&sh5[a], &sh5[b]) >= c;
+            let expected =
+                dedup >= 0.5 || (contained && ((band && !tiny) || key[i])) || (key[i] && short_rule && j3 >= 0.5);
+            let decided =
+                [(band, similar::Via::Band), (short_band, similar::Via::ShortBand), (key[i], similar::Via::Key)]
+                    .into_iter()
+                    .any(|(found, via)| found && rule.judge(&sh5[a], &sh5[b], via, short_sets).is_some());
+            assert_eq!(expected, decided, "the trigger's decision at containment {c} on {}", p.id);
+        }
         writeln!(out, "\t{j5:.4}\t{j3:.4}\t{mj:.4}\t{dedup:.4}").unwrap();
-        writeln!(candidates, "{}\t{}\t{}", p.id, u8::from(band), u8::from(short_band)).unwrap();
+        let [k70, k80] = key.map(u8::from);
+        writeln!(candidates, "{}\t{}\t{}\t{k70}\t{k80}", p.id, u8::from(band), u8::from(short_band)).unwrap();
     }
     candidates.flush().unwrap();
     out.flush().unwrap();

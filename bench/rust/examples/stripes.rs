@@ -12,15 +12,18 @@
 //! commit. Printed per language: the mean number of stripes a row takes, and the share of pairs
 //! contending with each scheme the trigger has had: one stripe for all short texts beside the
 //! band stripes (every pair contends), band stripes and the 3-shingle prefix stripes of short
-//! texts, and now the prefix stripes of small texts' 5-shingle sets instead of their band
-//! stripes (`similar_stripes`). The prefixes are in the order of `similar::rare_first` (common
-//! shingles last); a build of an earlier revision gives the figures of its order. Output: a
-//! markdown table.
+//! texts, the prefix stripes of small texts' 5-shingle sets instead of their band stripes
+//! (`similar_stripes` without containment), and the same with the containment rule (the default,
+//! 0.8): a tiny text's containment prefix locked exclusively and every text's sketch locked
+//! shared, in a key space of their own (a pair contends when one's exclusive key stripe is among
+//! the other's key stripes, or their main stripes meet: `SimilarStripes::conflict`). The
+//! prefixes are in the order of `similar::rare_first` (common shingles last); a build of an
+//! earlier revision gives the figures of its order. Output: a markdown table.
 use simdup_bench::edits::{load, nchars, sentences, Rng};
-use simdup_core::locks::similar_stripes;
+use simdup_core::locks::{similar_stripes, SimilarStripes};
 use simdup_core::minhash::{bands, choose_bands_for_recall, minhash, shingles};
 use simdup_core::no_interrupt;
-use simdup_core::similar::{short_set, Rule};
+use simdup_core::similar::{containment_keys, short_set, Rule};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
@@ -31,8 +34,10 @@ struct Row {
     short: Vec<u64>,
     /// Band stripes and 3-shingle prefix stripes (3cd2b09's scheme, in today's order).
     before: Vec<u32>,
-    /// What the trigger locks now.
-    stripes: Vec<u32>,
+    /// What the trigger locks without containment.
+    stripes: SimilarStripes,
+    /// What the trigger locks with containment 0.8 (the default).
+    keyed: SimilarStripes,
 }
 
 fn main() {
@@ -43,7 +48,7 @@ fn main() {
     let t: f64 = arg(&args, "--threshold").map_or(0.5, |s| s.parse().unwrap());
     let seed: u64 = arg(&args, "--seed").map_or(1, |s| s.parse().unwrap());
     let (b, r) = choose_bands_for_recall(128, t, 0.99).unwrap();
-    let rule = Rule { k: 5, threshold: t, containment: None };
+    let rule = Rule { k: 5, threshold: t, containment: Some(0.8) };
     let mut rng = Rng::new(&[seed]);
 
     let titles: Vec<String> = load(&zh).into_iter().map(|(title, _)| title.trim().to_string()).collect();
@@ -57,8 +62,8 @@ fn main() {
         }
     }
     println!("threshold {t}: the similarity index's {b} bands of {r} rows; {pairs} random pairs a language\n");
-    println!("| texts | rows | characters (mean) | stripes a row: bands + 3-shingle prefix | now | pairs contending: one short-text stripe | bands + 3-shingle prefix | now |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| texts | rows | characters (mean) | stripes a row: bands + 3-shingle prefix | prefixes | prefixes + keys (exclusive / shared) | pairs contending: one short-text stripe | bands + 3-shingle prefix | prefixes | prefixes + keys |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (name, texts) in [("Chinese news titles", titles), ("English sentences, first 15-45 characters", clipped)] {
         let rows: Vec<(usize, Row)> = texts
             .iter()
@@ -69,13 +74,17 @@ fn main() {
                 // A table with containment still locks every row's bands, with the 3-shingle
                 // prefix of a short text: the scheme of 3cd2b09 for every table (its prefix in the
                 // order of `rare_first`, which 3cd2b09 did not have).
-                let before = similar_stripes(&bands, &set, 5, &short, t, true);
-                let stripes = similar_stripes(&bands, &set, 5, &short, t, false);
-                Some((nchars(text), Row { set, short, before, stripes }))
+                let mut before = simdup_core::locks::band_stripes(&bands);
+                before.extend(similar_stripes(&[], &[], 5, &short, t, None).exclusive);
+                before.sort_unstable();
+                before.dedup();
+                let stripes = similar_stripes(&bands, &set, 5, &short, t, None);
+                let keyed = similar_stripes(&bands, &set, 5, &short, t, Some(&containment_keys(&set, 5, 0.8)));
+                Some((nchars(text), Row { set, short, before, stripes, keyed }))
             })
             .collect();
         let n = rows.len();
-        let (mut before, mut now, mut counted) = (0usize, 0usize, 0usize);
+        let (mut before, mut now, mut keyed, mut counted) = (0usize, 0usize, 0usize, 0usize);
         let meet = |a: &[u32], b: &[u32]| a.iter().any(|x| b.binary_search(x).is_ok());
         while counted < pairs {
             let (i, j) = (rng.below(n), rng.below(n));
@@ -87,17 +96,22 @@ fn main() {
             }
             counted += 1;
             before += usize::from(meet(&x.before, &y.before));
-            now += usize::from(meet(&x.stripes, &y.stripes));
+            now += usize::from(x.stripes.conflict(&y.stripes));
+            keyed += usize::from(x.keyed.conflict(&y.keyed));
         }
         let mean = |f: &dyn Fn(&(usize, Row)) -> usize| rows.iter().map(f).sum::<usize>() as f64 / n as f64;
         let share = |c: usize| format!("{:.1} %", 100.0 * c as f64 / counted as f64);
         println!(
-            "| {name} | {n} | {:.1} | {:.1} | {:.1} | 100 % | {} | {} |",
+            "| {name} | {n} | {:.1} | {:.1} | {:.1} | {:.1} + {:.1} / {:.1} | 100 % | {} | {} | {} |",
             mean(&|(c, _)| *c),
             mean(&|(_, row)| row.before.len()),
-            mean(&|(_, row)| row.stripes.len()),
+            mean(&|(_, row)| row.stripes.exclusive.len()),
+            mean(&|(_, row)| row.keyed.exclusive.len()),
+            mean(&|(_, row)| row.keyed.keys_exclusive.len()),
+            mean(&|(_, row)| row.keyed.keys_shared.len()),
             share(before),
-            share(now)
+            share(now),
+            share(keyed)
         );
     }
 }

@@ -74,9 +74,11 @@ FROM (VALUES ('The Harbor Point ferry service resumed on Monday after an eleven-
 \set VERBOSITY default
 INSERT INTO posts VALUES (2, 'Coast desk, updated hourly with reports from our correspondents along the bay, the islands and the northern harbors: The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said.');
 \set VERBOSITY terse
--- Without it, the same row is stored (Jaccard alone, 0.459).
+-- Without it (containment => NULL: Jaccard alone, 0.459), the same row is stored.
 CREATE TABLE posts_jaccard (id int PRIMARY KEY, body text);
-SELECT bands, rows FROM simdup_enable_similar('posts_jaccard', 'body', on_duplicate => 'reject');
+SELECT bands, rows FROM simdup_enable_similar('posts_jaccard', 'body', on_duplicate => 'reject', containment => NULL);
+SELECT replace(encode(tgargs, 'escape'), '\000', ' ') AS trigger_arguments FROM pg_trigger WHERE tgrelid = 'posts_jaccard'::regclass AND tgname = 'simdup_dedup_similar';
+SELECT count(*) AS containment_indexes FROM _simdup_similar_indexes('posts_jaccard') WHERE bands IS NULL;
 INSERT INTO posts_jaccard SELECT 1, body FROM posts WHERE id = 1;
 INSERT INTO posts_jaccard VALUES (2, 'Coast desk, updated hourly with reports from our correspondents along the bay, the islands and the northern harbors: The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said.');
 SELECT count(*) AS stored_by_jaccard_alone FROM posts_jaccard;
@@ -90,7 +92,6 @@ DROP TABLE posts, posts_jaccard;
 -- ---------------------------------------------------------------------------------------------
 -- Arguments and prerequisites
 -- ---------------------------------------------------------------------------------------------
-SELECT * FROM simdup_enable_similar('notes', 'body', containment => 0.7);
 SELECT * FROM simdup_enable_similar('notes', 'body', on_duplicate => 'skip', containment => 0);
 SELECT * FROM simdup_enable_similar('notes', 'body', on_duplicate => 'skip', containment => 1.5);
 SELECT _simdup_similar_dedup_trigger_args('skip', 0.5, 5, 35, 3, 'body', NULL, NULL);
@@ -163,7 +164,9 @@ SELECT count(*) AS documents, count(DISTINCT family) AS families FROM pool;
 -- Every pair with its exact similarity and whether it shares a band of the index made below.
 CREATE TABLE pairs AS
 SELECT a.id AS a, b.id AS b, jaccard(a.body, b.body) AS j, containment(a.body, b.body) AS c,
-       _simdup_similar_bands(a.body, 5, 35, 3) && _simdup_similar_bands(b.body, 5, 35, 3) AS candidate
+       _simdup_similar_bands(a.body, 5, 35, 3) && _simdup_similar_bands(b.body, 5, 35, 3) AS candidate,
+       _simdup_similar_key_probe(a.body, 5, 0.8) && _simdup_similar_keys(b.body, 5, 0.8) AS key,
+       least(cardinality(shingles(a.body)), cardinality(shingles(b.body))) < 50 AS tiny
 FROM pool a JOIN pool b ON a.id <> b.id;
 CREATE INDEX ON pairs (b, a);
 SELECT count(*) FILTER (WHERE j >= 0.5) / 2 AS pairs_at_or_above_0_5,
@@ -172,8 +175,8 @@ SELECT count(*) FILTER (WHERE j >= 0.5) / 2 AS pairs_at_or_above_0_5,
        count(*) FILTER (WHERE j < 0.5 AND candidate) / 2 AS candidates_below
 FROM pairs;
 
--- Serially, in the pool's order, the brute-force answer of each mode at the default threshold
--- (0.5): skip keeps a row unless a kept row has similarity >= 0.5; mark names the smallest key
+-- Jaccard alone first (containment => NULL). Serially, in the pool's order, the brute-force
+-- answer of each mode at the default threshold (0.5): skip keeps a row unless a kept row has similarity >= 0.5; mark names the smallest key
 -- among the earlier rows with similarity >= 0.5; reject rejects the rows skip drops, naming
 -- the smallest such key among the rows kept. (brute_skip(pool, pairs, rule): the rows skip
 -- keeps, in the pool's order; a kept row for which the rule holds (x a row of pairs, x.a the
@@ -198,15 +201,15 @@ SELECT p.id, (SELECT min(q.id) FROM pool q JOIN pairs x ON x.a = q.id AND x.b = 
 FROM pool p;
 
 CREATE TABLE dd_skip (id int PRIMARY KEY, body text);
-SELECT bands, rows FROM simdup_enable_similar('dd_skip', 'body', on_duplicate => 'skip');
+SELECT bands, rows FROM simdup_enable_similar('dd_skip', 'body', on_duplicate => 'skip', containment => NULL);
 INSERT INTO dd_skip SELECT id, body FROM pool ORDER BY ord;
 CREATE TABLE dd_mark (id int PRIMARY KEY, body text);
-SELECT bands, rows FROM simdup_enable_similar('dd_mark', 'body', on_duplicate => 'mark');
+SELECT bands, rows FROM simdup_enable_similar('dd_mark', 'body', on_duplicate => 'mark', containment => NULL);
 -- COPY goes through the trigger as INSERT does.
 COPY (SELECT id, body FROM pool ORDER BY ord) TO '/tmp/simdup_dedup_similar_pool.csv' CSV;
 COPY dd_mark (id, body) FROM '/tmp/simdup_dedup_similar_pool.csv' CSV;
 CREATE TABLE dd_reject (id int PRIMARY KEY, body text);
-SELECT bands, rows FROM simdup_enable_similar('dd_reject', 'body', on_duplicate => 'reject');
+SELECT bands, rows FROM simdup_enable_similar('dd_reject', 'body', on_duplicate => 'reject', containment => NULL);
 CREATE TABLE rejected (id int, detail text);
 DO $$
 DECLARE p record; det text;
@@ -241,24 +244,28 @@ FROM pool p LEFT JOIN dd_skip s USING (id) GROUP BY kind ORDER BY kind;
 -- Precision is exact: every marked row's dup_of has similarity >= 0.5 with it.
 SELECT count(*) AS marked_below_threshold FROM dd_mark m JOIN dd_mark o ON o.id = m.dup_of WHERE jaccard(m.body, o.body) < 0.5;
 
--- With containment => 0.7, against brute force: a row is dropped when a kept row shares a band
--- with it and has Jaccard >= 0.5 or containment >= 0.7 (the trigger's promise: candidates come
--- from the bands). Skip and mark, serially, in the pool's order.
-SELECT count(*) FILTER (WHERE c >= 0.7 AND j < 0.5) / 2 AS pairs_by_containment_only,
-       count(*) FILTER (WHERE c >= 0.7 AND j < 0.5 AND candidate) / 2 AS of_them_sharing_a_band
+-- With the default containment (0.8), against brute force: a row is dropped when a kept row
+-- shares a band with it and has Jaccard >= 0.5, or containment >= 0.8 with both texts of at
+-- least 50 shingles, or when their containment keys meet (the containment index) and containment
+-- >= 0.8 (the trigger's promise: candidates come from the indexes). Skip and mark, serially, in
+-- the pool's order.
+SELECT count(*) FILTER (WHERE c >= 0.8 AND j < 0.5) / 2 AS pairs_by_containment_only,
+       count(*) FILTER (WHERE c >= 0.8 AND j < 0.5 AND (candidate AND NOT tiny OR key)) / 2 AS of_them_candidates,
+       count(*) FILTER (WHERE key) AS meeting_keys, count(*) FILTER (WHERE key AND c < 0.8) AS of_them_below
 FROM pairs;
-CREATE TABLE brute_skip_c AS SELECT id FROM pg_temp.brute_skip('pool', 'pairs', 'x.candidate AND (x.j >= 0.5 OR x.c >= 0.7)') id;
+CREATE TABLE brute_skip_c AS
+SELECT id FROM pg_temp.brute_skip('pool', 'pairs', 'x.candidate AND (x.j >= 0.5 OR x.c >= 0.8 AND NOT x.tiny) OR x.key AND x.c >= 0.8') id;
 CREATE TABLE dd_skip_c (id int PRIMARY KEY, body text);
-SELECT bands, rows FROM simdup_enable_similar('dd_skip_c', 'body', on_duplicate => 'skip', containment => 0.7);
+SELECT bands, rows FROM simdup_enable_similar('dd_skip_c', 'body', on_duplicate => 'skip');
 INSERT INTO dd_skip_c SELECT id, body FROM pool ORDER BY ord;
 CREATE TABLE dd_mark_c (id int PRIMARY KEY, body text);
-SELECT bands, rows FROM simdup_enable_similar('dd_mark_c', 'body', on_duplicate => 'mark', containment => 0.7);
+SELECT bands, rows FROM simdup_enable_similar('dd_mark_c', 'body', on_duplicate => 'mark');
 INSERT INTO dd_mark_c SELECT id, body FROM pool ORDER BY ord;
 SELECT (SELECT count(*) FROM dd_skip_c) AS skip_stored, (SELECT count(*) FROM brute_skip_c) AS brute_stored,
        (SELECT count(*) FROM dd_skip_c FULL JOIN brute_skip_c USING (id) WHERE dd_skip_c.body IS NULL OR brute_skip_c.id IS NULL) AS skip_differences,
        (SELECT count(*) FROM dd_mark_c m JOIN pool p USING (id)
         WHERE m.dup_of IS DISTINCT FROM (SELECT min(q.id) FROM pool q JOIN pairs x ON x.a = q.id AND x.b = p.id
-                                         WHERE q.ord < p.ord AND x.candidate AND (x.j >= 0.5 OR x.c >= 0.7))) AS mark_differences;
+                                         WHERE q.ord < p.ord AND (x.candidate AND (x.j >= 0.5 OR x.c >= 0.8 AND NOT x.tiny) OR x.key AND x.c >= 0.8))) AS mark_differences;
 -- What containment adds, by kind of edit (skipped with Jaccard alone, and with containment too).
 SELECT kind, count(*) AS documents, count(*) FILTER (WHERE s.id IS NULL) AS skipped_jaccard,
        count(*) FILTER (WHERE c.id IS NULL) AS skipped_with_containment
@@ -293,8 +300,13 @@ SELECT count(*) AS short_documents, count(DISTINCT family) AS families, min(leng
 -- the pair shares a band and a short band, and whether it is a candidate (either).
 CREATE TABLE short_pairs AS
 SELECT *, band OR short_band AS candidate,
-       band AND (j >= 0.5 OR short AND j3 >= 0.5) OR short_band AND short AND j3 >= 0.5 AS near
+       band AND (j >= 0.5 OR short AND j3 >= 0.5) OR short_band AND short AND j3 >= 0.5 AS near,
+       band AND (j >= 0.5 OR short AND j3 >= 0.5 OR c >= 0.8 AND NOT tiny) OR short_band AND short AND j3 >= 0.5
+         OR key AND (c >= 0.8 OR short AND j3 >= 0.5) AS near_c
 FROM (SELECT a.id AS a, b.id AS b, jaccard(a.body, b.body) AS j, jaccard(a.body, b.body, 3) AS j3,
+             containment(a.body, b.body) AS c,
+             least(cardinality(shingles(a.body)), cardinality(shingles(b.body))) < 50 AS tiny,
+             _simdup_similar_key_probe(a.body, 5, 0.8) && _simdup_similar_keys(b.body, 5, 0.8) AS key,
              least(cardinality(shingles(a.body)), cardinality(shingles(b.body))) + 4 < 50
                AND _simdup_similar_short_bands(a.body, 0.5) IS NOT NULL AND _simdup_similar_short_bands(b.body, 0.5) IS NOT NULL AS short,
              _simdup_similar_bands(a.body, 5, 35, 3) && _simdup_similar_bands(b.body, 5, 35, 3) AS band,
@@ -307,10 +319,10 @@ SELECT count(*) FILTER (WHERE j >= 0.5) / 2 AS pairs_by_jaccard,
        count(*) FILTER (WHERE NOT (j >= 0.5 OR short AND j3 >= 0.5) AND candidate) / 2 AS candidates_that_are_not
 FROM short_pairs;
 CREATE TABLE brute_short_skip AS
-SELECT id FROM pg_temp.brute_skip('short_pool', 'short_pairs', 'x.near') id;
+SELECT id FROM pg_temp.brute_skip('short_pool', 'short_pairs', 'x.near_c') id;
 CREATE TABLE short_skip (id int PRIMARY KEY, body text);
 SELECT index, bands, rows FROM simdup_enable_similar('short_skip', 'body', on_duplicate => 'skip');
-SELECT index, k, bands, rows FROM _simdup_similar_indexes('short_skip') ORDER BY k DESC;
+SELECT index, k, bands, rows FROM _simdup_similar_indexes('short_skip') ORDER BY k DESC, bands NULLS LAST;
 INSERT INTO short_skip SELECT id, body FROM short_pool ORDER BY ord;
 CREATE TABLE short_mark (id int PRIMARY KEY, body text);
 SELECT bands, rows FROM simdup_enable_similar('short_mark', 'body', on_duplicate => 'mark');
@@ -321,7 +333,7 @@ SELECT (SELECT count(*) FROM short_skip) AS skip_stored, (SELECT count(*) FROM b
        (SELECT count(*) FROM short_mark WHERE dup_of IS NOT NULL) AS marked,
        (SELECT count(*) FROM short_mark m JOIN short_pool p USING (id)
         WHERE m.dup_of IS DISTINCT FROM (SELECT min(q.id) FROM short_pool q JOIN short_pairs x ON x.a = q.id AND x.b = p.id
-                                         WHERE q.ord < p.ord AND x.near)) AS mark_differences;
+                                         WHERE q.ord < p.ord AND x.near_c)) AS mark_differences;
 -- By kind of edit: the copies skipped, and those Jaccard of 5-shingles alone would have let through.
 SELECT kind, count(*) AS documents, count(*) FILTER (WHERE s.id IS NULL) AS skipped,
        count(*) FILTER (WHERE s.id IS NULL AND NOT EXISTS (
@@ -344,22 +356,45 @@ INSERT INTO short_reject VALUES (3, 'an unrelated short text');
 -- A text of more than 100 distinct 3-shingles has no short bands: it needs only the similarity index.
 INSERT INTO short_reject SELECT 4, string_agg(md5(i::text), ' ') FROM generate_series(1, 10) i;
 SELECT id, length(body) FROM short_reject ORDER BY id;
--- A row found only through the short-text index (a shared short band, no shared band) is judged
--- by the short-text rule alone: the lock stripes cover Jaccard and containment only between rows
--- that share a band, so two concurrent writers of such a pair could both store theirs. A short
--- text inside a longer one (containment 1, 3-shingle Jaccard 0.273) is stored beside it, as it
--- would be by concurrent writers.
+-- Each candidate is judged by the rules its index's lock stripes cover: a row found only through
+-- the short-text index (a shared short band, no shared band) by the short-text rule alone; a tiny
+-- text (fewer than 50 shingles) by containment only through its containment keys (its
+-- containment prefix, locked exclusively, against the other's sketch, locked shared). A tiny
+-- text inside a longer one (containment 1, 3-shingle Jaccard 0.273) shares no band; its keys
+-- meet the longer one's: rejected through the containment index, by containment.
 SELECT _simdup_similar_bands(a, 5, 35, 3) && _simdup_similar_bands(b, 5, 35, 3) AS shares_a_band,
        _simdup_similar_short_bands(a, 0.5) && _simdup_similar_short_bands(b, 0.5) AS shares_a_short_band,
+       _simdup_similar_key_probe(a, 5, 0.7) && _simdup_similar_keys(b, 5, 0.7) AS keys_meet,
+       _simdup_similar_key_probe(b, 5, 0.7) && _simdup_similar_keys(a, 5, 0.7) AS keys_meet_reversed,
        round(containment(a, b)::numeric, 3) AS c, round(jaccard(a, b)::numeric, 3) AS j,
        round(jaccard(a, b, 3)::numeric, 3) AS j3,
-       _simdup_similar_match(a, b, 5, 0.5, 0.7) IS NOT NULL AS by_every_rule,
-       _simdup_similar_short_match(a, b, 5, 0.5) IS NOT NULL AS by_the_short_text_rule
+       _simdup_similar_match(a, b, 5, 0.5, 0.7) IS NOT NULL AS by_band,
+       _simdup_similar_short_match(a, b, 5, 0.5) IS NOT NULL AS by_the_short_text_rule,
+       _simdup_similar_key_match(a, b, 5, 0.5, 0.7) IS NOT NULL AS by_keys
 FROM (VALUES ('house wins new', 'house wins new jumps brown news rain school jumps dog')) v(a, b);
 CREATE TABLE short_contained (id int PRIMARY KEY, body text);
 SELECT bands, rows FROM simdup_enable_similar('short_contained', 'body', on_duplicate => 'reject', containment => 0.7);
-INSERT INTO short_contained VALUES (1, 'house wins new'), (2, 'house wins new jumps brown news rain school jumps dog');
+INSERT INTO short_contained VALUES (1, 'house wins new');
+\set VERBOSITY default
+INSERT INTO short_contained VALUES (2, 'house wins new jumps brown news rain school jumps dog');
+\set VERBOSITY terse
+-- The other way round, in one statement: the second row sees the first (rejected: the statement
+-- stores neither).
+\set VERBOSITY default
+INSERT INTO short_contained VALUES (3, 'the city council approved a new budget for parks and libraries'), (4, 'new budget for parks');
+\set VERBOSITY terse
 SELECT id FROM short_contained ORDER BY id;
+-- _simdup_similar_key_match (the Citus check's condition for rows found through the containment
+-- index) is containment or the short-text rule; NULL containment: NULL.
+SELECT count(*) AS pairs,
+       count(*) FILTER (WHERE (x.c >= 0.8 OR x.short AND x.j3 >= 0.5)
+                        IS DISTINCT FROM (_simdup_similar_key_match(a.body, b.body, 5, 0.5, 0.8) IS NOT NULL)) AS differences
+FROM short_pairs x JOIN short_pool a ON a.id = x.a JOIN short_pool b ON b.id = x.b;
+SELECT _simdup_similar_key_match('a b c d e f', 'a b c d e f', 5, 0.5, NULL) IS NULL AS no_containment_no_match,
+       _simdup_similar_keys(NULL, 5, 0.8) IS NULL AND _simdup_similar_keys('   ', 5, 0.8) IS NULL AS featureless,
+       cardinality(_simdup_similar_keys(repeat('word', 500), 5, 0.8)) AS keys_of_4_shingles,
+       (SELECT cardinality(_simdup_similar_keys(string_agg(md5(i::text), ' '), 5, 0.8)) FROM generate_series(1, 10) i) AS keys_of_a_long_text;
+SELECT _simdup_similar_keys('x', 5, 0);
 -- _simdup_similar_short_match (the Citus check's condition for such rows) is the short-text rule
 -- on every pair of the short pool.
 SELECT count(*) AS pairs,
