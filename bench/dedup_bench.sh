@@ -45,6 +45,10 @@
 # with the same rows and simdup_enable_similar('sdocs', 'body', SIMDUP_BENCH_THRESHOLD (0.5),
 # on_duplicate => SIMDUP_BENCH_MODE), variants "similar" (its trigger enabled) and
 # "similar-plain" (disabled: the GIN index still maintained), in the same interleaved runs.
+# sdocs has the default containment rule (0.8) and its containment index. SIMDUP_BENCH_SIMILAR=2
+# adds a third table jdocs, the same with containment => NULL (Jaccard and the short-text rule
+# only, no containment index), variant "similar-jaccard" (its trigger enabled): what the
+# containment rule costs an insert.
 #
 # skip rather than reject: pgbench stops a client at its first error, and the real corpus has
 # reposts; a rejected insert does the same work as a skipped one. synchronous_commit = off, so
@@ -75,6 +79,7 @@ LOAD="${SIMDUP_BENCH_LOAD:-0}"
 LOAD_REPS="${SIMDUP_BENCH_LOAD_REPS:-$REPS}"
 variants="plain trigger"
 [ "$SIMILAR" = 1 ] && variants="plain trigger similar-plain similar"
+[ "$SIMILAR" = 2 ] && variants="plain trigger similar-plain similar similar-jaccard"
 cluster="${SIMDUP_CLUSTER:-regress}-dedupbench"
 port="${SIMDUP_BENCH_PORT:-${SIMDUP_REGRESS_PORT:-54329}}"
 [ -f "$DATA/zh_news.jsonl" ] || { echo "no $DATA/zh_news.jsonl: run bench/fetch_data.sh (or set SIMDUP_BENCH_DATA)" >&2; exit 1; }
@@ -125,7 +130,9 @@ CREATE SEQUENCE ctr MINVALUE 0 START 0;
 CREATE TABLE docs (id bigserial PRIMARY KEY, body text);
 SELECT simdup_enable('docs', 'body', on_duplicate => '$MODE', blocks => $BLOCKS);
 CREATE TABLE sdocs (id bigserial PRIMARY KEY, body text);
-SELECT index, bands, rows FROM simdup_enable_similar('sdocs', 'body', $THRESHOLD, on_duplicate => '$MODE') WHERE $SIMILAR = 1;
+SELECT index, bands, rows FROM simdup_enable_similar('sdocs', 'body', $THRESHOLD, on_duplicate => '$MODE') WHERE $SIMILAR >= 1;
+CREATE TABLE jdocs (id bigserial PRIMARY KEY, body text);
+SELECT index, bands, rows FROM simdup_enable_similar('jdocs', 'body', $THRESHOLD, on_duplicate => '$MODE', containment => NULL) WHERE $SIMILAR = 2;
 SELECT 'simdup ' || extversion FROM pg_extension WHERE extname = 'simdup';
 SELECT format('%s documents, %s characters on average; %s sentences for the synthetic rows',
               count(*), round(avg(length(body))), (SELECT count(*) FROM sentences)) FROM src;
@@ -151,15 +158,18 @@ INSERT INTO docs (body) SELECT synthetic($((e - have)));
 ALTER TABLE docs ENABLE TRIGGER simdup_dedup;
 VACUUM ANALYZE docs;
 SQL
-    if [ "$SIMILAR" = 1 ]; then
+    similar_tables=""
+    [ "$SIMILAR" -ge 1 ] && similar_tables="sdocs"
+    [ "$SIMILAR" = 2 ] && similar_tables="sdocs jdocs"
+    for st in $similar_tables; do
       psql <<SQL
-ALTER TABLE sdocs DISABLE TRIGGER simdup_dedup_similar;
-INSERT INTO sdocs (id, body) SELECT id, body FROM docs WHERE id > (SELECT coalesce(max(id), 0) FROM sdocs);
-SELECT setval('sdocs_id_seq', (SELECT max(id) FROM sdocs));
-ALTER TABLE sdocs ENABLE TRIGGER simdup_dedup_similar;
-VACUUM ANALYZE sdocs;
+ALTER TABLE $st DISABLE TRIGGER simdup_dedup_similar;
+INSERT INTO $st (id, body) SELECT id, body FROM docs WHERE id > (SELECT coalesce(max(id), 0) FROM $st);
+SELECT setval('${st}_id_seq', (SELECT max(id) FROM $st));
+ALTER TABLE $st ENABLE TRIGGER simdup_dedup_similar;
+VACUUM ANALYZE $st;
 SQL
-    fi
+    done
     have=$e
   fi
   psql -At -c "SELECT format('existing=%s: table %s, block indexes %s (%s x the table)', $e, pg_size_pretty(pg_table_size('docs')),
@@ -175,6 +185,7 @@ SQL
           trigger) tbl=docs trigger=simdup_dedup on=ENABLE ;;
           similar-plain) tbl=sdocs trigger=simdup_dedup_similar on=DISABLE ;;
           similar) tbl=sdocs trigger=simdup_dedup_similar on=ENABLE ;;
+          similar-jaccard) tbl=jdocs trigger=simdup_dedup_similar on=ENABLE ;;
         esac
         psql <<SQL
 VACUUM ANALYZE $tbl;
@@ -265,6 +276,9 @@ SELECT existing, clients,
        round(percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'similar-plain')) AS "similar-plain docs/s",
        round(percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'similar')) AS "similar docs/s",
        round((percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'similar')
-            / percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'trigger'))::numeric, 2) AS "similar / trigger"
+            / percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'trigger'))::numeric, 2) AS "similar / trigger",
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'similar-jaccard')) AS "similar-jaccard docs/s",
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'similar')
+            / percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE variant = 'similar-jaccard'))::numeric, 2) AS "similar / similar-jaccard"
 FROM r GROUP BY existing, clients ORDER BY existing, clients;
 SQL

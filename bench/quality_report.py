@@ -74,7 +74,8 @@ NAMES = {
     "char2": "SimHash of character bigrams",
     "char3": "SimHash of character trigrams",
     "simdup_jaccard5": "simdup jaccard() char 5-shingles (exact)",
-    "simdup_dedup_similar": "simdup similarity dedup trigger (35 LSH bands x 3, then exact jaccard)",
+    "simdup_dedup_similar": "simdup similarity dedup trigger, containment => NULL (35 LSH bands x 3, then exact jaccard)",
+    "simdup_dedup_default": "simdup similarity dedup trigger at its defaults (t = 0.5, containment 0.8; 1 or 0)",
     "simdup_jaccard3": "simdup jaccard(a, b, 3) char 3-shingles (exact)",
     "simdup_minhash128": "simdup minhash() 128, char 5-shingles",
     "py_simhash": "Python jieba + simhash (word counts)",
@@ -91,10 +92,12 @@ NAMES = {
     "f2_sub50_cjk50_unk0.25": "f2: ASCII and CJK half pieces, unknown ×0.25",
     "f2_sub50_cjk50_unk0.25_cap3": "f2: ASCII and CJK half pieces, unknown ×0.25, cap 3 %",
 }
-SIM = {"simdup_jaccard5", "simdup_jaccard3", "simdup_minhash128", "simdup_dedup_similar", "py_minhash", "pg_trgm"}
+SIM = {"simdup_jaccard5", "simdup_jaccard3", "simdup_minhash128", "simdup_dedup_similar", "simdup_dedup_default", "py_minhash",
+       "pg_trgm"}
 FORMAT2 = [m for m in NAMES if m.startswith("f2_")]
 PG_TRGM_DEFAULT = 0.3  # pg_trgm.similarity_threshold
-MAIN = ["default", "title", "improved", "py_simhash", "char2", "simdup_jaccard5", "simdup_dedup_similar", "simdup_minhash128",
+MAIN = ["default", "title", "improved", "py_simhash", "char2", "simdup_jaccard5", "simdup_dedup_similar", "simdup_dedup_default",
+        "simdup_minhash128",
         "py_minhash",
         "pg_trgm"]
 ABLATIONS = ["default_title_body", "title3", "title", "title10", "improved", "improved_notitle", "pos", "length",

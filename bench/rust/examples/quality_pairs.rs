@@ -673,9 +673,11 @@ fn methods() -> Vec<Method> {
     ]
 }
 
-/// Similarity methods (higher = more similar, 0..1). `simdup_dedup_similar` is what the
-/// similarity dedup trigger of `simdup_enable_similar(..., 0.5, on_duplicate => ...)` decides
-/// (`simdup_core::similar::Rule`, no containment): for a pair that shares one of the similarity
+/// Similarity methods (higher = more similar, 0..1). `simdup_dedup_default` is what the
+/// similarity dedup trigger of `simdup_enable_similar(..., 0.5, on_duplicate => ...)` decides at
+/// its defaults (containment 0.8 and its keys; `simdup_core::similar::Rule::judge` through each
+/// index that offers the pair): 1 for a near-duplicate, 0 otherwise, whatever the threshold of the
+/// report. `simdup_dedup_similar` is what it decides with `containment => NULL`: for a pair that shares one of the similarity
 /// index's 35 LSH bands of 3 rows, the exact Jaccard of character 5-shingles, or that of
 /// 3-shingles when the short-text rule applies and it is higher; for a pair that shares only one
 /// of the short-text index's 72 bands of 4 rows over 3-shingles (both texts short), the short-text
@@ -683,7 +685,8 @@ fn methods() -> Vec<Method> {
 /// candidate. At t = 0.5 it is ≥ t exactly when the trigger rejects the pair (checked). Which
 /// bands each pair shares is also written to `dedup_candidates.tsv` (bench/containment_eval.py
 /// reads it).
-const SIM_METHODS: [&str; 4] = ["simdup_jaccard5", "simdup_jaccard3", "simdup_minhash128", "simdup_dedup_similar"];
+const SIM_METHODS: [&str; 5] =
+    ["simdup_jaccard5", "simdup_jaccard3", "simdup_minhash128", "simdup_dedup_similar", "simdup_dedup_default"];
 
 /// The bands × rows `simdup_enable_similar` chooses at its default threshold 0.5 (recall 0.99).
 const DEDUP_BANDS: (usize, usize) = (35, 3);
@@ -824,6 +827,7 @@ fn score(dir: &str) {
         // With containment c: the same, and rule 2 through a shared band when neither text is
         // tiny, or through containment keys that meet.
         let key = [0, 1].map(|i| keys[a][i].meet(&keys[b][i]));
+        let mut default = false;
         for (i, c) in [0.7, 0.8].into_iter().enumerate() {
             let rule = similar::Rule { containment: Some(c), ..rule };
             let tiny = sh5[a].len().min(sh5[b].len()) < similar::TINY_SHINGLES;
@@ -835,8 +839,9 @@ fn score(dir: &str) {
                     .into_iter()
                     .any(|(found, via)| found && rule.judge(&sh5[a], &sh5[b], via, short_sets).is_some());
             assert_eq!(expected, decided, "the trigger's decision at containment {c} on {}", p.id);
+            default = decided; // containment 0.8, the default, comes last
         }
-        writeln!(out, "\t{j5:.4}\t{j3:.4}\t{mj:.4}\t{dedup:.4}").unwrap();
+        writeln!(out, "\t{j5:.4}\t{j3:.4}\t{mj:.4}\t{dedup:.4}\t{}", u8::from(default)).unwrap();
         let [k70, k80] = key.map(u8::from);
         writeln!(candidates, "{}\t{}\t{}\t{k70}\t{k80}", p.id, u8::from(band), u8::from(short_band)).unwrap();
     }
