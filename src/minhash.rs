@@ -302,6 +302,23 @@ pub(crate) fn set_keys(set: &[u64], k: usize, c: f64) -> simdup_core::similar::K
     simdup_core::similar::containment_keys(set, k, c)
 }
 
+thread_local! {
+    /// The containment index's entry of the last text the similarity dedup trigger computed
+    /// keys for (text, k, containment bits, entry): the index expression of that row's entry
+    /// takes it rather than shingle and order the text again (as [`LAST`] for signatures).
+    static LAST_KEYS: RefCell<Option<(String, usize, u64, Vec<i64>)>> = const { RefCell::new(None) };
+}
+
+/// [`set_keys`] of a text's k-shingle set `set`, remembered for the row's index entry (texts up
+/// to `MEMO_MAX_BYTES`).
+pub(crate) fn text_set_keys(body: &str, set: &[u64], k: usize, c: f64) -> simdup_core::similar::Keys {
+    let keys = set_keys(set, k, c);
+    if body.len() <= MEMO_MAX_BYTES {
+        LAST_KEYS.with_borrow_mut(|last| *last = Some((body.to_owned(), k, c.to_bits(), keys.entry())));
+    }
+    keys
+}
+
 /// `_simdup_similar_keys(body, k, containment)`: the containment keys of a text's character
 /// k-shingles, as the containment index stores them: its sketch (its 32 rarest shingles) and,
 /// for a tiny text (fewer than 50 shingles), its containment prefix, each tagged by its role;
@@ -312,7 +329,13 @@ pub(crate) fn set_keys(set: &[u64], k: usize, c: f64) -> simdup_core::similar::K
 /// COST 2500, as `_simdup_similar_short_bands`.
 #[pg_extern(immutable, strict, parallel_safe, cost = 2500)]
 pub(crate) fn _simdup_similar_keys(body: &str, k: i32, containment: f64) -> Option<Vec<i64>> {
-    text_keys(body, k, containment).map(|keys| keys.entry())
+    let remembered = LAST_KEYS.with_borrow(|last| match last {
+        Some((text, lk, lc, entry)) if *lk as i32 == k && *lc == containment.to_bits() && text == body => {
+            Some(entry.clone())
+        }
+        _ => None,
+    });
+    remembered.or_else(|| text_keys(body, k, containment).map(|keys| keys.entry()))
 }
 
 /// The containment keys of a text, with the SQL functions' argument checks (22023 for a bad k

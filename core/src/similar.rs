@@ -27,8 +27,8 @@
 //!
 //! Why 3-shingles only for short texts: among unrelated texts of up to 250 characters
 //! (the quality benchmark's English news), 35 bands of 3 rows over 3-shingles make 1.7 % of
-//! pairs candidates, against 0.2 % over 5-shingles (docs/quality.md, "Why boilerplate on short
-//! texts stays below 0.95").
+//! pairs candidates, against 0.2 % over 5-shingles (docs/quality.md, "Tiny texts in
+//! boilerplate: the containment index").
 
 use crate::minhash::{self, MinHashError};
 use crate::Interrupt;
@@ -124,7 +124,7 @@ pub fn rare_first(set: &[u64], k: usize) -> Vec<u64> {
 /// A text with fewer k-shingles than this is *tiny*: the containment rule (rule 2) finds its
 /// partners through containment keys ([`Keys`]) rather than shared bands. A header and footer
 /// longer than a tiny text lower its Jaccard with the wrapped copy below any threshold LSH bands
-/// can serve (docs/quality.md, "Why boilerplate on short texts stays below 0.95").
+/// can serve (docs/quality.md, "Tiny texts in boilerplate: the containment index").
 pub const TINY_SHINGLES: usize = 50;
 
 /// The number of a text's k-shingles, rarest first, in its containment sketch ([`Keys`]).
@@ -155,11 +155,40 @@ pub struct Keys {
 /// A text's containment keys for containment threshold `c` ([`Keys`]), from its k-shingle
 /// set (ascending, as [`minhash::shingles`] gives it).
 pub fn containment_keys(set: &[u64], k: usize, c: f64) -> Keys {
-    let ordered = rare_first(set, k);
-    let prefix = if set.len() < TINY_SHINGLES { prefix_filter(&ordered, c).to_vec() } else { Vec::new() };
-    let mut sketch = ordered;
-    sketch.truncate(SKETCH_SHINGLES);
+    let sketch = first_in_order(set, k, SKETCH_SHINGLES);
+    // A tiny set's prefix (at most n − ⌊c·n⌋ + 1 ≤ n of its n < 50 shingles) is the start of
+    // the same order: of the sketch when it is shorter than the sketch, of the whole set else.
+    let prefix = if set.len() < TINY_SHINGLES {
+        let ordered = if set.len() <= SKETCH_SHINGLES { sketch.clone() } else { rare_first(set, k) };
+        prefix_filter(&ordered, c).to_vec()
+    } else {
+        Vec::new()
+    };
     Keys { sketch, prefix }
+}
+
+/// The first `m` shingles of an ascending set in the order of [`rare_first`], without ranking
+/// them all when they need not be: the shingles that are not common come first in ascending
+/// order, so when the set has at least `m` of them they are its first `m` uncommon shingles in
+/// its own (ascending) order, found by looking up the ranks of as many shingles as it takes. An
+/// article of 1,200 shingles, most of them uncommon, looks up about 40 ranks instead of 1,200.
+fn first_in_order(set: &[u64], k: usize, m: usize) -> Vec<u64> {
+    let rank = common_rank(k);
+    let mut out = Vec::with_capacity(m);
+    for &h in set {
+        if out.len() == m {
+            return out;
+        }
+        if rank(h) == 0 {
+            out.push(h);
+        }
+    }
+    if out.len() == m {
+        return out;
+    }
+    let mut all = rare_first(set, k);
+    all.truncate(m);
+    all
 }
 
 /// Keeps a sketch's index values apart from a prefix's.
@@ -518,6 +547,39 @@ mod tests {
         // Other shingle sizes keep the ascending order.
         let four = set("the quick zygote of the", 4);
         assert_eq!(rare_first(&four, 4), four);
+    }
+
+    /// [`containment_keys`] takes the sketch without ranking every shingle; it is the
+    /// definition's: the first SKETCH_SHINGLES of `rare_first`, the prefix the first
+    /// n − ⌊c·n⌋ + 1 of a tiny set in that order.
+    #[test]
+    fn containment_keys_are_the_definition() {
+        let mut checked = 0;
+        for seed in 0..300u64 {
+            let h = |i: u64| crate::hash::mix64(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            // Every `every`-th element common: from none to all of them.
+            for every in [1u64, 2, 3, 7, 1000] {
+                for n in [1u64, 5, 20, 31, 32, 33, 49, 50, 51, 200] {
+                    let mut set: Vec<u64> = (0..n)
+                        .map(
+                            |i| if i % every == 0 { crate::common::common_5((h(i) % 20_000) as usize).0 } else { h(i) },
+                        )
+                        .collect();
+                    set.sort_unstable();
+                    set.dedup();
+                    let ordered = rare_first(&set, 5);
+                    for c in [0.5, 0.8, 1.0] {
+                        let keys = containment_keys(&set, 5, c);
+                        assert_eq!(keys.sketch, ordered[..ordered.len().min(SKETCH_SHINGLES)], "n {n}, every {every}");
+                        let prefix =
+                            if set.len() < TINY_SHINGLES { prefix_filter(&ordered, c).to_vec() } else { Vec::new() };
+                        assert_eq!(keys.prefix, prefix, "n {n}, every {every}, c {c}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 300 * 5 * 10 * 3);
     }
 
     /// The hash of one k-gram (a text of exactly k characters, no space at either end, has one

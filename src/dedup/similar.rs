@@ -645,7 +645,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         // stripes: of the bands, or of the prefix filters of small and short texts
         // (simdup_core::locks, docs/dedup.md).
         let short = text_short(&text, cfg.threshold);
-        let keys = cfg.keys(&set);
+        let keys = cfg.containment.map(|c| crate::minhash::text_set_keys(&text, &set, cfg.k, c));
         lock_similar((*rel).rd_id, &cfg.stripes(&set, &bands, short.as_ref(), keys.as_ref()));
         let short_bands = short.as_ref().map(|s| s.bands.as_slice());
         let index = similarity_index(rel, &cfg, cols.text);

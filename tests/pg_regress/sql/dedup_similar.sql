@@ -355,6 +355,11 @@ DROP INDEX short_reject_body_similar_short_idx;
 INSERT INTO short_reject VALUES (3, 'an unrelated short text');
 -- A text of more than 100 distinct 3-shingles has no short bands: it needs only the similarity index.
 INSERT INTO short_reject SELECT 4, string_agg(md5(i::text), ' ') FROM generate_series(1, 10) i;
+-- The containment index too: every row looks up its containment keys there.
+DROP INDEX short_reject_body_similar_keys_idx;
+\set VERBOSITY default
+INSERT INTO short_reject SELECT 5, string_agg(md5(i::text), ' ') FROM generate_series(11, 20) i;
+\set VERBOSITY terse
 SELECT id, length(body) FROM short_reject ORDER BY id;
 -- Each candidate is judged by the rules its index's lock stripes cover: a row found only through
 -- the short-text index (a shared short band, no shared band) by the short-text rule alone; a tiny
