@@ -7,11 +7,14 @@ of character 5-shingles reaches the threshold (0.5 by default), or, when the sho
 fewer than 50 characters and both are short (at most 100 distinct 3-shingles and 1000
 characters), when the Jaccard of their 3-shingles does; with `containment => c` also when its
 containment (the share of the smaller text's 5-shingles found in the other) reaches c
-(simdup_core::similar). A candidate shares one of the similarity index's 35 LSH bands of 3
-rows, or one of the short-text index's bands. This script scores those rules on the labelled
-pairs that `bench/quality.sh` exports (bench/data/quality/pairs.jsonl, texts.jsonl), with the
-candidate test taken from the same run's dedup_candidates.tsv: a pair sharing a band is judged
-by the rule, one sharing only a short band by the short-text rule alone, as the trigger does.
+(simdup_core::similar; 0.8 by default). A candidate shares one of the similarity index's 35 LSH
+bands of 3 rows, one of the short-text index's bands, or (with containment) meeting containment
+keys. This script scores those rules on the labelled pairs that `bench/quality.sh` exports
+(bench/data/quality/pairs.jsonl, texts.jsonl), with the candidate tests taken from the same
+run's dedup_candidates.tsv (band, short band, keys at 0.7 and 0.8), each pair judged as the
+trigger judges it (simdup_core::similar::Rule::judge): through a shared band by the rule, its
+containment part only when both texts have at least 50 5-shingles; through meeting keys by
+containment or the short-text rule; through a shared short band by the short-text rule alone.
 
 Shingles are computed here as simdup computes them (NFKC, lower case, whitespace runs as one
 space, character k-grams; a text shorter than k characters is one shingle), as strings rather
@@ -137,7 +140,7 @@ def main():
     print(f"{len(rows)} pairs; Jaccard differing from the exported j5: {mismatched}\n")
 
     for title, keep in [("all texts", lambda b: True), ("texts of 50 characters or more", lambda b: b != "0-50")]:
-        print(f"### {title} (a pair sharing a band is judged by the rule, one sharing only a short band by the short-text rule alone)\n")
+        print(f"### {title} (each pair judged as the trigger judges it: by the rule through a shared band, containment only between texts of 50 shingles or more; through meeting containment keys by containment or the short-text rule; through a shared short band by the short-text rule alone)\n")
         kinds = sorted({(r[0], r[1]) for r in rows if r[2] == 1 and keep(r[3])})
         langs = ["zh", "en"]
         header = ["rule", "lang"] + sorted({k for _, k in kinds}) + ["precision", "hard flagged", "merge50 flagged"]

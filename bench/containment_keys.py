@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Could a key index find short texts wrapped in boilerplate? A design measured, not built.
+"""Could a key index find short texts wrapped in boilerplate? The design of the containment
+index, measured before it was built (simdup_core::similar::Keys; what was built is measured by
+the keys_cost example of bench/rust).
 
 The similarity dedup trigger finds its candidates in LSH bands, which estimate Jaccard
 similarity. A text of under 50 characters wrapped in a header and footer longer than itself
 has a low Jaccard similarity with its copy, so the pair is rarely a candidate, although the
-containment rule (`containment => 0.8`) would judge it a near-duplicate (docs/quality.md, "Why
-boilerplate on short texts stays below 0.95"). This script measures one way to make such pairs
+containment rule (`containment => 0.8`) would judge it a near-duplicate (docs/quality.md, "Tiny
+texts in boilerplate: the containment index"). This script measures one way to make such pairs
 candidates, and what it would cost:
 
 - a *tiny* text A (|5-shingles| + 4 < 50 characters) keeps its containment prefix: the first

@@ -302,11 +302,14 @@ pub(crate) fn set_keys(set: &[u64], k: usize, c: f64) -> simdup_core::similar::K
     simdup_core::similar::containment_keys(set, k, c)
 }
 
+/// The containment index's entry of a text, remembered: (text, k, containment bits, entry).
+type KeysMemo = (String, usize, u64, Vec<i64>);
+
 thread_local! {
     /// The containment index's entry of the last text the similarity dedup trigger computed
-    /// keys for (text, k, containment bits, entry): the index expression of that row's entry
-    /// takes it rather than shingle and order the text again (as [`LAST`] for signatures).
-    static LAST_KEYS: RefCell<Option<(String, usize, u64, Vec<i64>)>> = const { RefCell::new(None) };
+    /// keys for: the index expression of that row's entry takes it rather than shingle and order
+    /// the text again (as [`LAST`] for signatures).
+    static LAST_KEYS: RefCell<Option<KeysMemo>> = const { RefCell::new(None) };
 }
 
 /// [`set_keys`] of a text's k-shingle set `set`, remembered for the row's index entry (texts up
