@@ -142,7 +142,7 @@ def main():
     for title, keep in [("all texts", lambda b: True), ("texts of 50 characters or more", lambda b: b != "0-50")]:
         print(f"### {title} (each pair judged as the trigger judges it: by the rule through a shared band, containment only between texts of 50 shingles or more; through meeting containment keys by containment or the short-text rule; through a shared short band by the short-text rule alone)\n")
         kinds = sorted({(r[0], r[1]) for r in rows if r[2] == 1 and keep(r[3])})
-        langs = ["zh", "en"]
+        langs = [lg for lg in ["zh", "en"] if any(r[0] == lg for r in rows)]
         header = ["rule", "lang"] + sorted({k for _, k in kinds}) + ["precision", "hard flagged", "merge50 flagged"]
         print("| " + " | ".join(header) + " |")
         print("|" + " --- |" * len(header))
