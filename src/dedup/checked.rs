@@ -390,8 +390,8 @@ fn nearest_stored(
 /// trigger's threshold and containment, and `probe` the new row's containment keys to look up
 /// (`int8[]`, [`simdup_core::similar::Keys::probe`]; used only when the trigger has containment:
 /// then the condition also holds for a stored row whose containment keys meet the new row's and
-/// that `_simdup_similar_key_match` counts a near-duplicate, and the measure is the larger of the
-/// two matches).
+/// that `_simdup_similar_key_match` counts a near-duplicate, and the measure is whichever match
+/// is not NULL: both give the pair's k-shingle Jaccard similarity).
 fn similar_condition(cfg: &SimilarConfig, ext_schema: &str, source: &str, params: [&str; 6]) -> (String, String) {
     let [text, bands, short, threshold, containment, probe] = params;
     let (k, b, r, t) = (cfg.k, cfg.bands, cfg.rows, cfg.threshold);
