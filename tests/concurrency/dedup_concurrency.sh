@@ -477,14 +477,19 @@ second_writer() {
   echo "    $3: second writer '$out' after ${waited}s" >&2
   [[ "$out" == *23505* ]] && (( $(echo "$waited > 1" | bc) ))
 }
-step "two sessions, short texts: a writer waits for a concurrent short near-duplicate sharing no band"
-psql >/dev/null <<'SQL'
+# slow_docs: an empty similarity dedup table docs (reject, t = 0.5) whose rows wait conc.sleep
+# seconds (1 ms unless set) between simdup's check and their write.
+slow_docs() {
+  psql >/dev/null <<'SQL'
 CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL);
 SELECT simdup_enable_similar('docs', 'body', 0.5, on_duplicate => 'reject');
 CREATE OR REPLACE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN PERFORM pg_sleep(coalesce(nullif(current_setting('conc.sleep', true), '')::float8, 0.001)); RETURN NEW; END $$;
 CREATE TRIGGER zz_slow_write BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION slow_write();
 SQL
+}
+step "two sessions, short texts: a writer waits for a concurrent short near-duplicate sharing no band"
+slow_docs
 read -r s_a s_b < <(psql -At -F ' ' -c "
   SELECT a.id, b.id FROM pool a JOIN pool b ON a.family = b.family AND a.id < b.id
   WHERE NOT (_simdup_similar_bands(a.body, 5, 35, 3) && _simdup_similar_bands(b.body, 5, 35, 3))
@@ -503,12 +508,8 @@ psql -c "DROP TABLE docs"
 # stripes (the tiny text's containment prefix exclusive, the copy's sketch shared) keep their
 # writers apart, whichever comes first.
 step "two sessions, containment keys: a writer waits for a concurrent wrapped copy of a tiny text"
+slow_docs
 psql >/dev/null <<'SQL'
-CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL);
-SELECT simdup_enable_similar('docs', 'body', 0.5, on_duplicate => 'reject');
-CREATE OR REPLACE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN PERFORM pg_sleep(coalesce(nullif(current_setting('conc.sleep', true), '')::float8, 0.001)); RETURN NEW; END $$;
-CREATE TRIGGER zz_slow_write BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION slow_write();
 CREATE TABLE wrapped AS
 SELECT p.id, p.body AS tiny,
        'Source: the morning desk of a regional news site, updated hourly | ' || p.body || ' | Editor on duty, all rights reserved, reprints by permission' AS copy
