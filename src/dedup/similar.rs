@@ -446,26 +446,15 @@ pub(super) fn similar_error(
 /// `rel` is an open relation, `text` one of its columns.
 unsafe fn similarity_index(rel: pg_sys::Relation, cfg: &SimilarConfig, text: c_int) -> pg_sys::Oid {
     let kind = IndexKind::Bands { k: cfg.k, bands: cfg.bands, rows: cfg.rows };
+    let (k, bands, rows) = (cfg.k, cfg.bands, cfg.rows);
+    let what = format!("similarity index on column \"{}\" with k = {k}, {bands} bands of {rows} rows", cfg.text_column);
     // SAFETY: the caller's.
     unsafe {
-        cached_index(rel, text, kind, || {
+        required_index(rel, text, kind, &what, "its candidates", || {
             crate::similar::similarity_indexes(rel)
                 .into_iter()
-                .find(|ix| ix.k as usize == cfg.k && ix.bands == cfg.bands && ix.rows == cfg.rows && on_column(ix.body, text))
+                .find(|ix| ix.k as usize == k && ix.bands == bands && ix.rows == rows && on_column(ix.body, text))
                 .map(|ix| ix.oid)
-        })
-        .unwrap_or_else(|| {
-            not_in_prerequisite_state(
-                format!(
-                    "table \"{}\" has no similarity index on column \"{}\" with k = {}, {} bands of {} rows",
-                    relation_name(rel),
-                    cfg.text_column,
-                    cfg.k,
-                    cfg.bands,
-                    cfg.rows
-                ),
-                "The similarity dedup trigger finds its candidates through it: call simdup_disable_similar(table) and simdup_enable_similar again.",
-            )
         })
     }
 }
@@ -478,24 +467,14 @@ unsafe fn similarity_index(rel: pg_sys::Relation, cfg: &SimilarConfig, text: c_i
 /// As [`similarity_index`].
 unsafe fn short_index(rel: pg_sys::Relation, cfg: &SimilarConfig, text: c_int) -> pg_sys::Oid {
     let kind = IndexKind::Short { threshold: cfg.threshold.to_bits() };
+    let what = format!("short-text index on column \"{}\" with threshold {}", cfg.text_column, cfg.threshold);
     // SAFETY: the caller's.
     unsafe {
-        cached_index(rel, text, kind, || {
+        required_index(rel, text, kind, &what, "the candidates of short texts", || {
             crate::similar::short_indexes(rel)
                 .into_iter()
                 .find(|ix| ix.threshold == cfg.threshold && on_column(ix.body, text))
                 .map(|ix| ix.oid)
-        })
-        .unwrap_or_else(|| {
-            not_in_prerequisite_state(
-                format!(
-                    "table \"{}\" has no short-text index on column \"{}\" with threshold {}",
-                    relation_name(rel),
-                    cfg.text_column,
-                    cfg.threshold
-                ),
-                "The similarity dedup trigger finds the candidates of short texts through it: call simdup_disable_similar(table) and simdup_enable_similar again.",
-            )
         })
     }
 }
@@ -508,27 +487,42 @@ unsafe fn short_index(rel: pg_sys::Relation, cfg: &SimilarConfig, text: c_int) -
 /// As [`similarity_index`].
 unsafe fn key_index(rel: pg_sys::Relation, cfg: &SimilarConfig, text: c_int, containment: f64) -> pg_sys::Oid {
     let kind = IndexKind::Keys { k: cfg.k, containment: containment.to_bits() };
+    let what =
+        format!("containment index on column \"{}\" with k = {} and containment {containment}", cfg.text_column, cfg.k);
     // SAFETY: the caller's.
     unsafe {
-        cached_index(rel, text, kind, || {
+        required_index(rel, text, kind, &what, "the candidates of its containment rule", || {
             crate::similar::key_indexes(rel)
                 .into_iter()
                 .find(|ix| ix.k as usize == cfg.k && ix.containment == containment && on_column(ix.body, text))
                 .map(|ix| ix.oid)
         })
-        .unwrap_or_else(|| {
-            not_in_prerequisite_state(
-                format!(
-                    "table \"{}\" has no containment index on column \"{}\" with k = {} and containment {}",
-                    relation_name(rel),
-                    cfg.text_column,
-                    cfg.k,
-                    containment
-                ),
-                "The similarity dedup trigger finds the candidates of its containment rule through it: call simdup_disable_similar(table) and simdup_enable_similar again.",
-            )
-        })
     }
+}
+
+/// One of the trigger's indexes ([`cached_index`]), or 55000: `table "..." has no {what}`, with
+/// the hint that the trigger finds `finds` through it.
+///
+/// # Safety
+/// As [`similarity_index`].
+unsafe fn required_index(
+    rel: pg_sys::Relation,
+    text: c_int,
+    kind: IndexKind,
+    what: &str,
+    finds: &str,
+    find: impl FnOnce() -> Option<pg_sys::Oid>,
+) -> pg_sys::Oid {
+    // SAFETY: the caller guarantees an open relation.
+    unsafe { cached_index(rel, text, kind, find) }.unwrap_or_else(|| {
+        not_in_prerequisite_state(
+            // SAFETY: as above.
+            format!("table \"{}\" has no {what}", unsafe { relation_name(rel) }),
+            &format!(
+                "The similarity dedup trigger finds {finds} through it: call simdup_disable_similar(table) and simdup_enable_similar again."
+            ),
+        )
+    })
 }
 
 /// Whether an index's text expression is column `text` (through binary-compatible casts).
