@@ -41,6 +41,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
+. tests/similar_rule.sh
 export SIMDUP_PG_CONFIG="${SIMDUP_PG_CONFIG:-/usr/bin/pg_config}"
 BASE="${SIMDUP_CITUS_PORT:-55432}"
 PG_BIN="$("$SIMDUP_PG_CONFIG" --bindir)"
@@ -374,7 +375,7 @@ set -- $res
 [ "$1" -gt 0 ] && [ $(( $1 + rejected )) = "$7" ] || fail "8 clients stored $1 rows and got $rejected rejections for $7 attempts"
 printf '  ok: 8 clients, %s single-row plain INSERTs (each even-numbered pool text twice): %s stored, %s rejected with 23505 and no other error; no two stored rows within 3 bits across shards; every attempt has a stored row within 3; each of the %s texts without a near-duplicate stored exactly once; %s rejected for a near-duplicate on another shard only\n' "$7" "$1" "$rejected" "$4" "$6" >&2
 
-step "8 concurrent clients, similarity reject: no two stored rows similar (a shared band, jaccard >= 0.5) on any shards, no document lost, only 23505"
+step "8 concurrent clients, similarity reject: no two stored rows similar (the rule: jaccard >= 0.5 through a band, containment >= 0.8 through keys, the short-text rule) on any shards, no document lost, only 23505"
 # The same clients and rows as above, into a table deduplicated by verified similarity.
 psql_on 0 -o /dev/null -c "CREATE TABLE sconc8 (id bigint PRIMARY KEY, body text NOT NULL)" \
   -c "SELECT create_distributed_table('sconc8', 'id')" \
@@ -388,7 +389,8 @@ clients sconc8
 errors=$(cat /tmp/simdup-citus-$BASE/sconc8.*.log | grep -c 'ERROR:' || true)
 rejected=$(cat /tmp/simdup-citus-$BASE/sconc8.*.log | grep -c 'ERROR:  23505: near-duplicate row violates simdup_dedup_similar on relation "sconc8"' || true)
 [ "$errors" = "$rejected" ] || { grep -h 'ERROR:' /tmp/simdup-citus-$BASE/sconc8.*.log | grep -v 23505 | head >&2; fail "8 clients (similarity): $((errors - rejected)) errors other than 23505"; }
-near="_simdup_similar_bands(a.body, 5, 35, 3) && _simdup_similar_bands(b.body, 5, 35, 3) AND jaccard(a.body, b.body) >= 0.5"
+# The trigger's rule at the defaults (containment 0.8), restated in SQL (tests/similar_rule.sh).
+near="$(similar_near 0.5 0.8 35 3)"
 res="$(psql_on 0 -tA -F ' ' -c "CREATE TEMP TABLE s AS SELECT id, body FROM sconc8;
   CREATE TEMP TABLE att AS SELECT c * 100000 + p.id AS id, p.body FROM pool p, generate_series(0, 7) c WHERE p.id % 8 = 2 * (c % 4);
   SELECT (SELECT count(*) FROM s),

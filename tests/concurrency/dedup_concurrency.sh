@@ -48,6 +48,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 . scripts/setup.sh >/dev/null 2>&1
+. tests/similar_rule.sh
 CLIENTS="${SIMDUP_CONC_CLIENTS:-16}"
 SHARE="${SIMDUP_CONC_SHARE:-0.4}"   # fraction of the pool each client inserts
 K=10
@@ -331,23 +332,9 @@ SQL
        -c "CREATE TABLE attempted AS SELECT DISTINCT p.id, p.fp FROM x JOIN pool p USING (id)"
   local bad
   if [ "$kind" = similar ]; then
-    # The trigger's criterion (a shared band of the index, then jaccard >= T, or containment >=
-    # C (the default 0.8) when neither text is tiny (fewer than 50 5-shingles), or the
-    # short-text rule: the shorter text under 50 characters, both short-banded, 3-shingle jaccard
-    # >= T; or containment keys that meet, then containment >= C or the short-text rule; or a
-    # shared band of the short-text index and the short-text rule) and brute force (jaccard >= T
-    # over every pair) must both hold.
-    local c="${C:-0.8}"
-    local short_a="_simdup_similar_short_bands(a.body, $T)" short_b="_simdup_similar_short_bands(b.body, $T)"
-    local short_rule="least(cardinality(shingles(a.body)), cardinality(shingles(b.body))) + 4 < 50
-           AND $short_a IS NOT NULL AND $short_b IS NOT NULL AND jaccard(a.body, b.body, 3) >= $T"
-    local contained="containment(a.body, b.body) >= $c"
-    local not_tiny="least(cardinality(shingles(a.body)), cardinality(shingles(b.body))) >= 50"
-    local rule="(jaccard(a.body, b.body) >= $T OR $contained AND $not_tiny OR $short_rule)"
-    local keys="_simdup_similar_key_probe(a.body, 5, $c) && _simdup_similar_keys(b.body, 5, $c)"
-    local near="coalesce(_simdup_similar_bands(a.body, 5, $BANDS, $ROWS) && _simdup_similar_bands(b.body, 5, $BANDS, $ROWS) AND $rule
-                         OR $short_a && $short_b AND $short_rule
-                         OR $keys AND ($contained OR $short_rule), false)"
+    # The trigger's criterion (tests/similar_rule.sh: the rule through the index that found the
+    # pair) and brute force (jaccard >= T over every pair) must both hold.
+    local near; near="$(similar_near "$T" "${C:-0.8}" "$BANDS" "$ROWS")"
     if [ "$mode" = mark ]; then
       bad=$(psql -At <<SQL
 SELECT concat_ws(' ',
