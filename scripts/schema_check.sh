@@ -2,7 +2,8 @@
 # The installed SQL schema of simdup must not change without a new version:
 #   scripts/schema_check.sh HOST PORT [--write | --database DB]
 # Describes every object of the extension as PostgreSQL sees it (function definitions,
-# operators, table columns, triggers) in a canonical order and compares the description with
+# operators, table columns, triggers, and each object's comment and privileges) in a canonical
+# order and compares the description with
 # sql/schema/<version>.txt, the schema of the current version (Cargo.toml). A difference means
 # the schema changed: bump the version in Cargo.toml, add the upgrade script
 # sql/simdup--<old>--<new>.sql, and record the new schema with --write. A version without a
@@ -37,7 +38,13 @@ SELECT format(E'== %s\n%s', pg_describe_object(d.classid, d.objid, 0),
     WHEN 'pg_event_trigger'::regclass THEN
       (SELECT format('on %s execute %s tags %s', evtevent, evtfoid::regproc, evttags) FROM pg_event_trigger WHERE oid = d.objid)
     ELSE ''
-  END)
+  END
+  -- What a user sees of it besides its definition: its comment and who may use it.
+  || coalesce(E'\ncomment: ' || (SELECT description FROM pg_description
+                                  WHERE objoid = d.objid AND classoid = d.classid AND objsubid = 0), '')
+  || coalesce(E'\nacl: ' || CASE d.classid WHEN 'pg_proc'::regclass THEN p.proacl::text
+                                           WHEN 'pg_class'::regclass THEN (SELECT relacl::text FROM pg_class WHERE oid = d.objid)
+                        END, ''))
 FROM pg_depend d
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simdup'
 LEFT JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
@@ -64,6 +71,17 @@ $describe
 \\c postgres
 DROP DATABASE simdup_schema_check;
 SQL
+fi
+# COMMENT ON every object of the extension, the internal _simdup_* functions too (\df+ shows
+# them to whoever looks): a missing comment fails the check as a schema difference does.
+uncommented=$(awk '
+  /^== / { if (name != "" && !seen) print name; name = substr($0, 4); seen = 0; next }
+  /^comment: / { seen = 1 }
+  END { if (name != "" && !seen) print name }' "$got")
+if [ -n "$uncommented" ]; then
+  echo "schema check: objects of the extension without a COMMENT ON:" >&2
+  echo "$uncommented" | sed 's/^/  /' >&2
+  rm -f "$got"; exit 1
 fi
 if [ "$mode" = --write ]; then
   cp "$got" "$want"; rm -f "$got"; echo "schema of $version recorded in sql/schema/$version.txt" >&2; exit 0

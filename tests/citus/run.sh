@@ -391,6 +391,14 @@ rejected=$(cat /tmp/simdup-citus-$BASE/sconc8.*.log | grep -c 'ERROR:  23505: ne
 [ "$errors" = "$rejected" ] || { grep -h 'ERROR:' /tmp/simdup-citus-$BASE/sconc8.*.log | grep -v 23505 | head >&2; fail "8 clients (similarity): $((errors - rejected)) errors other than 23505"; }
 # The trigger's rule at the defaults (containment 0.8), restated in SQL (tests/similar_rule.sh).
 near="$(similar_near 0.5 0.8 35 3)"
+# The attempted pool texts of a similarity round that have no similar stored row, each with the
+# stored row most like it (its jaccard and containment): what a "document lost" failure shows.
+lost_detail() { # lost_detail TABLE
+  psql_on 0 -tA -c "SELECT format('  pool text %s: closest stored row %s, jaccard %s, containment %s', b.id, c.id,
+                                   round(jaccard(b.body, c.body)::numeric, 3), round(containment(b.body, c.body)::numeric, 3))
+    FROM pool b CROSS JOIN LATERAL (SELECT a.id, a.body FROM $1 a ORDER BY jaccard(a.body, b.body) DESC LIMIT 1) c
+    WHERE b.id % 2 = 0 AND NOT EXISTS (SELECT FROM $1 a WHERE $near) ORDER BY b.id LIMIT 5" >&2
+}
 res="$(psql_on 0 -tA -F ' ' -c "CREATE TEMP TABLE s AS SELECT id, body FROM sconc8;
   CREATE TEMP TABLE att AS SELECT c * 100000 + p.id AS id, p.body FROM pool p, generate_series(0, 7) c WHERE p.id % 8 = 2 * (c % 4);
   SELECT (SELECT count(*) FROM s),
@@ -399,7 +407,7 @@ res="$(psql_on 0 -tA -F ' ' -c "CREATE TEMP TABLE s AS SELECT id, body FROM scon
          (SELECT count(*) FROM att)")"
 set -- $res
 [ "$2" = 0 ] || fail "8 clients (similarity): $2 pairs of similar stored rows"
-[ "$3" = 0 ] || fail "8 clients (similarity): $3 attempted rows have no similar stored row (rejected without a near-duplicate?)"
+[ "$3" = 0 ] || { lost_detail sconc8; fail "8 clients (similarity): $3 attempted rows have no similar stored row (rejected without a near-duplicate?)"; }
 [ "$1" -gt 0 ] && [ $(( $1 + rejected )) = "$4" ] || fail "8 clients (similarity) stored $1 rows and got $rejected rejections for $4 attempts"
 printf '  ok: 8 clients, %s single-row simdup_insert calls into a similarity-dedup table: %s stored, %s rejected with 23505 and no other error; no two stored rows similar across shards; every attempt has a similar stored row\n' "$4" "$1" "$rejected" >&2
 
@@ -429,7 +437,7 @@ res="$(psql_on 0 -tA -F ' ' -c "CREATE TEMP TABLE s AS SELECT id, body FROM sbat
          (SELECT count(*) FROM att)")"
 set -- $res
 [ "$2" = 0 ] || fail "8 clients (similarity, skip): $2 pairs of similar stored rows"
-[ "$3" = 0 ] || fail "8 clients (similarity, skip): $3 attempted rows have no similar stored row (a document lost)"
+[ "$3" = 0 ] || { lost_detail sbatch8; fail "8 clients (similarity, skip): $3 attempted rows have no similar stored row (a document lost)"; }
 [ "$1" -gt 0 ] && [ "$4" -gt 0 ] && [ "$1" -lt "$5" ] || fail "8 clients (similarity, skip): $1 of $5 rows stored, $4 of them by the batch clients"
 printf '  ok: 8 clients, %s rows into a similarity-dedup table in skip mode (4 clients a row a statement, 4 clients 8 rows a statement): %s stored (%s of them by the batches), no error; no two stored rows similar across shards; every attempted row has a similar stored row\n' "$5" "$1" "$4" >&2
 
