@@ -2,8 +2,8 @@
 # The installed SQL schema of simdup must not change without a new version:
 #   scripts/schema_check.sh HOST PORT [--write | --database DB]
 # Describes every object of the extension as PostgreSQL sees it (function definitions,
-# operators, table columns, triggers, and each object's comment and privileges) in a canonical
-# order and compares the description with
+# operators, table columns, indexes, constraints, triggers, whether pg_dump keeps a table's rows,
+# and each object's comment and privileges) in a canonical order and compares the description with
 # sql/schema/<version>.txt, the schema of the current version (Cargo.toml). A difference means
 # the schema changed: bump the version in Cargo.toml, add the upgrade script
 # sql/simdup--<old>--<new>.sql, and record the new schema with --write. A version without a
@@ -35,6 +35,12 @@ SELECT format(E'== %s\n%s', pg_describe_object(d.classid, d.objid, 0),
                             FROM pg_index WHERE indrelid = d.objid), '')
       || coalesce(E'\n' || (SELECT string_agg(pg_get_triggerdef(oid), E'\n' ORDER BY tgname)
                             FROM pg_trigger WHERE tgrelid = d.objid AND NOT tgisinternal), '')
+      -- Constraints that are not an index (CHECK, foreign keys, exclusion), and whether
+      -- pg_dump keeps its rows (pg_extension_config_dump), with which condition.
+      || coalesce(E'\n' || (SELECT string_agg(format('constraint %s %s', conname, pg_get_constraintdef(oid)), E'\n' ORDER BY conname)
+                            FROM pg_constraint WHERE conrelid = d.objid AND contype NOT IN ('p', 'u')), '')
+      || coalesce(E'\n' || (SELECT format('dumped by pg_dump where %L', e.extcondition[i])
+                            FROM generate_subscripts(e.extconfig, 1) i WHERE e.extconfig[i] = d.objid), '')
     WHEN 'pg_event_trigger'::regclass THEN
       (SELECT format('on %s execute %s tags %s', evtevent, evtfoid::regproc, evttags) FROM pg_event_trigger WHERE oid = d.objid)
     ELSE ''
