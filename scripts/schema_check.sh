@@ -35,25 +35,41 @@ SELECT format(E'== %s\n%s', pg_describe_object(d.classid, d.objid, 0),
                             FROM pg_index WHERE indrelid = d.objid), '')
       || coalesce(E'\n' || (SELECT string_agg(pg_get_triggerdef(oid), E'\n' ORDER BY tgname)
                             FROM pg_trigger WHERE tgrelid = d.objid AND NOT tgisinternal), '')
-      -- Constraints that are not an index (CHECK, foreign keys, exclusion), and whether
-      -- pg_dump keeps its rows (pg_extension_config_dump), with which condition.
+      -- Constraints that are not an index (CHECK, foreign keys, exclusion; NOT NULL, which 18
+      -- also lists here, is the column's), and whether pg_dump keeps its rows
+      -- (pg_extension_config_dump), with which condition.
       || coalesce(E'\n' || (SELECT string_agg(format('constraint %s %s', conname, pg_get_constraintdef(oid)), E'\n' ORDER BY conname)
-                            FROM pg_constraint WHERE conrelid = d.objid AND contype NOT IN ('p', 'u')), '')
+                            FROM pg_constraint WHERE conrelid = d.objid AND contype NOT IN ('p', 'u', 'n')), '')
       || coalesce(E'\n' || (SELECT format('dumped by pg_dump where %L', e.extcondition[i])
                             FROM generate_subscripts(e.extconfig, 1) i WHERE e.extconfig[i] = d.objid), '')
     WHEN 'pg_event_trigger'::regclass THEN
       (SELECT format('on %s execute %s tags %s', evtevent, evtfoid::regproc, evttags) FROM pg_event_trigger WHERE oid = d.objid)
     ELSE ''
   END
-  -- What a user sees of it besides its definition: its comment and who may use it.
+  -- What a user sees of it besides its definition: its comment and who may use it. The
+  -- privileges are those granted or revoked against the object kind's default (acldefault), so
+  -- that a default that differs between majors (a table owner's MAINTAIN, new in 17) is not a
+  -- difference.
   || coalesce(E'\ncomment: ' || (SELECT description FROM pg_description
                                   WHERE objoid = d.objid AND classoid = d.classid AND objsubid = 0), '')
-  || coalesce(E'\nacl: ' || CASE d.classid WHEN 'pg_proc'::regclass THEN p.proacl::text
-                                           WHEN 'pg_class'::regclass THEN (SELECT relacl::text FROM pg_class WHERE oid = d.objid)
-                        END, ''))
+  || coalesce(E'\nprivileges: ' || (
+       SELECT string_agg(format('%s %s %s %s', change, privilege_type, CASE change WHEN 'granted' THEN 'to' ELSE 'from' END,
+                                CASE WHEN grantee = 0 THEN 'PUBLIC' ELSE grantee::regrole::text END),
+                         ', ' ORDER BY change, grantee = 0 DESC, grantee::regrole::text, privilege_type)
+       FROM ((SELECT 'granted', grantee, privilege_type FROM aclexplode(coalesce(o.acl, acldefault(o.kind, o.owner)))
+              EXCEPT SELECT 'granted', grantee, privilege_type FROM aclexplode(acldefault(o.kind, o.owner)))
+             UNION ALL
+             (SELECT 'revoked', grantee, privilege_type FROM aclexplode(acldefault(o.kind, o.owner))
+              EXCEPT SELECT 'revoked', grantee, privilege_type FROM aclexplode(coalesce(o.acl, acldefault(o.kind, o.owner)))))
+            AS x(change, grantee, privilege_type)), ''))
 FROM pg_depend d
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simdup'
 LEFT JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
+-- The object's privileges, owner and kind for acldefault: functions and tables (sequences 's').
+LEFT JOIN LATERAL (SELECT 'f'::"char", p.proacl, p.proowner WHERE p.oid IS NOT NULL
+                   UNION ALL
+                   SELECT CASE c.relkind WHEN 'S' THEN 's'::"char" ELSE 'r'::"char" END, c.relacl, c.relowner
+                   FROM pg_class c WHERE d.classid = 'pg_class'::regclass AND c.oid = d.objid) AS o(kind, acl, owner) ON true
 WHERE d.deptype = 'e'
   -- The row type of an extension's table (and its array type), which PostgreSQL 18 records as
   -- a member of its own: part of the table, described with it.
