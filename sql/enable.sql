@@ -215,10 +215,15 @@ COMMENT ON FUNCTION _simdup_create_block_indexes(regclass, name, integer) IS
 -- ---------------------------------------------------------------------------------------------
 -- With on_duplicate ('reject', 'skip' or 'mark'), also installs the dedup trigger of
 -- sql/dedup.sql with k = max_distance (NULL: simdup.max_distance now), recorded in
--- simdup_tables; the table needs a single-column primary key.
+-- simdup_tables; the table needs a single-column primary key. verify (NULL: true with a text
+-- column, false with an adopted fingerprint column) makes a row within k a near-duplicate only
+-- when the two texts are too (src/dedup/verify.rs: Jaccard of character 5-shingles >= threshold,
+-- or containment >= containment, NULL for none).
 CREATE FUNCTION simdup_enable(tbl regclass, text_column name, fingerprint_column name DEFAULT 'simhash',
                               on_duplicate text DEFAULT NULL, max_distance integer DEFAULT NULL,
-                              blocks integer DEFAULT 4)
+                              blocks integer DEFAULT 4, verify boolean DEFAULT NULL,
+                              threshold double precision DEFAULT 0.5,
+                              containment double precision DEFAULT 0.8)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -229,6 +234,7 @@ DECLARE
     pk record;
     k integer;
     trigger_args text;
+    verified boolean := coalesce(verify, text_column IS NOT NULL);
 BEGIN
     IF tbl IS NULL OR fingerprint_column IS NULL OR blocks IS NULL THEN
         RAISE EXCEPTION 'table, fingerprint column and blocks must not be NULL'
@@ -247,8 +253,8 @@ BEGIN
     -- Dedup arguments, checked before anything is changed.
     SELECT p.key_column, p.key_type INTO pk FROM @extschema@._simdup_primary_key(tbl) p;
     IF on_duplicate IS NULL THEN
-        IF max_distance IS NOT NULL THEN
-            RAISE EXCEPTION 'max_distance is only used with on_duplicate'
+        IF max_distance IS NOT NULL OR verify IS NOT NULL THEN
+            RAISE EXCEPTION '% is only used with on_duplicate', CASE WHEN max_distance IS NOT NULL THEN 'max_distance' ELSE 'verify' END
                 USING ERRCODE = 'invalid_parameter_value',
                       HINT = 'Pass on_duplicate => ''reject'', ''skip'' or ''mark'' to install the dedup trigger.';
         END IF;
@@ -259,8 +265,11 @@ BEGIN
     ELSE
         k := coalesce(max_distance, @extschema@.simdup_max_distance());
         -- 22023 for an unknown mode or k outside 0..64 (src/args.rs).
+        -- 22023 for a threshold outside (0, 1], or verify without a text column.
         trigger_args := @extschema@._simdup_dedup_trigger_args(on_duplicate, k, coalesce(text_column, ''),
-                                                               fingerprint_column, coalesce(pk.key_column, ''));
+                                                               fingerprint_column, coalesce(pk.key_column, ''),
+                                                               CASE WHEN verified THEN threshold END,
+                                                               CASE WHEN verified THEN containment END);
         PERFORM @extschema@._simdup_dedup_key(tbl);  -- 0A000 partitioned, 55000 no single-column key
     END IF;
 
@@ -293,13 +302,22 @@ BEGIN
                                                           on_duplicate = 'mark', pk.key_type);
     END IF;
 
-    INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance)
+    IF on_duplicate IS NOT NULL AND NOT verified THEN
+        -- Without verification every row within k is a near-duplicate: warn when the table is
+        -- large enough for unrelated rows to be caught (src/batch.rs, _simdup_unverified_risk).
+        PERFORM @extschema@._simdup_unverified_risk(tbl, k);
+    END IF;
+
+    INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance,
+                                           threshold, containment)
     VALUES (simdup_enable.tbl, simdup_enable.text_column, simdup_enable.fingerprint_column,
-            simdup_enable.on_duplicate, k);
+            simdup_enable.on_duplicate, k,
+            CASE WHEN on_duplicate IS NOT NULL AND verified THEN simdup_enable.threshold END,
+            CASE WHEN on_duplicate IS NOT NULL AND verified THEN simdup_enable.containment END);
 END
 $$;
-COMMENT ON FUNCTION simdup_enable(regclass, name, name, text, integer, integer) IS
-  'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and one B-tree index per block (_simdup_key(fp, offset); blocks => 2..8, default 4), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup (BEFORE INSERT OR UPDATE): a row within max_distance (default: simdup.max_distance at enable time) of an existing row raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest key among its near-duplicates; safe under concurrency (advisory locks); needs a single-column primary key. On a Citus distributed table the trigger on each shard refuses every write but the coordinator''s checked writes (plain INSERT, COPY and text-changing UPDATE there, simdup_insert), which check rows across shards. Requires owning the table';
+COMMENT ON FUNCTION simdup_enable(regclass, name, name, text, integer, integer, boolean, double precision, double precision) IS
+  'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and one B-tree index per block (_simdup_key(fp, offset); blocks => 2..8, default 4), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup (BEFORE INSERT OR UPDATE): a row within max_distance (default: simdup.max_distance at enable time) of an existing row raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest key among its near-duplicates. With a text column the trigger verifies (verify => true by default): a row within max_distance is a near-duplicate only when the two texts have Jaccard similarity of character 5-shingles >= threshold (default 0.5) or containment >= containment (default 0.8, NULL for none); verify => false, or an adopted fingerprint column, decides by the distance alone and warns when the table is large enough for that to catch unrelated rows. Safe under concurrency (advisory locks); needs a single-column primary key. On a Citus distributed table the trigger on each shard refuses every write but the coordinator''s checked writes (plain INSERT, COPY and text-changing UPDATE there, simdup_insert), which check rows across shards. Requires owning the table';
 
 -- The fingerprint column of an enabled table: the column simdup_tables names, or — when it was
 -- renamed since — the column its block indexes are on (the catalog knows the index's column

@@ -13,11 +13,16 @@ CREATE TABLE simdup_tables (
     -- only by simdup_enable, which checks them (src/args.rs); the trigger's own arguments are
     -- what it obeys.
     on_duplicate text,
-    max_distance integer
+    max_distance integer,
+    -- The dedup trigger's verification thresholds (src/dedup/verify.rs), NULL when it does not
+    -- verify (no trigger, an adopted fingerprint column, verify => false); containment NULL
+    -- also when only the Jaccard threshold applies.
+    threshold double precision,
+    containment double precision
 );
 SELECT pg_catalog.pg_extension_config_dump('simdup_tables', '');
 COMMENT ON TABLE simdup_tables IS
-  'simdup: tables equipped by simdup_enable (kept by pg_dump): text column (NULL when an existing fingerprint column was adopted), fingerprint column, and the dedup trigger''s on_duplicate and max_distance (NULL without a trigger)';
+  'simdup: tables equipped by simdup_enable (kept by pg_dump): text column (NULL when an existing fingerprint column was adopted), fingerprint column, and the dedup trigger''s on_duplicate and max_distance (NULL without a trigger) and verification thresholds (NULL when it does not verify its candidates)';
 
 -- Table owners (not only superusers) call simdup_enable/simdup_disable, which run as the caller:
 -- everyone may write the table, and a trigger lets a row be added or removed only by the owner

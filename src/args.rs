@@ -244,6 +244,19 @@ pub fn containment_threshold(c: f64) -> f64 {
     c
 }
 
+/// The Jaccard threshold that verifies a SimHash candidate (`simdup_enable(..., threshold =>
+/// t)`, `simdup_pairs(..., verify => true, threshold => t)`): 0 < t ≤ 1.
+pub fn jaccard_threshold(t: f64) -> f64 {
+    if !(t > 0.0 && t <= 1.0) {
+        invalid_parameter(
+            format!("similarity threshold must be in (0, 1], got {t}"),
+            "A candidate within max_distance is a near-duplicate when the Jaccard similarity of the two texts' \
+             character 5-shingles reaches the threshold (0.5 by default), or the containment threshold.",
+        );
+    }
+    t
+}
+
 /// A Jaccard threshold of a verified similarity search (`simdup_similar`,
 /// `simdup_enable_similar`, `minhash_choose_bands(n, threshold, recall)`): 0 < t ≤ 1, and the
 /// recall wanted at it: 0 < recall < 1.

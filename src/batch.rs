@@ -217,3 +217,44 @@ extension_sql!(
     name = "comment__simdup_fingerprint_leaders",
     requires = [_simdup_fingerprint_leaders]
 );
+
+/// The groups of a graph whose nodes are numbered 1..=n (`simdup_groups(..., verify => true)`
+/// numbers the rows of its verified pairs in key order), with edges `a[i]`–`b[i]`: per node in a
+/// group of two or more, the group's first node — by `method` 'components' (connected
+/// components, [`Components`]) or 'leader' (leader clustering in node order, [`leaders`]). As
+/// the nodes are numbered in key order, the first node is the group's smallest key.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn _simdup_graph_groups(
+    n: i64,
+    a: Vec<i64>,
+    b: Vec<i64>,
+    method: &str,
+) -> TableIterator<'static, (name!(node, i64), name!(first, i64))> {
+    if a.len() != b.len() {
+        crate::errors::invalid_parameter(
+            format!("the edge lists have different lengths, {} and {}", a.len(), b.len()),
+            "Edge i joins a[i] and b[i].",
+        );
+    }
+    let groups: Vec<(i64, i64)> = match args::GroupMethod::parse(method) {
+        args::GroupMethod::Components => {
+            let mut uf = Components::new();
+            for (&x, &y) in a.iter().zip(&b) {
+                uf.union(x, y);
+            }
+            uf.labels()
+        }
+        args::GroupMethod::Leader => {
+            let order: Vec<u64> = (1..=n.max(0) as u64).collect();
+            let pairs: Vec<(u64, u64)> = a.iter().zip(&b).map(|(&x, &y)| (x as u64, y as u64)).collect();
+            leaders(&order, &pairs).into_iter().map(|(m, l)| (m as i64, l as i64)).collect()
+        }
+    };
+    TableIterator::new(groups)
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_graph_groups(bigint, bigint[], bigint[], text) IS 'simdup (internal): groups of the graph of nodes 1..n with edges a[i]-b[i], by method components or leader (in node order): each node in a group of two or more with its group''s first node; simdup_groups(..., verify => true) numbers its rows in key order';",
+    name = "comment__simdup_graph_groups",
+    requires = [_simdup_graph_groups]
+);

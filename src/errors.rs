@@ -40,6 +40,16 @@ impl Error {
 
     /// Reports the error. Does not return.
     pub fn raise(self) -> ! {
+        self.report(PgLogLevel::ERROR);
+        unreachable!("ERROR does not return")
+    }
+
+    /// Reports it as a WARNING (with its SQLSTATE, DETAIL and HINT), and returns.
+    pub fn warn(self) {
+        self.report(PgLogLevel::WARNING);
+    }
+
+    fn report(self, level: PgLogLevel) {
         let mut report = ErrorReport::new(self.code, self.message, "");
         if let Some(detail) = self.detail {
             report = report.set_detail(detail);
@@ -47,8 +57,7 @@ impl Error {
         if let Some(hint) = self.hint {
             report = report.set_hint(hint);
         }
-        report.report(PgLogLevel::ERROR);
-        unreachable!("ERROR does not return")
+        report.report(level);
     }
 }
 

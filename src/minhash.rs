@@ -22,7 +22,7 @@ use crate::args::{banding, permutations, shingle_size, unit_interval, BANDS_HINT
 
 /// Lets statement_timeout and cancel interrupt a long computation (the core calls it between
 /// pieces of about 64 KiB of text and every 16 Ki shingles).
-fn interrupt() {
+pub(crate) fn interrupt() {
     pgrx::check_for_interrupts!();
 }
 

@@ -237,6 +237,47 @@ fn common_rank(k: usize) -> impl Fn(u64) -> u16 {
     }
 }
 
+/// The shingle size with which a SimHash candidate is verified ([`Rule::verification`]).
+pub const VERIFY_SHINGLE: usize = 5;
+/// The default Jaccard threshold a SimHash candidate must reach to count as a near-duplicate
+/// (`simdup_enable(..., threshold => ...)`, `simdup_pairs(..., verify => true)`).
+pub const VERIFY_THRESHOLD: f64 = 0.5;
+/// The default containment threshold of the verification of a SimHash candidate.
+pub const VERIFY_CONTAINMENT: f64 = 0.8;
+
+/// How much likelier two unrelated real texts are to fall within a distance k than two random
+/// 64-bit fingerprints: the share of unrelated pairs (character 5-shingle Jaccard < 0.3) within
+/// k = 10 among the documents of the precision benchmark (bench/precision_scale.sh; real
+/// Chinese news sentences, docs/quality.md "Precision as the table grows"), divided by the
+/// binomial share `Σ_{i≤10} C(64, i) / 2^64`. Texts of one language share their common words,
+/// which pulls their fingerprints together.
+pub const UNRELATED_SKEW: f64 = 5.0; // FIXME: the measured value
+
+/// The chance that two unrelated texts have fingerprints within distance k, as
+/// [`UNRELATED_SKEW`] times the share of random fingerprint pairs within k.
+pub fn unrelated_pair_rate(k: u32) -> f64 {
+    let mut c = 1.0f64; // C(64, i)
+    let mut sum = 0.0f64;
+    for i in 0..=k.min(64) {
+        if i > 0 {
+            c = c * f64::from(64 - i + 1) / f64::from(i);
+        }
+        sum += c;
+    }
+    (UNRELATED_SKEW * sum / 2f64.powi(64)).min(1.0)
+}
+
+/// The expected share of new rows that have at least one unrelated row within distance k in a
+/// table of `rows` rows, when every row within k counts (no verification): 1 − e^(−rows · p).
+pub fn unverified_false_share(rows: f64, k: u32) -> f64 {
+    1.0 - (-rows.max(0.0) * unrelated_pair_rate(k)).exp()
+}
+
+/// The table size up to which [`unverified_false_share`] stays below `share`.
+pub fn unverified_safe_rows(k: u32, share: f64) -> f64 {
+    -(1.0 - share).ln() / unrelated_pair_rate(k)
+}
+
 /// Which rule made a pair near-duplicates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum By {
@@ -277,6 +318,31 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// The rule that verifies a SimHash candidate: character [`VERIFY_SHINGLE`]-shingles,
+    /// Jaccard ≥ `threshold`, or containment ≥ `containment`, or the short-text rule
+    /// ([`Rule::near_duplicate`]).
+    ///
+    /// Why SimHash needs it: a fingerprint within k of a stored one is a *candidate*. Unrelated
+    /// texts fall within k with a small probability p per pair, so a new row meets about n · p
+    /// false candidates in a table of n rows: at k = 10 on real news, most of what an
+    /// unverified check flags in a table of a million rows is unrelated (docs/quality.md,
+    /// "Precision as the table grows"). The verification reads both texts and decides exactly;
+    /// SimHash only chooses which few rows to read.
+    pub fn verification(threshold: f64, containment: Option<f64>) -> Rule {
+        Rule { k: VERIFY_SHINGLE, threshold, containment }
+    }
+
+    /// [`Rule::near_duplicate`] of two texts: shingles both (the second only when the first has
+    /// shingles) and their short-text 3-shingle sets when rule 3 needs them.
+    pub fn texts(&self, a: &str, b: &str, interrupt: Interrupt<'_>) -> Option<Match> {
+        let sa = minhash::shingles(a, self.k, &mut *interrupt).ok()?;
+        if sa.is_empty() {
+            return None;
+        }
+        let sb = minhash::shingles(b, self.k, &mut *interrupt).ok()?;
+        self.near_duplicate(&sa, &sb, || (short_set(a, &mut *interrupt), short_set(b, &mut *interrupt)))
+    }
+
     /// Whether two texts with k-shingle sets `a` and `b` are near-duplicates (see the module).
     /// `short_sets` gives both texts' [`short_set`]s; it is called only when the shorter text
     /// is under [`SHORT_TEXT_CHARS`] characters and rules 1 and 2 did not match.
@@ -370,6 +436,30 @@ mod tests {
 
     fn set(text: &str, k: usize) -> Vec<u64> {
         minhash::shingles(text, k, &mut no_interrupt).unwrap()
+    }
+
+    #[test]
+    fn verification_confirms_copies_and_refuses_unrelated_texts() {
+        let rule = Rule::verification(VERIFY_THRESHOLD, Some(VERIFY_CONTAINMENT));
+        let a = "国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。";
+        let edited = "国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九！";
+        let other = "PostgreSQL is a powerful, open source object-relational database system with over thirty years of active development.";
+        let m = rule.texts(a, edited, &mut no_interrupt).expect("an edited copy is confirmed");
+        assert_eq!(m.by, By::Jaccard);
+        assert_eq!(rule.texts(a, other, &mut no_interrupt), None);
+        // Featureless text is never a near-duplicate, either way round.
+        assert_eq!(rule.texts("", a, &mut no_interrupt), None);
+        assert_eq!(rule.texts(a, "  ", &mut no_interrupt), None);
+        // The same decision as the sets' (the one the trigger makes from the sets it holds).
+        assert_eq!(rule.texts(a, edited, &mut no_interrupt), decide(&rule, a, edited));
+        // A copy with a long footer: Jaccard below the threshold, containment above it.
+        let footer =
+            "。本文来源于网络，版权归原作者所有，如有侵权请联系删除，转载请注明出处，更多精彩内容请关注我们的公众号。";
+        let wrapped = format!("{a}{footer}{footer}");
+        let m = rule.texts(a, &wrapped, &mut no_interrupt).expect("a wrapped copy is contained");
+        assert_eq!(m.by, By::Containment);
+        assert!(m.jaccard < VERIFY_THRESHOLD);
+        assert_eq!(Rule::verification(VERIFY_THRESHOLD, None).texts(a, &wrapped, &mut no_interrupt), None);
     }
 
     fn decide(rule: &Rule, a: &str, b: &str) -> Option<Match> {

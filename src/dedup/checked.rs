@@ -337,8 +337,8 @@ fn nearest_stored(
     };
     match check {
         Check::SimHash(cfg) => {
-            let fp = match (value, cols.text) {
-                (Some(text), true) => crate::fingerprint::simhash(&text),
+            let fp = match (value.as_deref(), cols.text) {
+                (Some(text), true) => crate::fingerprint::simhash(text),
                 (Some(fp), false) => Some(fp.parse::<i64>().or_raise("reading the row's fingerprint")),
                 (None, _) => None,
             };
@@ -346,10 +346,15 @@ fn nearest_stored(
                 lock_row(relid, fp, cfg.k);
                 let fp_column = column(cols.fp.unwrap_or(cols.source));
                 let distance = format!("{ext_schema}.hamming(t.{fp_column}, $1)");
-                search(
-                    smallest(&distance, &format!("{distance} OPERATOR(pg_catalog.<=) {}", cfg.k), 1),
-                    vec![fp.into()],
-                )
+                let mut condition = format!("{distance} OPERATOR(pg_catalog.<=) {}", cfg.k);
+                let mut args: Vec<DatumWithOid> = vec![fp.into()];
+                // The table's verification, as the trigger's (src/dedup/verify.rs).
+                if let (Some(v), true) = (cfg.verify, cols.text) {
+                    condition += &verified_condition(ext_schema, &source, "$2", v);
+                    args.push(value.unwrap_or_default().into());
+                }
+                let params = args.len();
+                search(smallest(&distance, &condition, params), args)
             })
         }
         Check::Similar(cfg) => {
@@ -377,6 +382,17 @@ fn nearest_stored(
                 .flatten()
         }
     }
+}
+
+/// The verification of a SimHash candidate as a query's condition on stored row `t` (text
+/// column `source`) against the new text `text` (an SQL expression): ` AND
+/// _simdup_verified(...)`, the trigger's decision (src/dedup/verify.rs).
+fn verified_condition(ext_schema: &str, source: &str, text: &str, v: super::config::Verify) -> String {
+    let containment = v.containment.map_or_else(|| "NULL".to_owned(), |c| format!("{c:?}"));
+    format!(
+        " AND {ext_schema}._simdup_verified(t.{source}::pg_catalog.text, {text}, {:?}::pg_catalog.float8, {containment}::pg_catalog.float8)",
+        v.threshold
+    )
 }
 
 /// The trigger's decision (src/dedup/similar.rs) as the similarity check's query asks it of
@@ -721,7 +737,7 @@ pub(super) unsafe fn update_batch(
         // 1. What the check reads of the rows that change, and their stripes.
         let checked: Vec<Option<pg_sys::Datum>> =
             news.iter().zip(&changed).map(|(&new, &c)| if c { new } else { None }).collect();
-        let probes = probes_of(&check, &cols, &checked, source_type);
+        let probes = probes_of(relid, &check, &cols, &checked, source_type);
         probes.lock(relid);
 
         // 2. Their stored near-duplicates, from every shard (as the owner).
@@ -853,9 +869,16 @@ pub(super) unsafe fn batchable(rel: pg_sys::Relation) -> bool {
 }
 
 /// What a batch's rows are checked by: per row, what the check reads of it.
+/// The texts a SimHash batch verifies its candidates with (None: NULL), and the quoted name of
+/// the table's text column.
+struct Verified {
+    texts: Vec<Option<String>>,
+    column: String,
+}
+
 enum Probes<'a> {
     /// The fingerprint of each row (None: NULL or featureless text).
-    SimHash { cfg: &'a Config, fps: Vec<Option<i64>> },
+    SimHash { cfg: &'a Config, fps: Vec<Option<i64>>, verified: Option<Verified> },
     /// The text, shingle set and band values of each row (an empty set: NULL or no shingles),
     /// each short text's 3-shingle set and short band values, and each row's containment keys
     /// (with the containment rule).
@@ -882,7 +905,7 @@ impl Probes<'_> {
     /// in, so no deadlock.
     fn lock(&self, relid: pg_sys::Oid) {
         match self {
-            Probes::SimHash { cfg, fps } => {
+            Probes::SimHash { cfg, fps, .. } => {
                 let stripes: std::collections::BTreeSet<u32> =
                     fps.iter().flatten().flat_map(|&fp| simdup_core::locks::lock_stripes(fp as u64, cfg.k)).collect();
                 for stripe in stripes {
@@ -903,15 +926,26 @@ impl Probes<'_> {
     /// or (similarity) the trigger's decision on a row sharing a band (the Jaccard similarity).
     fn search(&self, ext_schema: &str, table: &str, source: &str, key: &str) -> (String, Vec<DatumWithOid<'static>>) {
         match self {
-            Probes::SimHash { cfg, fps } => (
-                format!(
-                    "SELECT q.i, t.{key}::pg_catalog.int8, {ext_schema}.hamming(t.{source}, q.fp)::pg_catalog.float8
-                     FROM pg_catalog.unnest($1::pg_catalog.int8[]) WITH ORDINALITY AS q(fp, i)
-                     JOIN {table} t ON {ext_schema}.hamming(t.{source}, q.fp) OPERATOR(pg_catalog.<=) {}",
-                    cfg.k
-                ),
-                vec![fps.clone().into()],
-            ),
+            Probes::SimHash { cfg, fps, verified } => {
+                // With the table's verification, the stored row's text must be a near-duplicate
+                // of the batch row's (src/dedup/verify.rs).
+                let (texts, verify) = match (verified, cfg.verify) {
+                    (Some(v), Some(verify)) => {
+                        (Some(v.texts.clone()), verified_condition(ext_schema, &v.column, "q.body", verify))
+                    }
+                    _ => (None, String::new()),
+                };
+                (
+                    format!(
+                        "SELECT q.i, t.{key}::pg_catalog.int8, {ext_schema}.hamming(t.{source}, q.fp)::pg_catalog.float8
+                         FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.int8[]), pg_catalog.unnest($2::pg_catalog.text[]))
+                              WITH ORDINALITY AS q(fp, body, i)
+                         JOIN {table} t ON {ext_schema}.hamming(t.{source}, q.fp) OPERATOR(pg_catalog.<=) {}{verify}",
+                        cfg.k
+                    ),
+                    vec![fps.clone().into(), texts.unwrap_or_default().into()],
+                )
+            }
             Probes::Similar { cfg, texts, sets, bands, short, keys } => {
                 // The rows with shingles: their positions, texts, band values, short band
                 // values and containment keys (as array literals: one text each, cast on the
@@ -1010,9 +1044,16 @@ impl Probes<'_> {
     /// only a row sharing a band, as the index offers candidates).
     fn near(&self, i: usize, j: usize) -> Option<f64> {
         match self {
-            Probes::SimHash { cfg, fps } => {
+            Probes::SimHash { cfg, fps, verified } => {
                 let distance = (fps[i]? ^ fps[j]?).count_ones();
-                (distance <= cfg.k).then_some(f64::from(distance))
+                let confirmed = || match (verified, cfg.verify) {
+                    (Some(v), Some(verify)) => match (&v.texts[i], &v.texts[j]) {
+                        (Some(a), Some(b)) => verify.rule().texts(a, b, &mut crate::minhash::interrupt).is_some(),
+                        _ => false,
+                    },
+                    _ => true,
+                };
+                (distance <= cfg.k && confirmed()).then_some(f64::from(distance))
             }
             Probes::Similar { cfg, sets, bands, short, keys, .. } => {
                 let shares_short = match (&short[i], &short[j]) {
@@ -1045,6 +1086,7 @@ impl Probes<'_> {
 /// # Safety
 /// The datums are of the checked column's type `source_type`.
 unsafe fn probes_of<'a>(
+    relid: pg_sys::Oid,
     check: &'a Check,
     cols: &Cols,
     values: &[Option<pg_sys::Datum>],
@@ -1053,16 +1095,18 @@ unsafe fn probes_of<'a>(
     // SAFETY: as the caller guarantees.
     let text = |v: &Option<pg_sys::Datum>| v.and_then(|v| unsafe { text_of(v, source_type) });
     match check {
-        Check::SimHash(cfg) => Probes::SimHash {
-            cfg,
-            fps: values
-                .iter()
-                .map(|v| match cols.text {
-                    true => text(v).and_then(|t| crate::fingerprint::simhash(&t)),
-                    false => v.map(|v| v.value() as i64),
-                })
-                .collect(),
-        },
+        Check::SimHash(cfg) => {
+            let texts: Option<Vec<Option<String>>> = cols.text.then(|| values.iter().map(text).collect());
+            let fps = match &texts {
+                Some(texts) => texts.iter().map(|t| t.as_deref().and_then(crate::fingerprint::simhash)).collect(),
+                None => values.iter().map(|v| v.map(|v| v.value() as i64)).collect(),
+            };
+            let verified = match (texts, cfg.verify) {
+                (Some(texts), Some(_)) => Some(Verified { texts, column: column_name(relid, cols.source) }),
+                _ => None,
+            };
+            Probes::SimHash { cfg, fps, verified }
+        }
         Check::Similar(cfg) => {
             let texts: Vec<String> = values.iter().map(|v| text(v).unwrap_or_default()).collect();
             let sets: Vec<Vec<u64>> = texts.iter().map(|t| char_set(t, cfg.k)).collect();
@@ -1162,7 +1206,7 @@ pub(super) unsafe fn write_batch(
 
         // 1. What the check reads of every row, and the stripes of all of them.
         let sources: Vec<Option<pg_sys::Datum>> = rows.iter().map(|&row| field(row, cols.source)).collect();
-        let probes = probes_of(&check, &cols, &sources, source_type);
+        let probes = probes_of(relid, &check, &cols, &sources, source_type);
         probes.lock(relid);
 
         // 2. The stored near-duplicates, from every shard (as the owner: the caller needs no

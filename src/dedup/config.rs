@@ -21,48 +21,89 @@ pub(crate) struct Config {
     pub text_column: Option<String>,
     pub fp_column: String,
     pub key_column: String,
+    /// How a candidate within k is confirmed from the two texts; None: every row within k is a
+    /// near-duplicate (an adopted fingerprint column, which has no text to read; and a trigger
+    /// installed before 0.4.0, which has five arguments).
+    pub verify: Option<Verify>,
+}
+
+/// The verification of a SimHash candidate: [`simdup_core::similar::Rule::verification`] with
+/// these thresholds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Verify {
+    pub threshold: f64,
+    pub containment: Option<f64>,
+}
+
+impl Eq for Verify {}
+
+impl Verify {
+    /// The rule that decides on a candidate.
+    pub fn rule(&self) -> simdup_core::similar::Rule {
+        simdup_core::similar::Rule::verification(self.threshold, self.containment)
+    }
 }
 
 impl Config {
-    /// The `CREATE TRIGGER` argument list, as SQL literals.
+    /// The `CREATE TRIGGER` argument list, as SQL literals: five, then the verification's
+    /// threshold and containment ('' for none) when the trigger verifies.
     pub fn to_args(&self) -> String {
-        [
-            self.mode.as_str(),
-            &self.k.to_string(),
-            self.text_column.as_deref().unwrap_or(""),
-            &self.fp_column,
-            &self.key_column,
-        ]
-        .map(quote_literal)
-        .join(", ")
+        let mut args = vec![
+            self.mode.as_str().to_owned(),
+            self.k.to_string(),
+            self.text_column.clone().unwrap_or_default(),
+            self.fp_column.clone(),
+            self.key_column.clone(),
+        ];
+        if let Some(v) = self.verify {
+            args.push(v.threshold.to_string());
+            args.push(v.containment.map(|c| c.to_string()).unwrap_or_default());
+        }
+        args.iter().map(|a| quote_literal(a)).collect::<Vec<_>>().join(", ")
     }
 
-    /// The configuration from the trigger's arguments; 39P01 (trigger protocol violated) for a
-    /// wrong count, 22023 for a bad mode or k.
+    /// The configuration from the trigger's arguments (five, or seven with the
+    /// verification's); 39P01 (trigger protocol violated) for a wrong count or a verification
+    /// without a text column, 22023 for a bad mode, k or threshold.
     pub fn parse(args: &[String]) -> Config {
-        let [mode, k, text, fp, key] = args else {
-            Error::new(
-                Code::ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED,
-                format!(
-                    "simdup_dedup_trigger needs 5 arguments (mode, max_distance, text_column, fingerprint_column, key_column), got {}",
-                    args.len()
-                ),
-            )
-            .hint("simdup_dedup_trigger is installed by simdup_enable(tbl, text_column, on_duplicate => ...).")
-            .raise()
+        let protocol = |message: String| -> ! {
+            Error::new(Code::ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED, message)
+                .hint("simdup_dedup_trigger is installed by simdup_enable(tbl, text_column, on_duplicate => ...).")
+                .raise()
         };
+        let (mode, k, text, fp, key, verify) = match args {
+            [mode, k, text, fp, key] => (mode, k, text, fp, key, None),
+            [mode, k, text, fp, key, threshold, containment] => (mode, k, text, fp, key, Some((threshold, containment))),
+            _ => protocol(format!(
+                "simdup_dedup_trigger needs 5 or 7 arguments (mode, max_distance, text_column, fingerprint_column, key_column[, threshold, containment]), got {}",
+                args.len()
+            )),
+        };
+        let number = |s: &str| s.parse::<f64>().unwrap_or(f64::NAN);
+        let verify = verify.map(|(t, c)| Verify {
+            threshold: args::jaccard_threshold(number(t)),
+            containment: (!c.is_empty()).then(|| args::containment_threshold(number(c))),
+        });
+        if verify.is_some() && text.is_empty() {
+            protocol(
+                "simdup_dedup_trigger verifies candidates from their texts, but it was given no text column".into(),
+            );
+        }
         Config {
             mode: Mode::parse(mode),
             k: args::max_distance(k.parse::<i32>().unwrap_or(-1)),
             text_column: (!text.is_empty()).then(|| text.clone()),
             fp_column: fp.clone(),
             key_column: key.clone(),
+            verify,
         }
     }
 }
 
 /// Checks simdup_enable's dedup arguments and returns the trigger's argument list: 22023 for
-/// an unknown mode or a k outside 0..64.
+/// an unknown mode, a k outside 0..64, or a threshold outside (0, 1]. `threshold` NULL: no
+/// verification (every row within k is a near-duplicate); `containment` NULL: no containment
+/// rule.
 #[pg_extern(immutable, parallel_safe)]
 fn _simdup_dedup_trigger_args(
     on_duplicate: &str,
@@ -70,20 +111,34 @@ fn _simdup_dedup_trigger_args(
     text_column: Option<&str>,
     fingerprint_column: &str,
     key_column: &str,
+    threshold: Option<f64>,
+    containment: Option<f64>,
 ) -> String {
+    let text_column = text_column.filter(|t| !t.is_empty());
+    let verify = threshold.map(|t| Verify {
+        threshold: args::jaccard_threshold(t),
+        containment: containment.map(args::containment_threshold),
+    });
+    if verify.is_some() && text_column.is_none() {
+        crate::errors::invalid_parameter(
+            "verify needs a text column",
+            "An adopted fingerprint column has no text to verify candidates with: pass verify => false, or enable the table with its text column.",
+        );
+    }
     Config {
         mode: Mode::parse(on_duplicate),
         k: args::max_distance(max_distance),
         text_column: text_column.map(str::to_owned),
         fp_column: fingerprint_column.to_owned(),
         key_column: key_column.to_owned(),
+        verify,
     }
     .to_args()
 }
 
 extension_sql!(
-    "COMMENT ON FUNCTION _simdup_dedup_trigger_args(text, integer, text, text, text) IS \
-     'simdup (internal): checks simdup_enable''s on_duplicate and max_distance and returns the dedup trigger''s argument list';",
+    "COMMENT ON FUNCTION _simdup_dedup_trigger_args(text, integer, text, text, text, double precision, double precision) IS \
+     'simdup (internal): checks simdup_enable''s on_duplicate, max_distance and verification thresholds and returns the dedup trigger''s argument list';",
     name = "comment__simdup_dedup_trigger_args",
     requires = [_simdup_dedup_trigger_args]
 );
@@ -101,9 +156,18 @@ mod tests {
             text_column: Some("bo'dy".into()),
             fp_column: "fp".into(),
             key_column: "id".into(),
+            verify: None,
         };
         assert_eq!(c.to_args(), "'mark', '7', 'bo''dy', 'fp', 'id'");
         let args = ["mark", "7", "bo'dy", "fp", "id"].map(String::from);
         assert_eq!(Config::parse(&args), c);
+        let v = Config { verify: Some(Verify { threshold: 0.5, containment: Some(0.8) }), ..c.clone() };
+        assert_eq!(v.to_args(), "'mark', '7', 'bo''dy', 'fp', 'id', '0.5', '0.8'");
+        let args = ["mark", "7", "bo'dy", "fp", "id", "0.5", "0.8"].map(String::from);
+        assert_eq!(Config::parse(&args), v);
+        let j = Config { verify: Some(Verify { threshold: 0.6, containment: None }), ..c };
+        assert_eq!(j.to_args(), "'mark', '7', 'bo''dy', 'fp', 'id', '0.6', ''");
+        let args = ["mark", "7", "bo'dy", "fp", "id", "0.6", ""].map(String::from);
+        assert_eq!(Config::parse(&args), j);
     }
 }

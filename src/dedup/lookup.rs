@@ -130,9 +130,9 @@ struct Wait {
 }
 
 /// Locks the stripes of fingerprint `fp` for `rel`, then returns the existing row within k of
-/// `fp` with the smallest key (column `key_attnum`), other than the row at `exclude` (the row
-/// being updated). Waits for transactions that are inserting or deleting a candidate, then
-/// searches again.
+/// `fp` with the smallest key (column `key_attnum`) that `verifier` confirms (every row within
+/// k when there is none), other than the row at `exclude` (the row being updated). Waits for
+/// transactions that are inserting or deleting a candidate, then searches again.
 ///
 /// # Safety
 /// `rel` is the open relation the trigger fired on; `key_attnum` one of its columns.
@@ -143,8 +143,9 @@ pub(super) unsafe fn smallest_key_match(
     fp_attnum: i32,
     key_attnum: i32,
     exclude: Option<pg_sys::ItemPointerData>,
+    verifier: Option<&super::verify::Verifier<'_>>,
 ) -> Option<Found<u32>> {
-    // SAFETY: the caller guarantees `rel`.
+    // SAFETY: the caller guarantees `rel`; the slots the search reports are rows of `rel`.
     unsafe {
         let relid = (*rel).rd_id;
         lock_row(relid, fp, cfg.k);
@@ -157,7 +158,10 @@ pub(super) unsafe fn smallest_key_match(
         let rows = estimated_rows(rel);
         smallest_key(rel, key_attnum, exclude, |snapshot, visit| {
             search(rel, &indexes, fp as u64, cfg.k as i32, snapshot, rows, |slot, other| {
-                visit(slot, &mut || Some(simdup_core::hamming(fp as u64, other)))
+                visit(slot, &mut || {
+                    let confirmed = verifier.is_none_or(|v| v.confirms(slot));
+                    confirmed.then(|| simdup_core::hamming(fp as u64, other))
+                })
             })
         })
     }

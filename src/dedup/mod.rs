@@ -10,6 +10,7 @@
 //!   same [`config::Config`];
 //! * [`tuple`]: reading the new row's text or fingerprint and setting `dup_of`;
 //! * [`lookup`]: the lock stripes and the search for the near-duplicate with the smallest key;
+//! * [`verify`]: a candidate within k confirmed from the two texts (the table's verification);
 //! * [`bulk`]: a statement's copy of the table's fingerprints in memory, which clears rows
 //!   without a search once it has many;
 //! * [`readahead`]: an `INSERT ... SELECT`'s rows read before the first is written, so that
@@ -37,6 +38,7 @@ mod readahead;
 mod similar;
 mod trigger;
 mod tuple;
+mod verify;
 
 /// Installs the hooks of [`coordinator`] and registers [`readahead`]'s custom scan. Called once
 /// from `_PG_init`.

@@ -23,6 +23,7 @@ use super::citus::Shard;
 use super::config::{Config, TRIGGER};
 use super::lookup::{smallest_key_match, Found};
 use super::tuple::{bigint_value, columns, text_value, with_dup_of};
+use super::verify::Verifier;
 use super::{bulk, citus};
 use crate::catalog::relation_name;
 
@@ -262,9 +263,9 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             *outcome = Some(Outcome::Row(unchanged));
             return;
         }
-        let fp = match source {
-            Source::Text(text) => text.and_then(|t| crate::fingerprint::simhash(&t)),
-            Source::Fingerprint(fp) => fp,
+        let (fp, text) = match source {
+            Source::Text(text) => (text.as_deref().and_then(crate::fingerprint::simhash), text),
+            Source::Fingerprint(fp) => (fp, None),
         };
         let Some(fp) = fp else {
             // Featureless text: never a duplicate.
@@ -280,10 +281,17 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         if is_update {
             bulk::updated(rel);
         }
+        // With verification a candidate decides nothing until its text is read: the bulk
+        // check's copy holds fingerprints only, so it may clear a row, never skip one.
+        let verifier = match (cfg.verify, text.as_deref(), cols.text) {
+            (Some(verify), Some(text), Some(attnum)) => Some(Verifier::new(rel, verify, text, attnum)),
+            _ => None,
+        };
+        let stored_decides = cfg.mode == Mode::Skip && cols.dup_of.is_none() && verifier.is_none();
         let verdict = if is_update || shard.is_some() {
             bulk::Verdict::Search
         } else {
-            bulk::check(rel, cols.fp, cfg.k, cfg.mode == Mode::Skip && cols.dup_of.is_none(), fp)
+            bulk::check(rel, cols.fp, cfg.k, stored_decides, fp)
         };
         let found = match verdict {
             bulk::Verdict::Clear => None,
@@ -291,7 +299,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                 *outcome = Some(Outcome::Row(pg_sys::Datum::from(0))); // skipped
                 return;
             }
-            bulk::Verdict::Search => smallest_key_match(rel, &cfg, fp, cols.fp, key_attnum, exclude),
+            bulk::Verdict::Search => smallest_key_match(rel, &cfg, fp, cols.fp, key_attnum, exclude, verifier.as_ref()),
         };
         if found.is_none() || cols.dup_of.is_some() {
             bulk::passed(rel, fp);

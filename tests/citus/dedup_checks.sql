@@ -30,6 +30,22 @@ SELECT check_that('skip, k = 10, simdup_insert_select of all rows in one call: t
 SELECT check_that('skip, k = 10: no two stored rows within 10 bits, across shards',
   NOT EXISTS (SELECT 1 FROM cd_skip_local a JOIN cd_skip_local b ON a.id < b.id AND hamming(a.simhash, b.simhash) <= 10));
 
+-- Verification across shards: at k = 64 every stored row is a candidate of every new one, so
+-- what marks a row is the verification of the two texts alone (_simdup_verified, the local
+-- trigger's rule), on the batch path (one simdup_insert_select) and on the one-row path (plain
+-- INSERTs, one a statement).
+SELECT make_pair('cd_verify', 'mark', 64);
+SELECT simdup_insert_select('cd_verify', 'SELECT id, body FROM pool WHERE id % 2 = 0 ORDER BY id');
+SELECT format('INSERT INTO cd_verify (id, body) VALUES (%s, %L)', id, body) FROM pool WHERE id % 2 = 1 ORDER BY id \gexec
+INSERT INTO cd_verify_local (id, body) SELECT id, body FROM pool WHERE id % 2 = 0 ORDER BY id;
+INSERT INTO cd_verify_local (id, body) SELECT id, body FROM pool WHERE id % 2 = 1 ORDER BY id;
+SELECT check_that('mark, k = 64 (every row a candidate), verified: dup_of = the local trigger''s, and no row marked against a text it does not verify with',
+  (SELECT count(*) FROM cd_verify d FULL JOIN cd_verify_local l USING (id) WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d.id IS NULL OR l.id IS NULL) = 0
+  AND (SELECT count(dup_of) FROM cd_verify) > 0
+  AND (SELECT count(*) FROM cd_verify) > (SELECT count(dup_of) FROM cd_verify)
+  AND NOT EXISTS (SELECT FROM cd_verify_local d JOIN cd_verify_local o ON o.id = d.dup_of WHERE NOT _simdup_verified(d.body, o.body, 0.5, 0.8)),
+  format('%s rows, %s marked', (SELECT count(*) FROM cd_verify), (SELECT count(dup_of) FROM cd_verify)));
+
 -- mark, k = 3: one autocommit simdup_insert (jsonb) per row.
 SELECT make_pair('cd_mark', 'mark', 3);
 SELECT format('SELECT simdup_insert(''cd_mark'', %L)', jsonb_build_object('id', id, 'body', body)) FROM pool ORDER BY id \gexec

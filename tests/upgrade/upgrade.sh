@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # The upgrades to this version, as a user does them, on a running server:
-#   1. build simdup 0.1.0 and 0.2.0 from their commits; a cluster with a database whose tables
-#      were enabled under 0.1.0 and one whose tables were enabled under 0.2.0 (search, and dedup
-#      in reject and mark mode), with rows in them;
+#   1. build simdup 0.1.0, 0.2.0 and 0.3.0 from their commits; a cluster with a database whose
+#      tables were enabled under each of them (search, and dedup in reject and mark mode), with
+#      rows in them;
 #   2. install this build while the server runs and a backend is busy in a simdup call
 #      (scripts/install.sh renames files into place): the busy backend finishes, nothing crashes;
 #      a second server that preloads simdup (shared_preload_libraries, as Citus set-ups do)
 #      keeps running on the library it loaded, and after a restart runs the new one;
-#   3. ALTER EXTENSION simdup UPDATE in both databases (0.1.0 -> 0.2.0 -> this version, and
-#      0.2.0 -> this version): each schema equals a fresh install's (sql/schema/<version>.txt);
-#      the old tables still search exactly, dedup, and pair; then simdup_reindex rebuilds their
-#      indexes (0.1.0's move to the key indexes) and everything still holds.
+#   3. ALTER EXTENSION simdup UPDATE in each database (0.1.0 -> 0.2.0 -> 0.3.0 -> this version,
+#      0.2.0 -> ..., 0.3.0 -> this version): each schema equals a fresh install's
+#      (sql/schema/<version>.txt); the old tables still search exactly, dedup (their triggers,
+#      installed before verification, still decide by the distance alone), and pair; then
+#      simdup_reindex rebuilds their indexes (0.1.0's move to the key indexes) and everything
+#      still holds; a table enabled after the update verifies its candidates.
 # Usage: tests/upgrade/upgrade.sh [--debug]   (the build of this tree to install: debug or release)
 # SIMDUP_UPGRADE_PORT (default 54331). Leaves this tree's build installed.
 set -euo pipefail
@@ -18,6 +20,7 @@ set -euo pipefail
 cd "$SIMDUP_ROOT"
 OLD_COMMIT=6335b0abf524b2cc72885cb4e2374262b339d2be   # main when 0.1.0 was released
 V020_COMMIT=3a8db1388493f719ea8e9b0997b1519aef38c624  # main when 0.2.0 was released
+V030_COMMIT=d0873dd4f42a35cfc89fad242da904607c0e80d3  # main when 0.3.0 was released
 # How EXPLAIN shows the planner's index path on table fps.
 INDEX_PATH_RE="Tid Scan on fps"
 VERSION=$(python3 -c 'import tomllib,sys; print(tomllib.load(open(sys.argv[1],"rb"))["package"]["version"])' Cargo.toml)
@@ -30,8 +33,8 @@ step() { printf '\033[1mupgrade:\033[0m %s\n' "$*" >&2; }
 db=upgrade   # the database q() talks to
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$sock" -p "$port" -U postgres -d "$db" "$@"; }
 
-old=$(mktemp -d); v020=$(mktemp -d)
-trap 'rm -rf "$old" "$v020"; scripts/cluster.sh stop upgrade; scripts/cluster.sh stop upgrade-preload' EXIT
+old=$(mktemp -d); v020=$(mktemp -d); v030=$(mktemp -d)
+trap 'rm -rf "$old" "$v020" "$v030"; scripts/cluster.sh stop upgrade; scripts/cluster.sh stop upgrade-preload' EXIT
 pq() { psql -X -q -At -v ON_ERROR_STOP=1 -h /tmp/simdup-upgrade-preload/sock -p "$pport" -U postgres -d postgres "$@"; }
 # The tables each old version's database gets: search on an adopted fingerprint column (random
 # fingerprints and a cluster of near-duplicates of row 1), dedup in reject and mark mode.
@@ -87,13 +90,24 @@ make_tables
 [ "$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = 0.2.0 ] || fail "0.2.0 is not installed"
 [ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM archive")" = "1:- 2:1" ] \
   || fail "0.2.0 mark mode"
+
+step "build and install simdup 0.3.0 (commit ${V030_COMMIT:0:7}); a database enabled under it"
+git -C "$SIMDUP_ROOT" archive "$V030_COMMIT" | tar -x -C "$v030"
+find "$v030" -type f -exec touch {} +
+CARGO_TARGET_DIR="$old_target" scripts/install.sh --source "$v030" --debug --pg-config "$PG_CONFIG"
+psql -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE upgrade3"
+db=upgrade3
+make_tables
+[ "$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = 0.3.0 ] || fail "0.3.0 is not installed"
+[ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM archive")" = "1:- 2:1" ] \
+  || fail "0.3.0 mark mode"
 db=upgrade
 
 PG_EXTRA_OPTS="-c shared_preload_libraries=simdup" scripts/cluster.sh start upgrade-preload "$pport"
 pq -c "CREATE EXTENSION simdup" >/dev/null
-[ "$(pq -c "SELECT simhash('preloaded server') IS NOT NULL")" = t ] || fail "the preloading server does not run simdup 0.2.0"
+[ "$(pq -c "SELECT simhash('preloaded server') IS NOT NULL")" = t ] || fail "the preloading server does not run simdup 0.3.0"
 
-step "install this build while a backend is busy in simdup (0.2.0 library mapped)"
+step "install this build while a backend is busy in simdup (0.3.0 library mapped)"
 q -c "SELECT count(simhash(repeat(body, 20000))) FROM news, generate_series(1, 40)" >/tmp/simdup-upgrade-busy.out 2>&1 &
 busy=$!
 sleep 1
@@ -112,7 +126,7 @@ pq -c "ALTER EXTENSION simdup UPDATE"
 [ "$(pq -c "SELECT _simdup_key(1, 0) IS NOT NULL")" = t ] || fail "the preloading server does not run the new library after its restart"
 step "preloading server: kept running on its library during the install, runs the new one after a restart"
 
-for db in upgrade upgrade2; do
+for db in upgrade upgrade2 upgrade3; do
 from=$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")
 step "$db: ALTER EXTENSION simdup UPDATE ($from -> $VERSION)"
 q -c "ALTER EXTENSION simdup UPDATE"
@@ -160,8 +174,24 @@ SQL
   [ "$got" = 1 ] || fail "$phase: mark mode gave dup_of = '$got'"
   # Batch.
   [ "$(q -c "SELECT count(*) FROM simdup_pairs('fps', 3) WHERE a = '1' OR b = '1'")" -ge 1 ] || fail "$phase: simdup_pairs"
+  [ "$(q -c "SELECT count(*) FROM simdup_pairs('archive', 10, verify => true) WHERE a = '1'")" -ge 1 ] || fail "$phase: simdup_pairs verified"
+  # The old triggers keep their five arguments: no verification, as before the update.
+  [ "$(q -c "SELECT threshold IS NULL FROM simdup_tables WHERE tbl = 'archive'::regclass")" = t ] || fail "$phase: archive's thresholds"
   step "$db $phase: kind $want_kind, search exact ($mism), reject, mark, pairs: ok"
 done
+# A table enabled after the update verifies its candidates: an unrelated text within k (every
+# row is, at k = 64) is no near-duplicate, an edited copy is.
+got=$(q <<'SQL'
+CREATE TABLE fresh (id int PRIMARY KEY, body text);
+SELECT simdup_enable('fresh', 'body', on_duplicate => 'mark', max_distance => 64);
+INSERT INTO fresh SELECT id, body FROM archive WHERE id = 1;
+INSERT INTO fresh SELECT 2, body FROM news WHERE id = 2;
+INSERT INTO fresh SELECT 3, body FROM archive WHERE id = 2;
+SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM fresh;
+DROP TABLE fresh;
+SQL
+)
+[ "$(tail -1 <<<"$got")" = "1:- 2:- 3:1" ] || fail "$db: a table enabled after the update: $got"
 scripts/schema_check.sh "$sock" "$port" --database "$db"
 done
 step "all upgrade checks passed"

@@ -1,0 +1,328 @@
+-- simdup 0.3.0 -> 0.4.0 (ALTER EXTENSION simdup UPDATE).
+--
+-- What changes (CHANGELOG.md, 0.4.0): SimHash dedup verifies its candidates. A row within
+-- max_distance of a stored row is a near-duplicate only when the two texts are too (Jaccard of
+-- character 5-shingles >= threshold, or containment >= containment: _simdup_verified), by
+-- default wherever the table has a text column: simdup_enable gets verify, threshold and
+-- containment, simdup_tables records the thresholds, and the trigger takes seven arguments.
+-- Triggers installed before keep their five arguments and decide by the distance alone, as
+-- they did (docs/dedup.md, "Verification", says how to move a table to verification).
+-- simdup_enable warns when a trigger without verification is installed on a table already
+-- large enough for that to catch unrelated rows (_simdup_unverified_risk). simdup_pairs and
+-- simdup_groups verify on request (verify => true; _simdup_verify_column,
+-- _simdup_graph_groups). The fingerprint format does not change (format 1).
+
+\echo Use "ALTER EXTENSION simdup UPDATE TO '0.4.0'" to load this file. \quit
+
+-- simdup_tables: the verification's thresholds of each dedup trigger.
+ALTER TABLE simdup_tables ADD COLUMN threshold double precision, ADD COLUMN containment double precision;
+
+COMMENT ON TABLE simdup_tables IS
+  'simdup: tables equipped by simdup_enable (kept by pg_dump): text column (NULL when an existing fingerprint column was adopted), fingerprint column, and the dedup trigger''s on_duplicate and max_distance (NULL without a trigger) and verification thresholds (NULL when it does not verify its candidates)';
+
+-- The trigger's arguments gain the verification's thresholds.
+DROP FUNCTION _simdup_dedup_trigger_args(text, integer, text, text, text);
+
+CREATE FUNCTION "_simdup_dedup_trigger_args"(
+	"on_duplicate" TEXT, /* & str */
+	"max_distance" INT, /* i32 */
+	"text_column" TEXT, /* Option < & str > */
+	"fingerprint_column" TEXT, /* & str */
+	"key_column" TEXT, /* & str */
+	"threshold" double precision, /* Option < f64 > */
+	"containment" double precision /* Option < f64 > */
+) RETURNS TEXT /* String */
+IMMUTABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_dedup_trigger_args_wrapper';
+
+COMMENT ON FUNCTION _simdup_dedup_trigger_args(text, integer, text, text, text, double precision, double precision) IS 'simdup (internal): checks simdup_enable''s on_duplicate, max_distance and verification thresholds and returns the dedup trigger''s argument list';
+
+CREATE FUNCTION "_simdup_verified"(
+	"a" TEXT, /* Option < & str > */
+	"b" TEXT, /* Option < & str > */
+	"threshold" double precision, /* Option < f64 > */
+	"containment" double precision /* Option < f64 > */
+) RETURNS bool /* bool */
+IMMUTABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_verified_wrapper';
+
+COMMENT ON FUNCTION _simdup_verified(text, text, double precision, double precision) IS 'simdup (internal): whether two texts are near-duplicates by the verification of a SimHash candidate: Jaccard of character 5-shingles >= threshold, or containment >= containment (NULL: no containment rule), or the short-text rule; false when either is NULL or has no shingles. The dedup trigger, the Citus checked write and simdup_pairs/simdup_groups with verify => true decide by it';
+
+CREATE FUNCTION "_simdup_unverified_risk"(
+	"tbl" oid, /* pg_sys :: Oid */
+	"k" INT /* i32 */
+) RETURNS void
+STRICT VOLATILE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_unverified_risk_wrapper';
+
+COMMENT ON FUNCTION _simdup_unverified_risk(oid, integer) IS 'simdup (internal): the WARNING simdup_enable gives for a dedup trigger without verification when the table is large enough that about 1 % or more of new rows would have an unrelated row within distance k (the rate measured on real news)';
+
+CREATE FUNCTION "_simdup_graph_groups"(
+	"n" bigint, /* i64 */
+	"a" bigint[], /* Vec < i64 > */
+	"b" bigint[], /* Vec < i64 > */
+	"method" TEXT /* & str */
+) RETURNS TABLE (
+	"node" bigint,  /* i64 */
+	"first" bigint  /* i64 */
+)
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_graph_groups_wrapper';
+
+COMMENT ON FUNCTION _simdup_graph_groups(bigint, bigint[], bigint[], text) IS 'simdup (internal): groups of the graph of nodes 1..n with edges a[i]-b[i], by method components or leader (in node order): each node in a group of two or more with its group''s first node; simdup_groups(..., verify => true) numbers its rows in key order';
+
+-- simdup_enable gains verify, threshold and containment.
+DROP FUNCTION simdup_enable(regclass, name, name, text, integer, integer);
+
+-- ---------------------------------------------------------------------------------------------
+-- Functions
+-- ---------------------------------------------------------------------------------------------
+-- With on_duplicate ('reject', 'skip' or 'mark'), also installs the dedup trigger of
+-- sql/dedup.sql with k = max_distance (NULL: simdup.max_distance now), recorded in
+-- simdup_tables; the table needs a single-column primary key. verify (NULL: true with a text
+-- column, false with an adopted fingerprint column) makes a row within k a near-duplicate only
+-- when the two texts are too (src/dedup/verify.rs: Jaccard of character 5-shingles >= threshold,
+-- or containment >= containment, NULL for none).
+CREATE FUNCTION simdup_enable(tbl regclass, text_column name, fingerprint_column name DEFAULT 'simhash',
+                              on_duplicate text DEFAULT NULL, max_distance integer DEFAULT NULL,
+                              blocks integer DEFAULT 4, verify boolean DEFAULT NULL,
+                              threshold double precision DEFAULT 0.5,
+                              containment double precision DEFAULT 0.8)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel record;
+    col record;
+    pk record;
+    k integer;
+    trigger_args text;
+    verified boolean := coalesce(verify, text_column IS NOT NULL);
+BEGIN
+    IF tbl IS NULL OR fingerprint_column IS NULL OR blocks IS NULL THEN
+        RAISE EXCEPTION 'table, fingerprint column and blocks must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT * INTO rel FROM @extschema@._simdup_owned_table(tbl, 'rp');
+    -- Forget tables that are gone without an event trigger firing (temporary tables at the end
+    -- of their session), so that a reused OID is not mistaken for an enabled table.
+    DELETE FROM @extschema@.simdup_tables s WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = s.tbl);
+    IF EXISTS (SELECT FROM @extschema@.simdup_tables s WHERE s.tbl = simdup_enable.tbl) THEN
+        RAISE EXCEPTION 'table % is already enabled for simdup', tbl
+            USING ERRCODE = 'duplicate_object', HINT = 'Call simdup_disable first to change its columns.';
+    END IF;
+    PERFORM @extschema@._simdup_layout(blocks);  -- 22023 unless 2..8 blocks
+
+    -- Dedup arguments, checked before anything is changed.
+    SELECT p.key_column, p.key_type INTO pk FROM @extschema@._simdup_primary_key(tbl) p;
+    IF on_duplicate IS NULL THEN
+        IF max_distance IS NOT NULL OR verify IS NOT NULL THEN
+            RAISE EXCEPTION '% is only used with on_duplicate', CASE WHEN max_distance IS NOT NULL THEN 'max_distance' ELSE 'verify' END
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Pass on_duplicate => ''reject'', ''skip'' or ''mark'' to install the dedup trigger.';
+        END IF;
+        IF pk.key_column IS NULL THEN
+            RAISE WARNING 'table % has no single-column primary key', tbl
+                USING DETAIL = 'Search works; simdup_pairs and simdup_groups report rows by their primary key and will fail until the table has one.';
+        END IF;
+    ELSE
+        k := coalesce(max_distance, @extschema@.simdup_max_distance());
+        -- 22023 for an unknown mode or k outside 0..64 (src/args.rs).
+        -- 22023 for a threshold outside (0, 1], or verify without a text column.
+        trigger_args := @extschema@._simdup_dedup_trigger_args(on_duplicate, k, coalesce(text_column, ''),
+                                                               fingerprint_column, coalesce(pk.key_column, ''),
+                                                               CASE WHEN verified THEN threshold END,
+                                                               CASE WHEN verified THEN containment END);
+        PERFORM @extschema@._simdup_dedup_key(tbl);  -- 0A000 partitioned, 55000 no single-column key
+    END IF;
+
+    IF text_column IS NOT NULL THEN
+        SELECT t.typcategory, c.typ INTO col
+        FROM @extschema@._simdup_column(tbl, text_column) c JOIN pg_type t ON t.oid = c.typ;
+        IF col.typcategory <> 'S' THEN
+            RAISE EXCEPTION 'column "%" of relation % is of type %, not a string type', text_column, tbl, col.typ
+                USING ERRCODE = 'datatype_mismatch';
+        END IF;
+        -- Rewrites the table, computing simhash once per row.
+        EXECUTE format('ALTER TABLE %s ADD COLUMN %I bigint GENERATED ALWAYS AS (@extschema@.simhash(%I)) STORED',
+                       tbl, fingerprint_column, text_column);
+    ELSE
+        SELECT c.typ INTO col FROM @extschema@._simdup_column(tbl, fingerprint_column,
+            'Without a text column, simdup_enable adopts an existing bigint fingerprint column.') c;
+        IF col.typ <> 'bigint'::regtype THEN
+            RAISE EXCEPTION 'column "%" of relation % is of type %, not bigint', fingerprint_column, tbl, col.typ
+                USING ERRCODE = 'datatype_mismatch';
+        END IF;
+    END IF;
+
+    PERFORM @extschema@._simdup_create_block_indexes(tbl, fingerprint_column, blocks);
+
+    IF on_duplicate IS NOT NULL THEN
+        -- On a Citus distributed table the trigger goes to every shard, where it lets through
+        -- only the writes simdup_insert checked across shards (src/dedup/citus.rs). The check
+        -- of its columns (src/dedup/tuple.rs) refuses e.g. an adopted generated fingerprint.
+        PERFORM @extschema@._simdup_install_dedup_trigger(tbl, 'simdup_dedup', 'simdup_dedup_trigger', trigger_args,
+                                                          on_duplicate = 'mark', pk.key_type);
+    END IF;
+
+    IF on_duplicate IS NOT NULL AND NOT verified THEN
+        -- Without verification every row within k is a near-duplicate: warn when the table is
+        -- large enough for unrelated rows to be caught (src/batch.rs, _simdup_unverified_risk).
+        PERFORM @extschema@._simdup_unverified_risk(tbl, k);
+    END IF;
+
+    INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance,
+                                           threshold, containment)
+    VALUES (simdup_enable.tbl, simdup_enable.text_column, simdup_enable.fingerprint_column,
+            simdup_enable.on_duplicate, k,
+            CASE WHEN on_duplicate IS NOT NULL AND verified THEN simdup_enable.threshold END,
+            CASE WHEN on_duplicate IS NOT NULL AND verified THEN simdup_enable.containment END);
+END
+$$;
+COMMENT ON FUNCTION simdup_enable(regclass, name, name, text, integer, integer, boolean, double precision, double precision) IS
+  'simdup: equips a table for near-duplicate search: adds fingerprint_column bigint GENERATED ALWAYS AS (simhash(text_column)) STORED and one B-tree index per block (_simdup_key(fp, offset); blocks => 2..8, default 4), and records it in simdup_tables. text_column NULL adopts an existing bigint fingerprint_column. on_duplicate => ''reject'' | ''skip'' | ''mark'' also installs the dedup trigger simdup_dedup (BEFORE INSERT OR UPDATE): a row within max_distance (default: simdup.max_distance at enable time) of an existing row raises 23505, is not stored, or is stored with dup_of (added, the primary key''s type) = the smallest key among its near-duplicates. With a text column the trigger verifies (verify => true by default): a row within max_distance is a near-duplicate only when the two texts have Jaccard similarity of character 5-shingles >= threshold (default 0.5) or containment >= containment (default 0.8, NULL for none); verify => false, or an adopted fingerprint column, decides by the distance alone and warns when the table is large enough for that to catch unrelated rows. Safe under concurrency (advisory locks); needs a single-column primary key. On a Citus distributed table the trigger on each shard refuses every write but the coordinator''s checked writes (plain INSERT, COPY and text-changing UPDATE there, simdup_insert), which check rows across shards. Requires owning the table';
+
+-- simdup_pairs and simdup_groups gain verify, threshold and containment.
+DROP FUNCTION simdup_pairs(regclass, integer);
+DROP FUNCTION simdup_groups(regclass, integer, text);
+
+-- ---------------------------------------------------------------------------------------------
+-- Functions
+-- ---------------------------------------------------------------------------------------------
+-- The text column that verify => true reads (simdup_tables.text_column, checked to exist):
+-- 22023 when the table was enabled with an adopted fingerprint column, which has no text.
+CREATE FUNCTION _simdup_verify_column(tbl regclass) RETURNS name
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    col name;
+BEGIN
+    SELECT s.text_column INTO col FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_verify_column.tbl;
+    IF col IS NULL THEN
+        RAISE EXCEPTION 'table % has no text column to verify pairs with', tbl
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'verify => true reads the text column simdup_enable fingerprints; a table enabled with an adopted fingerprint column has none.';
+    END IF;
+    PERFORM @extschema@._simdup_column(tbl, col);  -- 42703 when it was dropped or renamed
+    RETURN col;
+END
+$$;
+COMMENT ON FUNCTION _simdup_verify_column(regclass) IS
+  'simdup (internal): the text column of an enabled table that simdup_pairs and simdup_groups read with verify => true; 22023 for a table without one';
+
+-- All pairs of rows whose fingerprints are within distance k (identical fingerprints
+-- included), each pair once, as their primary keys (a < b in the key's own order). With
+-- verify => true only the pairs whose texts are near-duplicates too (_simdup_verified, the
+-- dedup trigger's verification): Jaccard of character 5-shingles >= threshold, or containment
+-- >= containment (NULL: none). Unverified, a table of n rows holds about n^2/2 * p false pairs
+-- (p the chance that two unrelated texts fall within k: docs/quality.md, "Precision as the
+-- table grows").
+CREATE FUNCTION simdup_pairs(tbl regclass, k integer DEFAULT simdup_max_distance(), verify boolean DEFAULT false,
+                             threshold double precision DEFAULT 0.5, containment double precision DEFAULT 0.8)
+RETURNS TABLE (a text, b text, distance integer)
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    info record;
+    body name;
+BEGIN
+    IF tbl IS NULL OR k IS NULL OR verify IS NULL THEN
+        RETURN;  -- NULL in, nothing out (as a STRICT function), but containment may be NULL
+    END IF;
+    PERFORM @extschema@._simdup_check_k(k);
+    SELECT * INTO info FROM @extschema@._simdup_table_info(tbl);
+    IF verify THEN
+        body := @extschema@._simdup_verify_column(tbl);
+        -- 22023 for thresholds outside (0, 1], before any work.
+        PERFORM @extschema@._simdup_verified('', '', threshold, containment);
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'WITH p AS MATERIALIZED (SELECT * FROM @extschema@._simdup_fingerprint_pairs($1, $3, $2)), '
+        'd AS MATERIALIZED (SELECT x.%2$I AS fp FROM %3$s x WHERE x.%2$I IS NOT NULL GROUP BY x.%2$I HAVING count(*) > 1), '
+        'r AS MATERIALIZED (SELECT x.%1$I AS key, x.%2$I AS fp, %4$s AS body FROM %3$s x '
+        '                   WHERE x.%2$I IN (SELECT fa FROM p UNION SELECT fb FROM p UNION SELECT fp FROM d)) '
+        'SELECT least(x.key, y.key)::text, greatest(x.key, y.key)::text, p.distance '
+        'FROM p JOIN r x ON x.fp = p.fa JOIN r y ON y.fp = p.fb %5$s'
+        'UNION ALL '
+        'SELECT x.key::text, y.key::text, 0 FROM r x JOIN r y ON x.fp = y.fp AND x.key < y.key %6$s',
+        info.key_column, info.fingerprint_column, tbl,
+        CASE WHEN verify THEN format('x.%I::pg_catalog.text', body) ELSE 'NULL::pg_catalog.text' END,
+        CASE WHEN verify THEN 'WHERE @extschema@._simdup_verified(x.body, y.body, $4, $5) ' ELSE '' END,
+        CASE WHEN verify THEN 'AND @extschema@._simdup_verified(x.body, y.body, $4, $5)' ELSE '' END)
+    USING tbl, k, info.fingerprint_column::text, threshold, containment;
+END
+$$;
+COMMENT ON FUNCTION simdup_pairs(regclass, integer, boolean, double precision, double precision) IS
+  'simdup: all pairs of rows of an enabled table whose fingerprints are within distance k (default simdup.max_distance), identical fingerprints included, each pair once: primary keys a < b as text, and the distance. verify => true keeps only the pairs whose texts are near-duplicates too, as the dedup trigger verifies: Jaccard of character 5-shingles >= threshold (default 0.5) or containment >= containment (default 0.8, NULL for none); unverified, unrelated rows within k make false pairs, more as the table grows';
+
+-- Groups of near-duplicate rows, by method:
+--   'components' (default): connected components of the near-duplicate graph (rows linked when
+--     their fingerprints are within distance k). Chains join: a group can hold rows far more
+--     than k apart (a-b and b-c within k, a-c not).
+--   'leader': leader clustering in primary key order: the row with the smallest key not yet in
+--     a group leads a new group, which every row within k of it that is not yet in a group
+--     joins. Every member is within k of its group's leader (the group's smallest key), so no
+--     group chains; a row whose near-duplicates all joined earlier groups whose leaders are
+--     farther than k is in no group.
+-- With verify => true rows are linked only by verified pairs (simdup_pairs(..., verify =>
+-- true)): a false pair can join two unrelated groups into one component, and the chance that
+-- some pair does grows with the table.
+-- One row per grouped row (rows without a near-duplicate are left out). group_id numbers the
+-- groups 1, 2, ... in the order of their smallest primary key, so it is deterministic; rows
+-- come ordered by group_id, key.
+CREATE FUNCTION simdup_groups(tbl regclass, k integer DEFAULT simdup_max_distance(), method text DEFAULT 'components',
+                              verify boolean DEFAULT false, threshold double precision DEFAULT 0.5,
+                              containment double precision DEFAULT 0.8)
+RETURNS TABLE (key text, group_id bigint)
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    info record;
+    source text;
+BEGIN
+    IF tbl IS NULL OR k IS NULL OR method IS NULL OR verify IS NULL THEN
+        RETURN;  -- NULL in, nothing out (as a STRICT function), but containment may be NULL
+    END IF;
+    PERFORM @extschema@._simdup_check_k(k);
+    method := @extschema@._simdup_check_group_method(method);
+    SELECT * INTO info FROM @extschema@._simdup_table_info(tbl);
+    IF verify THEN
+        -- The verified pairs' rows, numbered in key order; the graph of those numbers grouped
+        -- in Rust (_simdup_graph_groups: components, or leaders in that order).
+        RETURN QUERY EXECUTE format(
+            'WITH p AS MATERIALIZED (SELECT p.a, p.b FROM @extschema@.simdup_pairs($1, $2, true, $3, $4) p), '
+            'r AS MATERIALIZED (SELECT x.%1$I::pg_catalog.text AS key, row_number() OVER (ORDER BY x.%1$I) AS n '
+            '                   FROM %2$s x WHERE x.%1$I::pg_catalog.text IN (SELECT a FROM p UNION SELECT b FROM p)), '
+            'e AS MATERIALIZED (SELECT ra.n AS a, rb.n AS b FROM p JOIN r ra ON ra.key = p.a JOIN r rb ON rb.key = p.b), '
+            'g AS (SELECT * FROM @extschema@._simdup_graph_groups((SELECT count(*) FROM r), '
+            '                    ARRAY(SELECT e.a FROM e), ARRAY(SELECT e.b FROM e), $5)) '
+            'SELECT r.key, dense_rank() OVER (ORDER BY g.first) FROM g JOIN r ON r.n = g.node ORDER BY 2, r.n',
+            info.key_column, tbl)
+        USING tbl, k, threshold, containment, method;
+        RETURN;
+    END IF;
+    source := CASE method
+        WHEN 'components' THEN 'SELECT fp, component FROM @extschema@._simdup_fingerprint_components($1, $3, $2)'
+        ELSE 'SELECT fp, leader AS component FROM @extschema@._simdup_fingerprint_leaders($1, $3, $4, $2)'
+    END;
+    RETURN QUERY EXECUTE format(
+        'WITH c AS (%4$s), '
+        'r AS (SELECT x.%1$I AS key, coalesce(c.component, x.%2$I) AS comp, c.fp IS NOT NULL AS near, '
+        '             count(*) OVER (PARTITION BY x.%2$I) AS same '
+        '      FROM %3$s x LEFT JOIN c ON c.fp = x.%2$I WHERE x.%2$I IS NOT NULL), '
+        'm AS (SELECT key, min(key) OVER (PARTITION BY comp) AS first FROM r WHERE near OR same > 1) '
+        'SELECT key::text, dense_rank() OVER (ORDER BY first) FROM m ORDER BY 2, m.key',
+        info.key_column, info.fingerprint_column, tbl, source)
+    USING tbl, k, info.fingerprint_column::text, info.key_column::text;
+END
+$$;
+COMMENT ON FUNCTION simdup_groups(regclass, integer, text, boolean, double precision, double precision) IS
+  'simdup: groups of near-duplicate rows (distance <= k, default simdup.max_distance): method ''components'' (default; connected components, chains join) or ''leader'' (leader clustering in key order: every member within k of its group''s first row, no chaining). verify => true links rows only by pairs whose texts are near-duplicates too (simdup_pairs(..., verify => true)), so that no false pair joins unrelated groups. One row per grouped row, as (primary key as text, group_id); groups numbered 1, 2, ... by their smallest key';
