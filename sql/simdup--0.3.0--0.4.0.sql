@@ -10,9 +10,17 @@
 -- simdup_enable warns when a trigger without verification is installed on a table already
 -- large enough for that to catch unrelated rows (_simdup_unverified_risk). simdup_pairs and
 -- simdup_groups verify on request (verify => true; _simdup_verify_column,
--- _simdup_graph_groups). The fingerprint format does not change (format 1).
+-- _simdup_graph_groups). Dedup stays live under concurrent writers: a row holds its lock
+-- stripes only in its check window (_simdup_lock_row is dropped). The fingerprint format does
+-- not change (format 1).
 
 \echo Use "ALTER EXTENSION simdup UPDATE TO '0.4.0'" to load this file. \quit
+
+-- The dedup trigger holds a row's lock stripes only while it checks and writes the row (its
+-- check window, src/dedup/window.rs), no longer to the end of the transaction. The SQL helper
+-- that took them to the end of the caller's transaction (for roles with INSERT) goes: nothing
+-- in simdup called it, and it let a role hold stripes that writers of unrelated rows want.
+DROP FUNCTION _simdup_lock_row(oid, bigint, integer);
 
 -- simdup_tables: the verification's thresholds of each dedup trigger.
 ALTER TABLE simdup_tables ADD COLUMN threshold double precision, ADD COLUMN containment double precision;

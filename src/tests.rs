@@ -168,34 +168,37 @@ mod tests {
         assert_eq!(a[1] - b[1], 0, "heap tuples fetched: {} -> {}", before, after);
     }
 
-    /// The trigger holds exactly the lock stripes _simdup_lock_stripes names, exclusively,
-    /// under simdup's own advisory tag (objsubid 21316), keyed (table OID, stripe).
+    /// While it checks a row (its check window) the trigger holds exactly the lock stripes
+    /// _simdup_lock_stripes names, exclusively, under simdup's own advisory tag (objsubid
+    /// 21316), keyed (table OID, stripe); once the statement has ended it holds none, though its
+    /// transaction goes on.
     #[pg_test]
-    fn dedup_trigger_locks_its_stripes() {
+    fn dedup_trigger_locks_its_stripes_in_its_window() {
         Spi::run(
             "CREATE TABLE dk (id int PRIMARY KEY, body text);
              SELECT simdup_enable('dk', 'body', on_duplicate => 'reject', max_distance => 8);
+             CREATE TABLE seen (stripes int[], exclusive boolean, subids int[], granted boolean);
+             -- A BEFORE trigger that fires after simdup_dedup (names in order), inside the window.
+             CREATE FUNCTION observe() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN
+               INSERT INTO seen
+               SELECT array_agg(l.objid::int ORDER BY l.objid), bool_and(l.mode = 'ExclusiveLock'),
+                      array_agg(DISTINCT l.objsubid::int), bool_and(l.granted)
+               FROM pg_locks l
+               WHERE l.locktype = 'advisory' AND l.classid = 'dk'::regclass::oid AND l.pid = pg_backend_pid();
+               RETURN NEW;
+             END $$;
+             CREATE TRIGGER zz_observe BEFORE INSERT ON dk FOR EACH ROW EXECUTE FUNCTION observe();
              INSERT INTO dk VALUES (1, '今天天气很好，我们去公园散步，然后回家吃饭。');",
         )
         .unwrap();
         let same = Spi::get_one::<bool>(
-            "SELECT array_agg(l.objid::int ORDER BY l.objid) = (SELECT _simdup_lock_stripes(simhash, 8) FROM dk)
-                    AND bool_and(l.mode = 'ExclusiveLock' AND l.objsubid = 21316 AND l.granted)
-             FROM pg_locks l
-             WHERE l.locktype = 'advisory' AND l.classid = 'dk'::regclass::oid AND l.pid = pg_backend_pid()",
+            "SELECT stripes = (SELECT _simdup_lock_stripes(simhash, 8) FROM dk) AND exclusive
+                    AND subids = ARRAY[21316] AND granted
+             FROM seen",
         )
         .unwrap();
         assert_eq!(same, Some(true));
-        // pg_advisory_xact_lock on the same (table OID, stripe) keys takes other locks (objsubid
-        // 2): a role cannot hold simdup's stripes through the advisory lock functions.
-        let taken = Spi::get_one::<i64>(
-            "SELECT count(*) FROM (SELECT pg_advisory_xact_lock('dk'::regclass::oid::int, s)
-                                   FROM unnest((SELECT _simdup_lock_stripes(simhash, 8) FROM dk)) s) x",
-        )
-        .unwrap();
-        // _simdup_lock_row takes the trigger's own stripes: granted at once (own locks never
-        // conflict), and the count of simdup's locks does not grow.
-        Spi::run("SELECT _simdup_lock_row('dk'::regclass, simhash, 8) FROM dk").unwrap();
         let held = |subid: i32| {
             Spi::get_one::<i64>(&format!(
                 "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 'dk'::regclass::oid
@@ -203,7 +206,16 @@ mod tests {
             ))
             .unwrap()
         };
-        assert_eq!(held(21316), taken);
+        // The statement has ended: its window is closed, in the same transaction.
+        assert_eq!(held(21316), Some(0));
+        // pg_advisory_xact_lock on the same (table OID, stripe) keys takes other locks (objsubid
+        // 2): a role cannot hold simdup's stripes through the advisory lock functions.
+        let taken = Spi::get_one::<i64>(
+            "SELECT count(*) FROM (SELECT pg_advisory_xact_lock('dk'::regclass::oid::int, s)
+                                   FROM unnest((SELECT _simdup_lock_stripes(simhash, 8) FROM dk)) s) x",
+        )
+        .unwrap();
         assert_eq!(held(2), taken);
+        assert_eq!(held(21316), Some(0));
     }
 }

@@ -19,10 +19,13 @@
 //!    every other writer's ROW EXCLUSIVE conflicts with, and only when it is free at once
 //!    (`ConditionalLockRelation`: no wait, so no lock-upgrade deadlock with a writer waiting on
 //!    this transaction's lock stripes). Then no other transaction has an insert, update or
-//!    delete in progress on the table, and none can start one until this transaction ends.
-//!    Readers are not blocked. The lock is held to the end of the transaction, as every
-//!    PostgreSQL table lock; only a role that may take it with `LOCK TABLE` (UPDATE, DELETE or
-//!    TRUNCATE privilege) gets it, so an INSERT-only role cannot lock other writers out.
+//!    delete in progress on the table, and none can start one while the lock is held. Readers
+//!    are not blocked. When another writer waits for the table, the copy is dropped and the
+//!    lock released before the next row ([`check`]): the rows written under it are in the
+//!    indexes, where that writer's check finds them, and the statement's next rows are checked
+//!    one by one in their check windows. Only a role that may take the lock with `LOCK TABLE`
+//!    (UPDATE, DELETE or TRUNCATE privilege) gets it, so an INSERT-only role cannot lock other
+//!    writers out even for that long.
 //! 2. **What is loaded.** A fresh snapshot taken after the lock sees every committed row and
 //!    this transaction's rows of earlier commands: the rows the index search's dirty snapshot
 //!    would see, but for the statement's own rows, which are added as it lets them through (the
@@ -64,6 +67,8 @@ use simdup_core::nearset::{max_bytes, NearSet};
 
 use crate::catalog::estimated_rows;
 use crate::gucs::{bulk_check, bulk_check_memory, BulkCheck};
+
+use super::window::statement_context;
 
 /// Rows a statement checks one by one before auto considers loading.
 const AUTO_MIN_ROWS: u64 = 100;
@@ -216,15 +221,6 @@ unsafe extern "C-unwind" fn forget(arg: *mut std::ffi::c_void) {
     });
 }
 
-/// The statement's executor context: the parent of the per-tuple context the trigger manager
-/// calls a row trigger in (`ExecCallTriggerFunc`; an executor's per-tuple contexts are children
-/// of its `es_query_cxt`).
-fn statement_context() -> Option<pg_sys::MemoryContext> {
-    // SAFETY: CurrentMemoryContext is always a valid context in a backend.
-    let parent = unsafe { (*pg_sys::CurrentMemoryContext).parent };
-    (!parent.is_null()).then_some(parent)
-}
-
 /// What the statement's copy in memory says of a row.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Verdict {
@@ -300,6 +296,18 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
             let locked = unsafe { pg_sys::CheckRelationLockedByMe(rel, pg_sys::ShareRowExclusiveLock as i32, true) };
             if !locked {
                 state.drop_copy();
+            } else if unsafe { pg_sys::LockHasWaitersRelation(rel, pg_sys::ShareRowExclusiveLock as pg_sys::LOCKMODE) }
+            {
+                // Another writer waits for the table: the copy goes, and with it the lock (the
+                // rows written under it are in the indexes, where that writer's check finds
+                // them), and the statement's next rows are checked one by one in their windows
+                // (src/dedup/window.rs). A bulk load makes writers wait for one row's check at
+                // most, not for its transaction.
+                state.drop_copy();
+                state.next_try = u64::MAX;
+                // SAFETY: the lock this statement's load took (ConditionalLockRelation), under
+                // the same resource owner; a lock the transaction held before stays.
+                unsafe { pg_sys::UnlockRelation(rel, pg_sys::ShareRowExclusiveLock as pg_sys::LOCKMODE) };
             }
         }
         if !state.loaded() {

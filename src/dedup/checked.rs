@@ -6,7 +6,8 @@
 //! with what every node shares (docs/citus.md, "Dedup across shards"):
 //!
 //! 1. the fingerprint of the text the row will store;
-//! 2. its lock stripes on the coordinator ([`super::lookup::lock_row`], the trigger's locks):
+//! 2. its lock stripes on the coordinator ([`super::lookup::lock_to_commit`], the trigger's
+//!    stripes, held to the end of the transaction: the workers' snapshots see committed rows only):
 //!    two writers of near-duplicates share a stripe, whichever shards their rows go to;
 //! 3. one query over every shard for the near-duplicate with the smallest key; READ COMMITTED,
 //!    so each worker's snapshot is taken after the locks are held;
@@ -43,7 +44,7 @@ use crate::minhash::{char_set, set_bands, text_short, ShortText};
 use simdup_core::similar::{Keys, Via};
 
 use super::config::{Config, DUP_OF};
-use super::lookup::{lock_row, lock_similar, lock_stripe};
+use super::lookup::{lock_to_commit, row_stripes, similar_stripes};
 use super::similar::{check_columns, similar_config, similar_error, SimilarConfig};
 use super::trigger::{dedup_config, duplicate_error};
 use super::tuple::{columns, text_of};
@@ -343,7 +344,7 @@ fn nearest_stored(
                 (None, _) => None,
             };
             fp.and_then(|fp| {
-                lock_row(relid, fp, cfg.k);
+                lock_to_commit(relid, row_stripes(fp, cfg.k));
                 let fp_column = column(cols.fp.unwrap_or(cols.source));
                 let distance = format!("{ext_schema}.hamming(t.{fp_column}, $1)");
                 let mut condition = format!("{distance} OPERATOR(pg_catalog.<=) {}", cfg.k);
@@ -365,7 +366,7 @@ fn nearest_stored(
                     let bands = set_bands(&set, cfg.bands, cfg.rows);
                     let short = text_short(&text, cfg.threshold);
                     let keys = cfg.keys(&set);
-                    lock_similar(relid, &cfg.stripes(&set, &bands, short.as_ref(), keys.as_ref()));
+                    lock_to_commit(relid, similar_stripes(&cfg.stripes(&set, &bands, short.as_ref(), keys.as_ref())));
                     let short = short.map(|s| s.bands);
                     let (similarity, condition) =
                         similar_condition(cfg, ext_schema, &source, ["$2", "$1", "$5", "$3", "$4", "$6"]);
@@ -906,17 +907,13 @@ impl Probes<'_> {
     fn lock(&self, relid: pg_sys::Oid) {
         match self {
             Probes::SimHash { cfg, fps, .. } => {
-                let stripes: std::collections::BTreeSet<u32> =
-                    fps.iter().flatten().flat_map(|&fp| simdup_core::locks::lock_stripes(fp as u64, cfg.k)).collect();
-                for stripe in stripes {
-                    lock_stripe(relid, stripe);
-                }
+                lock_to_commit(relid, fps.iter().flatten().flat_map(|&fp| row_stripes(fp, cfg.k)).collect());
             }
             Probes::Similar { cfg, sets, bands, short, keys, .. } => {
                 let rows: Vec<_> = (0..sets.len())
                     .map(|i| cfg.stripes(&sets[i], &bands[i], short[i].as_ref(), keys[i].as_ref()))
                     .collect();
-                lock_similar(relid, &simdup_core::locks::SimilarStripes::union(&rows));
+                lock_to_commit(relid, similar_stripes(&simdup_core::locks::SimilarStripes::union(&rows)));
             }
         }
     }

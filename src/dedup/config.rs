@@ -59,7 +59,7 @@ impl Config {
             args.push(v.threshold.to_string());
             args.push(v.containment.map(|c| c.to_string()).unwrap_or_default());
         }
-        args.iter().map(|a| quote_literal(a)).collect::<Vec<_>>().join(", ")
+        args.iter().map(quote_literal).collect::<Vec<_>>().join(", ")
     }
 
     /// The configuration from the trigger's arguments (five, or seven with the

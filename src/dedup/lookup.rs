@@ -28,6 +28,7 @@ use crate::errors::{not_in_prerequisite_state, Code, Error};
 use crate::search::{indexes::block_indexes, scan::search};
 
 use super::config::Config;
+use super::window::{self, Stripe};
 
 /// The near-duplicate with the smallest key: its key (copied into the current memory context),
 /// the key as text, and how near it is (`M`: the Hamming distance, or the Jaccard similarity).
@@ -68,57 +69,45 @@ unsafe fn copy_datum(value: pg_sys::Datum, byval: bool, len: i16) -> pg_sys::Dat
 /// Field 4 of simdup's lock tags. `pg_advisory_lock(key bigint)` uses 1 and
 /// `pg_advisory_lock(key1 int, key2 int)` uses 2 in this field, and Citus small numbers of its
 /// own: no SQL-callable function can take, wait for or hold a lock with this value.
-const SIMDUP_LOCK_CLASS: u16 = 0x5344;
+pub(crate) const SIMDUP_LOCK_CLASS: u16 = 0x5344;
 
 /// Field 4 of the lock tags of containment-key stripes (simdup_core::locks::SimilarStripes): a
 /// space of their own, so that the shared locks of every row's sketch meet only the exclusive
 /// locks of tiny rows' prefixes, never the main stripes.
-const SIMDUP_KEY_LOCK_CLASS: u16 = 0x5345;
+pub(crate) const SIMDUP_KEY_LOCK_CLASS: u16 = 0x5345;
 
-/// Takes the exclusive, transaction-scoped lock of stripe `stripe` of table `relid`: an
-/// advisory lock (shown in pg_locks as locktype `advisory`, classid = table OID, objid =
-/// stripe, objsubid = 21316) under simdup's own tag, which only simdup takes.
-pub(crate) fn lock_stripe(relid: pg_sys::Oid, stripe: u32) {
-    acquire(relid, stripe, SIMDUP_LOCK_CLASS, pg_sys::ExclusiveLock);
+/// The lock stripes of a row of a SimHash dedup table with fingerprint `fp` at distance `k`
+/// (`simdup_core::locks::lock_stripes`), taken exclusively: advisory locks under simdup's own tag
+/// (pg_locks: locktype `advisory`, classid = table OID, objid = stripe, objsubid = 21316).
+pub(crate) fn row_stripes(fp: i64, k: u32) -> Vec<Stripe> {
+    lock_stripes(fp as u64, k)
+        .into_iter()
+        .map(|stripe| Stripe { class: SIMDUP_LOCK_CLASS, stripe, exclusive: true })
+        .collect()
 }
 
-/// Takes the lock stripes of a row (or a batch) of a similarity dedup table: the main stripes
-/// exclusively, then the containment-key stripes (objsubid = 21317), exclusively or shared, each
-/// kind ascending.
-pub(crate) fn lock_similar(relid: pg_sys::Oid, stripes: &simdup_core::locks::SimilarStripes) {
-    for &stripe in &stripes.exclusive {
-        lock_stripe(relid, stripe);
-    }
-    let mut keys: Vec<(u32, bool)> = stripes.keys_exclusive.iter().map(|&s| (s, true)).collect();
-    keys.extend(stripes.keys_shared.iter().map(|&s| (s, false)));
-    keys.sort_unstable();
-    for (stripe, exclusive) in keys {
-        let mode = if exclusive { pg_sys::ExclusiveLock } else { pg_sys::ShareLock };
-        acquire(relid, stripe, SIMDUP_KEY_LOCK_CLASS, mode);
-    }
+/// The lock stripes of a row (or a batch) of a similarity dedup table: the main stripes
+/// exclusively, the containment-key stripes (objsubid = 21317) exclusively or shared.
+pub(crate) fn similar_stripes(stripes: &simdup_core::locks::SimilarStripes) -> Vec<Stripe> {
+    let main = stripes.exclusive.iter().map(|&stripe| Stripe { class: SIMDUP_LOCK_CLASS, stripe, exclusive: true });
+    let keys =
+        stripes.keys_exclusive.iter().map(|&stripe| Stripe { class: SIMDUP_KEY_LOCK_CLASS, stripe, exclusive: true });
+    let shared =
+        stripes.keys_shared.iter().map(|&stripe| Stripe { class: SIMDUP_KEY_LOCK_CLASS, stripe, exclusive: false });
+    main.chain(keys).chain(shared).collect()
 }
 
-fn acquire(relid: pg_sys::Oid, stripe: u32, class: u16, mode: u32) {
-    // SAFETY: LockAcquire with a fully initialised tag of the user lock method, as
-    // pg_advisory_xact_lock(_shared) does (transaction-scoped: released at commit or abort); it
-    // waits, honouring lock_timeout, deadlock detection and cancels.
-    unsafe {
-        let tag = pg_sys::LOCKTAG {
-            locktag_field1: u32::from(pg_sys::MyDatabaseId),
-            locktag_field2: u32::from(relid),
-            locktag_field3: stripe,
-            locktag_field4: class,
-            locktag_type: pg_sys::LockTagType::LOCKTAG_ADVISORY as u8,
-            locktag_lockmethodid: pg_sys::USER_LOCKMETHOD as u8,
-        };
-        pg_sys::LockAcquire(&tag, mode as pg_sys::LOCKMODE, false, false);
-    }
-}
-
-/// Locks the stripes of fingerprint `fp` at distance `k` for table `relid`, ascending.
-pub(crate) fn lock_row(relid: pg_sys::Oid, fp: i64, k: u32) {
-    for stripe in lock_stripes(fp as u64, k) {
-        lock_stripe(relid, stripe);
+/// Takes `stripes` in ascending order to the end of the transaction: the Citus checked write
+/// (src/dedup/checked.rs), whose searches run on the workers with snapshots that see committed
+/// rows only, so that its rows must stay covered by their stripes until they commit.
+pub(crate) fn lock_to_commit(relid: pg_sys::Oid, mut stripes: Vec<Stripe>) {
+    stripes.sort_unstable();
+    stripes.dedup();
+    for s in &stripes {
+        // SAFETY: LockAcquire with a fully initialised tag of the user lock method, as
+        // pg_advisory_xact_lock(_shared) does (transaction-scoped: released at commit or
+        // abort); it waits, honouring lock_timeout, deadlock detection and cancels.
+        unsafe { pg_sys::LockAcquire(&window::tag(relid, s), window::mode(s), false, false) };
     }
 }
 
@@ -148,7 +137,7 @@ pub(super) unsafe fn smallest_key_match(
     // SAFETY: the caller guarantees `rel`; the slots the search reports are rows of `rel`.
     unsafe {
         let relid = (*rel).rd_id;
-        lock_row(relid, fp, cfg.k);
+        window::open(relid, row_stripes(fp, cfg.k));
         let Some(indexes) = block_indexes(rel, fp_attnum as pg_sys::AttrNumber) else {
             not_in_prerequisite_state(
                 format!("table \"{}\" has no simdup block indexes on column \"{}\"", relation_name(rel), cfg.fp_column),
@@ -244,11 +233,14 @@ pub(super) unsafe fn smallest_key<M: Copy>(
             });
             if let Some(mut w) = wait {
                 // As a unique index's check does: wait for the transaction's end, then look again.
-                if w.speculative_token != 0 {
-                    pg_sys::SpeculativeInsertionWait(w.xid, w.speculative_token);
-                } else {
-                    pg_sys::XactLockTableWait(w.xid, rel, &mut w.tid, pg_sys::XLTW_Oper::XLTW_InsertIndex);
-                }
+                // Outside the row's window: no stripe is held while waiting for a transaction.
+                window::around_wait(|| {
+                    if w.speculative_token != 0 {
+                        pg_sys::SpeculativeInsertionWait(w.xid, w.speculative_token);
+                    } else {
+                        pg_sys::XactLockTableWait(w.xid, rel, &mut w.tid, pg_sys::XLTW_Oper::XLTW_InsertIndex);
+                    }
+                });
                 continue;
             }
             return best.map(|(key, measure)| {
@@ -261,39 +253,6 @@ pub(super) unsafe fn smallest_key<M: Copy>(
         }
     }
 }
-
-/// `_simdup_lock_row(tbl, fp, k)`: takes the lock stripes the dedup trigger takes for a row
-/// with fingerprint `fp` at distance `k` in `tbl`, for writers that check rows themselves (the
-/// cross-shard check on the Citus coordinator). Needs INSERT or UPDATE on the table, like
-/// writing a row, which takes the same locks.
-#[pgrx::pg_extern(volatile, strict, parallel_unsafe)]
-fn _simdup_lock_row(tbl: pg_sys::Oid, fp: i64, k: i32) {
-    let k = crate::args::max_distance(k);
-    // SAFETY: catalog and ACL lookups of a relation that exists (checked first).
-    let allowed = unsafe {
-        if pg_sys::get_rel_name(tbl).is_null() {
-            Error::new(Code::ERRCODE_UNDEFINED_TABLE, format!("relation with OID {} does not exist", u32::from(tbl)))
-                .raise()
-        }
-        let wanted = (pg_sys::ACL_INSERT | pg_sys::ACL_UPDATE) as pg_sys::AclMode;
-        pg_sys::pg_class_aclmask(tbl, pg_sys::GetUserId(), wanted, pg_sys::AclMaskHow::ACLMASK_ANY) != 0
-    };
-    if !allowed {
-        Error::new(
-            Code::ERRCODE_INSUFFICIENT_PRIVILEGE,
-            format!("permission denied for table with OID {}", u32::from(tbl)),
-        )
-        .hint("Taking a table's dedup locks needs INSERT or UPDATE on it.")
-        .raise();
-    }
-    lock_row(tbl, fp, k);
-}
-
-pgrx::extension_sql!(
-    "COMMENT ON FUNCTION _simdup_lock_row(oid, bigint, integer) IS 'simdup (internal): takes the dedup trigger''s exclusive transaction-scoped lock stripes of table tbl for a row with fingerprint fp at maximum distance k (simdup''s own advisory lock tag, objsubid 21316, which pg_advisory_* cannot take); needs INSERT or UPDATE on the table';",
-    name = "comment__simdup_lock_row",
-    requires = [_simdup_lock_row]
-);
 
 /// The lock stripes the dedup trigger takes for a fingerprint at maximum distance k, ascending
 /// (pg_locks shows them as advisory locks with classid = table OID, objid = stripe, objsubid =

@@ -9,6 +9,7 @@
 //! * [`config`]: the trigger's arguments, written by `simdup_enable` and parsed here by the
 //!   same [`config::Config`];
 //! * [`tuple`]: reading the new row's text or fingerprint and setting `dup_of`;
+//! * [`window`]: the check window of a row, in which it holds its lock stripes;
 //! * [`lookup`]: the lock stripes and the search for the near-duplicate with the smallest key;
 //! * [`verify`]: a candidate within k confirmed from the two texts (the table's verification);
 //! * [`bulk`]: a statement's copy of the table's fingerprints in memory, which clears rows
@@ -39,6 +40,7 @@ mod similar;
 mod trigger;
 mod tuple;
 mod verify;
+mod window;
 
 /// Installs the hooks of [`coordinator`] and registers [`readahead`]'s custom scan. Called once
 /// from `_PG_init`.

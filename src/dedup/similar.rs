@@ -19,7 +19,7 @@
 //! 2. its lock stripes ([`simdup_core::locks::similar_stripes`]: of those band values, of the
 //!    prefix filters of a small text's k-shingle set and a short text's 3-shingle set, and of
 //!    its containment keys), transaction-scoped, ascending, under simdup's lock tags
-//!    ([`super::lookup::lock_similar`]);
+//!    ([`super::lookup::similar_stripes`]), held in the row's check window ([`super::window`]);
 //! 3. the candidates: the rows sharing a band value, read from the similarity index (and those
 //!    sharing a short band, from the short-text index, and those whose containment keys meet
 //!    its own, from the containment index) with a dirty snapshot
@@ -76,11 +76,12 @@ use crate::minhash::{
 
 use super::citus;
 use super::config::DUP_OF;
-use super::lookup::{lock_similar, smallest_key};
+use super::lookup::{similar_stripes, smallest_key};
 use super::trigger::{
     before_row_event, decide, no_duplicate, protocol_error, run, trigger_args_named, violation, Outcome, RowEvent,
 };
 use super::tuple::{column_hinted, text_of, text_value};
+use super::window;
 
 /// The name of the trigger, and of the constraint a near-duplicate violates.
 pub(crate) const TRIGGER_SIMILAR: &str = "simdup_dedup_similar";
@@ -610,6 +611,8 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
     unsafe {
         let RowEvent { rel, new, old, is_update, args } =
             before_row_event(fcinfo, "simdup_similar_dedup_trigger", INSTALLED_BY);
+        // The statement's previous row is written: its check window closes (src/dedup/window.rs).
+        super::window::close_previous();
         let cfg = SimilarConfig::parse(&args);
         let tupdesc = (*rel).rd_att;
         let unchanged = pg_sys::Datum::from(new);
@@ -640,7 +643,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         // (simdup_core::locks, docs/dedup.md).
         let short = text_short(&text, cfg.threshold);
         let keys = cfg.containment.map(|c| crate::minhash::text_set_keys(&text, &set, cfg.k, c));
-        lock_similar((*rel).rd_id, &cfg.stripes(&set, &bands, short.as_ref(), keys.as_ref()));
+        window::open((*rel).rd_id, similar_stripes(&cfg.stripes(&set, &bands, short.as_ref(), keys.as_ref())));
         let short_bands = short.as_ref().map(|s| s.bands.as_slice());
         let index = similarity_index(rel, &cfg, cols.text);
         let short_index = short_bands.as_ref().map(|_| short_index(rel, &cfg, cols.text));

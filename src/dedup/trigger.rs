@@ -231,6 +231,8 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
     unsafe {
         let RowEvent { rel, new, old, is_update, args } =
             before_row_event(fcinfo, "simdup_dedup_trigger", INSTALLED_BY);
+        // The statement's previous row is written: its check window closes (src/dedup/window.rs).
+        super::window::close_previous();
         let cfg = Config::parse(&args);
         let tupdesc = (*rel).rd_att;
         let unchanged = pg_sys::Datum::from(new);

@@ -213,25 +213,34 @@ SELECT simdup_enable('docs', 'body', on_duplicate => 'reject', max_distance => $
 SQL
 a_id=$(psql -At -c "SELECT id FROM pool WHERE kind = 'fixture:zh/01.txt'")
 b_id=$(psql -At -c "SELECT id FROM pool WHERE kind = 'fixture:zh/01.edited.txt'")
-locks() { # advisory locks on docs' stripes: granted|waiting
-  psql -At -c "SELECT count(*) FILTER (WHERE granted) || '|' || count(*) FILTER (WHERE NOT granted)
-               FROM pg_locks WHERE locktype = 'advisory' AND classid = 'docs'::regclass::oid"
+# The first writer's row is in the table, in progress, and its window's stripes are released
+# once its statement has ended (src/dedup/window.rs): the second writer finds the row and waits
+# for the first writer's transaction (a lock on its transaction id), as for a duplicate key.
+in_progress() { # the first writer's INSERT has ended and its transaction sleeps
+  psql -At -c "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%pg_sleep(3)%'"
+}
+waits_for_xact() { # a session waits for a transaction's end
+  psql -At -c "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'transactionid'"
+}
+stripes_held() { # advisory locks on docs' stripes, held or wanted
+  psql -At -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 'docs'::regclass::oid"
 }
 psql -c "BEGIN; INSERT INTO docs (body) SELECT body FROM pool WHERE id = $a_id; SELECT pg_sleep(3); COMMIT;" >/dev/null &
 holder=$!
-for _ in $(seq 100); do [[ "$(locks)" == 0\|* ]] || break; sleep 0.1; done   # the first writer holds its stripes
+for _ in $(seq 100); do [ "$(in_progress)" = 1 ] && break; sleep 0.1; done
+[ "$(stripes_held)" = 0 ] || fail "an open transaction holds lock stripes after its statement ended"
 t0=$(date +%s.%N)
 "$PG_BIN/psql" -X -q -h "$sock" -p "$port" -U postgres -d conc -v VERBOSITY=sqlstate \
   -c "INSERT INTO docs (body) SELECT body FROM pool WHERE id = $b_id" >"$work/second" 2>&1 &
 second=$!
 seen_waiting=0
-for _ in $(seq 20); do [[ "$(locks)" == *\|0 ]] || { seen_waiting=1; break; }; sleep 0.1; done
+for _ in $(seq 20); do [ "$(waits_for_xact)" = 0 ] || { seen_waiting=1; break; }; sleep 0.1; done
 wait "$second" || true
 t1=$(date +%s.%N)
 wait "$holder"
 out=$(cat "$work/second")
 waited=$(echo "$t1 - $t0" | bc)
-echo "second writer: '$out' after ${waited}s; seen waiting for an advisory lock: $seen_waiting" >&2
+echo "second writer: '$out' after ${waited}s; seen waiting for the first writer's transaction: $seen_waiting" >&2
 [[ "$out" == *23505* ]] || fail "expected 23505 for the concurrent near-duplicate, got: $out"
 [ "$seen_waiting" = 1 ] && (( $(echo "$waited > 0.5" | bc) )) || fail "the second writer did not wait for the first"
 
