@@ -49,11 +49,21 @@ FROM news;
 \echo '   components: near-duplicates of near-duplicates join, so a group can chain members more than k apart;'
 \echo '   leader: each group is its first row (smallest key) and the rows within k of it, so no member is'
 \echo '   more than k from its leader. (The corpus holds reposted stories, and scraped pages whose'
-\echo '   bodies are one template.)'
+\echo '   bodies are one template.) verified: linked only where the two texts are near-duplicates too'
+\echo '   (Jaccard of 5-character shingles >= 0.5 or containment >= 0.8), as the dedup trigger decides.'
 SELECT 'components' AS method, count(DISTINCT group_id) AS groups, count(*) AS documents_in_groups
 FROM simdup_groups('news')
 UNION ALL
-SELECT 'leader', count(DISTINCT group_id), count(*) FROM simdup_groups('news', method => 'leader');
+SELECT 'leader', count(DISTINCT group_id), count(*) FROM simdup_groups('news', method => 'leader')
+UNION ALL
+SELECT 'components, verified', count(DISTINCT group_id), count(*) FROM simdup_groups('news', verify => true)
+UNION ALL
+SELECT 'leader, verified', count(DISTINCT group_id), count(*) FROM simdup_groups('news', method => 'leader', verify => true);
+
+\echo
+\echo '   pairs within k whose texts share next to nothing (Jaccard < 0.3): what verification removes'
+SELECT count(*) AS pairs_within_k, count(*) FILTER (WHERE jaccard(a.body, b.body) < 0.3) AS unrelated_texts
+FROM simdup_pairs('news') p JOIN news a ON a.id = p.a JOIN news b ON b.id = p.b;
 
 \echo
 \echo '   the widest distance between two members of one group, per method:'
