@@ -245,16 +245,27 @@ pub const VERIFY_THRESHOLD: f64 = 0.5;
 /// The default containment threshold of the verification of a SimHash candidate.
 pub const VERIFY_CONTAINMENT: f64 = 0.8;
 
-/// How much likelier two unrelated real texts are to fall within a distance k than two random
+/// How much likelier two unrelated real texts are to fall within distance k than two random
 /// 64-bit fingerprints: the share of unrelated pairs (character 5-shingle Jaccard < 0.3) within
-/// k = 10 among the documents of the precision benchmark (bench/precision_scale.sh; real
-/// Chinese news sentences, docs/quality.md "Precision as the table grows"), divided by the
-/// binomial share `Σ_{i≤10} C(64, i) / 2^64`. Texts of one language share their common words,
-/// which pulls their fingerprints together.
-pub const UNRELATED_SKEW: f64 = 5.0; // FIXME: the measured value
+/// k among 10 million documents of the precision benchmark (bench/precision_scale.sh: 10 real
+/// Chinese news sentences each, docs/quality.md "Precision as the table grows"), divided by the
+/// binomial share `Σ_{i≤k} C(64, i) / 2^64`: 8.82 at k = 6, 5.81 at k = 8, 4.49 at k = 10
+/// (4.59 and 4.53 at 200,000 and 1M rows). Texts of one language share their common words, which
+/// pulls their fingerprints together, and the more so the nearer. k = 7 and 9 are interpolated;
+/// below 6 the value at 6 is taken (too few pairs are that near to measure), above 10 the value
+/// at 10.
+pub fn unrelated_skew(k: u32) -> f64 {
+    match k {
+        0..=6 => 8.82,
+        7 => (8.82 + 5.81) / 2.0,
+        8 => 5.81,
+        9 => (5.81 + 4.49) / 2.0,
+        _ => 4.49,
+    }
+}
 
 /// The chance that two unrelated texts have fingerprints within distance k, as
-/// [`UNRELATED_SKEW`] times the share of random fingerprint pairs within k.
+/// [`unrelated_skew`] times the share of random fingerprint pairs within k.
 pub fn unrelated_pair_rate(k: u32) -> f64 {
     let mut c = 1.0f64; // C(64, i)
     let mut sum = 0.0f64;
@@ -264,7 +275,7 @@ pub fn unrelated_pair_rate(k: u32) -> f64 {
         }
         sum += c;
     }
-    (UNRELATED_SKEW * sum / 2f64.powi(64)).min(1.0)
+    (unrelated_skew(k) * sum / 2f64.powi(64)).min(1.0)
 }
 
 /// The expected share of new rows that have at least one unrelated row within distance k in a
@@ -439,6 +450,22 @@ mod tests {
     }
 
     #[test]
+    fn unverified_false_share_follows_the_measured_rate() {
+        // The benchmark's unrelated pairs within 10 bits: 4.48e-8 a pair; 1 - e^(-n p) of new
+        // rows meet one among n stored rows.
+        assert!((unrelated_pair_rate(10) - 4.48e-8).abs() < 0.01e-8, "{}", unrelated_pair_rate(10));
+        let at_1m = unverified_false_share(1e6, 10);
+        assert!((0.04..0.05).contains(&at_1m), "{at_1m}");
+        // The largest safe table for 1 %: about 224,000 rows at k = 10; a smaller k is safe for more.
+        let safe = unverified_safe_rows(10, 0.01);
+        assert!((200_000.0..250_000.0).contains(&safe), "{safe}");
+        assert!(unverified_safe_rows(6, 0.01) > 10.0 * safe);
+        assert!(unverified_safe_rows(3, 0.01) > unverified_safe_rows(6, 0.01));
+        assert_eq!(unverified_false_share(0.0, 10), 0.0);
+        assert!(unrelated_pair_rate(64) <= 1.0);
+    }
+
+    #[test]
     fn verification_confirms_copies_and_refuses_unrelated_texts() {
         let rule = Rule::verification(VERIFY_THRESHOLD, Some(VERIFY_CONTAINMENT));
         let a = "国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三，扣除价格因素实际增长百分之五点九。";
@@ -453,9 +480,10 @@ mod tests {
         // The same decision as the sets' (the one the trigger makes from the sets it holds).
         assert_eq!(rule.texts(a, edited, &mut no_interrupt), decide(&rule, a, edited));
         // A copy with a long footer: Jaccard below the threshold, containment above it.
+        let header = "【本报讯】记者从有关部门获悉，以下为最新发布的统计公报摘要，供读者参考。";
         let footer =
-            "。本文来源于网络，版权归原作者所有，如有侵权请联系删除，转载请注明出处，更多精彩内容请关注我们的公众号。";
-        let wrapped = format!("{a}{footer}{footer}");
+            "本文来源于网络，版权归原作者所有，如有侵权请联系删除，转载请注明出处，更多精彩内容请关注我们的公众号。";
+        let wrapped = format!("{header}{a}{footer}");
         let m = rule.texts(a, &wrapped, &mut no_interrupt).expect("a wrapped copy is contained");
         assert_eq!(m.by, By::Containment);
         assert!(m.jaccard < VERIFY_THRESHOLD);
