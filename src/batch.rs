@@ -127,10 +127,10 @@ fn join_in_backend(fps: Vec<u64>, k: i32) -> Vec<(u64, u64)> {
             format!("more than {max_pairs} pairs of fingerprints within distance {k} among {n} fingerprints"),
         )
         .detail(format!(
-            "simdup.batch_memory ({} kB) holds {max_pairs} pairs of 16 bytes; the search stopped when it found more.",
+            "simdup.batch_memory ({} kB, at most simdup.memory_limit) holds {max_pairs} pairs of 16 bytes; the search stopped when it found more.",
             memory / 1024
         ))
-        .hint("Raise simdup.batch_memory (SET simdup.batch_memory = '1GB'), or use a smaller k.")
+        .hint("Raise simdup.batch_memory (SET simdup.batch_memory = '1GB'; a superuser sets the ceiling simdup.memory_limit), or use a smaller k.")
         .raise()
     })
 }

@@ -28,6 +28,7 @@ static BATCH_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(256 * 1024);
 static BULK_CHECK: GucSetting<BulkCheck> = GucSetting::<BulkCheck>::new(BulkCheck::Auto);
 static BULK_CHECK_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(512 * 1024);
 static COPY_BATCH_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(128 * 1024);
+static MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(1024 * 1024);
 
 /// Registers the parameters. Called once from `_PG_init`.
 pub fn init() {
@@ -88,7 +89,7 @@ pub fn init() {
     GucRegistry::define_enum_guc(
         c"simdup.bulk_check",
         c"When the dedup trigger checks a statement's rows against the table's fingerprints loaded into memory.",
-        c"auto (default): once a statement (INSERT ... SELECT, COPY, a multi-row INSERT) has checked so many rows that loading the table's fingerprints costs less than looking its rows up in the block indexes, at the earliest after 100 rows; on: from its first row; off: never. Loading takes SHARE ROW EXCLUSIVE on the table (other writers wait until the transaction ends, readers do not), only when it is free at once and the role may LOCK the table in that mode (UPDATE, DELETE or TRUNCATE privilege); otherwise the rows are looked up one by one. The answers are the same either way.",
+        c"auto (default): once a statement (INSERT ... SELECT, COPY, a multi-row INSERT) has checked so many rows that loading the table's fingerprints costs less than looking its rows up in the block indexes, at the earliest after 100 rows; on: from its first row; off: never. Loading takes SHARE ROW EXCLUSIVE on the table (readers do not wait; another writer waits for one row's check at most: the statement then gives the lock and its copy up), only when it is free at once and the role may LOCK the table in that mode (UPDATE, DELETE or TRUNCATE privilege); otherwise the rows are looked up one by one. The answers are the same either way.",
         &BULK_CHECK,
         GucContext::Userset,
         GucFlags::default(),
@@ -111,6 +112,16 @@ pub fn init() {
         8,
         1024 * 1024,
         GucContext::Userset,
+        GucFlags::UNIT_KB,
+    );
+    GucRegistry::define_int_guc(
+        c"simdup.memory_limit",
+        c"The most memory any of simdup.batch_memory, simdup.bulk_check_memory and simdup.copy_batch_memory gives a statement, whatever a role sets them to.",
+        c"Those three are user-settable (a role may lower them for its own statements); each is used at most up to this ceiling, which only a superuser can change (ALTER SYSTEM, ALTER DATABASE / ROLE ... SET, postgresql.conf).",
+        &MEMORY_LIMIT,
+        1024,
+        i32::MAX,
+        GucContext::Suset,
         GucFlags::UNIT_KB,
     );
     let prefix: &CStr = c"simdup";
@@ -151,9 +162,15 @@ pub fn batch_threads() -> usize {
     wanted.min(cpus)
 }
 
-/// `simdup.batch_memory`, in bytes.
+/// A memory setting in kB, in bytes, capped by `simdup.memory_limit` (superuser-only): the one
+/// place every memory setting passes through.
+fn capped(kb: i32) -> usize {
+    kb.clamp(0, MEMORY_LIMIT.get().max(0)) as usize * 1024
+}
+
+/// `simdup.batch_memory`, in bytes (at most `simdup.memory_limit`).
 pub fn batch_memory() -> usize {
-    BATCH_MEMORY.get().max(0) as usize * 1024
+    capped(BATCH_MEMORY.get())
 }
 
 /// `simdup.bulk_check`.
@@ -161,12 +178,12 @@ pub fn bulk_check() -> BulkCheck {
     BULK_CHECK.get()
 }
 
-/// `simdup.bulk_check_memory`, in bytes.
+/// `simdup.bulk_check_memory`, in bytes (at most `simdup.memory_limit`).
 pub fn bulk_check_memory() -> usize {
-    BULK_CHECK_MEMORY.get().max(0) as usize * 1024
+    capped(BULK_CHECK_MEMORY.get())
 }
 
-/// `simdup.copy_batch_memory`, in bytes.
+/// `simdup.copy_batch_memory`, in bytes (at least 8 kB, at most `simdup.memory_limit`).
 pub fn copy_batch_memory() -> usize {
-    COPY_BATCH_MEMORY.get().max(8) as usize * 1024
+    capped(COPY_BATCH_MEMORY.get()).max(8 * 1024)
 }

@@ -80,7 +80,7 @@ use super::lookup::{similar_stripes, smallest_key};
 use super::trigger::{
     before_row_event, decide, no_duplicate, protocol_error, run, trigger_args_named, violation, Outcome, RowEvent,
 };
-use super::tuple::{column_hinted, text_of, text_value};
+use super::tuple::{column_hinted, refuse_generated, text_of, text_value};
 use super::window;
 
 /// The name of the trigger, and of the constraint a near-duplicate violates.
@@ -385,6 +385,7 @@ pub(super) unsafe fn check_columns(rel: pg_sys::Relation, cfg: &SimilarConfig) -
         if base != pg_sys::TEXTOID && base != pg_sys::VARCHAROID {
             mismatch(&cfg.text_column, text, "text or varchar");
         }
+        refuse_generated(rel, text, &cfg.text_column, "text", "Enable dedup on the column the text is generated from.");
         let key = column_hinted(rel, &cfg.key_column, REENABLE);
         let dup_of = (cfg.mode == Mode::Mark).then(|| {
             let attnum = column_hinted(rel, DUP_OF, REENABLE);

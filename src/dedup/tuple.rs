@@ -84,24 +84,17 @@ pub(super) unsafe fn columns(rel: pg_sys::Relation, cfg: &Config) -> Columns {
                 if pg_sys::TypeCategory(pg_sys::getBaseType(type_of(attnum))) as u8 != pg_sys::TYPCATEGORY_STRING {
                     mismatch(name, attnum, "a string type");
                 }
+                refuse_generated(rel, attnum, name, "text", "Enable dedup on the column the text is generated from.");
                 Some(attnum)
             }
             None => {
-                // A BEFORE trigger sees a generated column as NULL: an adopted fingerprint
-                // column that is generated would never be checked.
-                if pg_sys::get_attgenerated(relid, fp as pg_sys::AttrNumber) != 0 {
-                    Error::new(
-                        Code::ERRCODE_FEATURE_NOT_SUPPORTED,
-                        format!(
-                            "dedup cannot check generated column \"{}\" of relation \"{}\"",
-                            cfg.fp_column,
-                            relation_name(rel)
-                        ),
-                    )
-                    .detail("A BEFORE trigger runs before generated columns are computed, so it would see every fingerprint as NULL.")
-                    .hint("Enable dedup with the text column instead: simdup_enable(table, text_column, on_duplicate => ...) fingerprints the text itself.")
-                    .raise();
-                }
+                refuse_generated(
+                    rel,
+                    fp,
+                    &cfg.fp_column,
+                    "fingerprint",
+                    "Enable dedup with the text column instead: simdup_enable(table, text_column, on_duplicate => ...) fingerprints the text itself.",
+                );
                 None
             }
         };
@@ -115,6 +108,30 @@ pub(super) unsafe fn columns(rel: pg_sys::Relation, cfg: &Config) -> Columns {
             attnum
         });
         Columns { text, fp, key, dup_of }
+    }
+}
+
+/// 0A000 when column `attnum` (`name`) of `rel`, the `what` a dedup trigger reads, is a
+/// generated column: a BEFORE trigger runs before generated columns are computed and sees it
+/// as NULL, so nothing would ever be checked. The one check of both triggers, made when they
+/// are installed and on every row.
+///
+/// # Safety
+/// `rel` is an open relation and `attnum` one of its columns.
+pub(super) unsafe fn refuse_generated(rel: pg_sys::Relation, attnum: c_int, name: &str, what: &str, hint: &str) {
+    // SAFETY: catalog lookups of a column and the name of an open relation.
+    unsafe {
+        if pg_sys::get_attgenerated((*rel).rd_id, attnum as pg_sys::AttrNumber) != 0 {
+            Error::new(
+                Code::ERRCODE_FEATURE_NOT_SUPPORTED,
+                format!("dedup cannot check generated column \"{name}\" of relation \"{}\"", relation_name(rel)),
+            )
+            .detail(format!(
+                "A BEFORE trigger runs before generated columns are computed, so it would see every {what} as NULL."
+            ))
+            .hint(hint.to_owned())
+            .raise();
+        }
     }
 }
 

@@ -145,3 +145,18 @@ SELECT simdup_enable('vwarn', 'body', 'fp2', on_duplicate => 'reject', max_dista
 \set VERBOSITY default
 
 DROP TABLE vnews, vjac, vraw, vrej, vskip, vchain, vbad, vwarn;
+
+-- A generated text column cannot be checked by a BEFORE trigger (it sees the column as NULL):
+-- simdup_enable_similar refuses it with 0A000, as an ordinary role that owns the table, and
+-- nothing is installed.
+CREATE ROLE simdup_gen_owner;
+GRANT CREATE ON SCHEMA public TO simdup_gen_owner;
+SET ROLE simdup_gen_owner;
+CREATE TABLE vgen (id int PRIMARY KEY, raw text, body text GENERATED ALWAYS AS (lower(raw)) STORED);
+SELECT * FROM simdup_enable_similar('vgen', 'body', 0.5, on_duplicate => 'reject');
+SELECT count(*) AS triggers FROM pg_trigger WHERE tgrelid = 'vgen'::regclass AND NOT tgisinternal;
+SELECT count(*) AS indexes FROM pg_index WHERE indrelid = 'vgen'::regclass AND NOT indisprimary;
+DROP TABLE vgen;
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM simdup_gen_owner;
+DROP ROLE simdup_gen_owner;

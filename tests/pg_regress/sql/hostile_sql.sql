@@ -139,4 +139,23 @@ SELECT count(*) FROM simdup_pairs('hq_many', 64);
 SELECT count(*) FROM simdup_groups('hq_many', 64);
 RESET simdup.batch_memory;
 SELECT count(*) FROM simdup_pairs('hq_many', 64);
+-- The memory settings are user-settable, but the DBA's ceiling simdup.memory_limit
+-- (superuser-only) caps them: an ordinary role that raises simdup.batch_memory to 2000GB still
+-- stops at the ceiling (1MB here: 2,000 rows at k = 64 make 1,999,000 pairs, 32 MB), and cannot
+-- raise the ceiling.
+SET simdup.memory_limit = '1MB';
+CREATE ROLE hq_mem;
+GRANT SELECT ON hq_many TO hq_mem;
+SET ROLE hq_mem;
+SET simdup.batch_memory = '2000GB';
+SET simdup.bulk_check_memory = '2000GB';
+SET simdup.copy_batch_memory = '1GB';
+SELECT count(*) FROM simdup_pairs('hq_many', 64);
+SET simdup.memory_limit = '2000GB';
+RESET ROLE;
+RESET simdup.batch_memory; RESET simdup.bulk_check_memory; RESET simdup.copy_batch_memory;
+RESET simdup.memory_limit;
+SELECT count(*) FROM simdup_pairs('hq_many', 64);
+REVOKE ALL ON hq_many FROM hq_mem;
+DROP ROLE hq_mem;
 DROP TABLE hq_many, hq_t, hq_u, hq_keys;
