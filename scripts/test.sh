@@ -59,13 +59,18 @@ if [ -z "${SIMDUP_TEST_MAJOR:-}" ]; then
     done
   fi
   parts=0
+  # Each part's time (and each other major's scripts/postgres.sh), printed at the end.
+  SIMDUP_TIMES="$(mktemp)"; export SIMDUP_TIMES
+  run_start=$SECONDS
   for m in "${order[@]}"; do
     parts=$((parts + $(wc -w <<<"${wanted[$m]}")))
     if [ "$m" = "$default_major" ]; then
       SIMDUP_TEST_MAJOR="$m" "$0" ${wanted[$m]}
     else
       step "PostgreSQL $m: scripts/postgres.sh $m"
+      t0=$SECONDS
       pgc="$("$here/postgres.sh" "$m" | tail -1)"
+      echo "$m postgres.sh $((SECONDS - t0))" >>"$SIMDUP_TIMES"
       off=$(( (m - default_major) * 100 ))
       SIMDUP_TEST_MAJOR="$m" SIMDUP_PG_CONFIG="$pgc" SIMDUP_INSTALL_MODE=test-fast \
         SIMDUP_CLUSTER="${SIMDUP_CLUSTER:-regress}-pg$m" \
@@ -78,6 +83,10 @@ if [ -z "${SIMDUP_TEST_MAJOR:-}" ]; then
     fi
   done
   step "all tests passed"
+  echo "time by part (seconds; the first part of a major includes its build and setup):" >&2
+  awk '{ printf "  PostgreSQL %-3s %-12s %5d s\n", $1, $2, $3 }' "$SIMDUP_TIMES" >&2
+  echo "  all parts: $((SECONDS - run_start)) s" >&2
+  rm -f "$SIMDUP_TIMES"
   # The closing line: each part is a suite that passed (set -e stops at the first failure).
   echo "parts: $parts passed, 0 failed"
   exit 0
@@ -121,6 +130,7 @@ regress_suite() { # regress_suite CLUSTER PORT
 }
 
 for part in "$@"; do
+  part_start=$SECONDS
   case "$part" in
   core)
     step "core: cargo test -p simdup-core -p simdup-bench"
@@ -190,4 +200,6 @@ for part in "$@"; do
     ;;
   *) echo "unknown part: $part (core|lint|pg|upgrade|regress|isolation|concurrency|hardening|citus|package)" >&2; exit 2 ;;
   esac
+  step "$part (PostgreSQL $PG_MAJOR): passed in $((SECONDS - part_start)) s"
+  [ -z "${SIMDUP_TIMES:-}" ] || echo "$PG_MAJOR $part $((SECONDS - part_start))" >>"$SIMDUP_TIMES"
 done
