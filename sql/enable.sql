@@ -107,6 +107,29 @@ $$;
 COMMENT ON FUNCTION _simdup_column(regclass, name, text) IS
   'simdup (internal): number and type of a column of a table; 42703 (with the given hint) when there is no such column';
 
+-- The error for a table that has simdup's block indexes but no simdup_tables row: pg_dump
+-- writes an extension's configuration rows only with the extension, so a schema-only (-n) or
+-- table-only (-t) dump restored into another database brings the table, its fingerprint
+-- column, indexes and triggers back without its row. Does nothing for a table without block
+-- indexes (the caller then says it is not enabled).
+CREATE FUNCTION _simdup_check_unrecorded(tbl regclass) RETURNS void
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_attribute a
+               WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'bigint'::regtype
+                 AND EXISTS (SELECT FROM @extschema@._simdup_block_indexes(tbl::oid, a.attnum::integer))) THEN
+        RAISE EXCEPTION 'table % has simdup''s block indexes but no row in simdup_tables', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'pg_dump writes an extension''s configuration only with the extension: a schema-only or table-only dump restored into another database brings the table back without it.',
+                  HINT = 'Record it again from the catalog: SELECT simdup_register(table).';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION _simdup_check_unrecorded(regclass) IS
+  'simdup (internal): raises 55000 with a HINT to call simdup_register when a table has simdup''s block indexes but no simdup_tables row (a schema-only or table-only dump restored into another database)';
+
 -- Fingerprint column and primary key of an enabled table, for the batch functions; errors say
 -- what is missing.
 CREATE FUNCTION _simdup_table_info(tbl regclass, OUT fingerprint_column name, OUT key_column name)
@@ -116,6 +139,7 @@ AS $$
 BEGIN
     PERFORM FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_table_info.tbl;
     IF NOT FOUND THEN
+        PERFORM @extschema@._simdup_check_unrecorded(tbl);
         RAISE EXCEPTION 'table % is not enabled for simdup', tbl
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Call simdup_enable(table, text_column) first.';
@@ -148,6 +172,7 @@ DECLARE
 BEGIN
     SELECT s.* INTO cfg FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_registered.tbl;
     IF NOT FOUND THEN
+        PERFORM @extschema@._simdup_check_unrecorded(tbl);
         RAISE EXCEPTION 'table % is not enabled for simdup', tbl USING ERRCODE = 'undefined_object';
     END IF;
     PERFORM @extschema@._simdup_owned_table(tbl, 'rp');  -- 42501 unless the caller owns it
@@ -415,3 +440,52 @@ END
 $$;
 COMMENT ON FUNCTION simdup_disable(regclass) IS
   'simdup: removes what simdup_enable added to a table: the dedup trigger and dup_of column (if any), the block indexes, the generated fingerprint column (if simdup_enable added it) and its simdup_tables row. Requires owning the table';
+
+-- Records in simdup_tables a table that has simdup's block indexes (and perhaps its dedup
+-- trigger) but no row there: after a schema-only or table-only dump restored into another
+-- database (_simdup_check_unrecorded). Everything is read from the catalog: the fingerprint
+-- column (the column the block indexes are on), the text column (the one its generation
+-- expression reads; none for an adopted column) and the dedup trigger's mode, k and
+-- verification (its arguments).
+CREATE FUNCTION simdup_register(tbl regclass) RETURNS void
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    fp_attnum smallint;
+    fp name;
+    body name;
+    d record;
+BEGIN
+    PERFORM @extschema@._simdup_owned_table(tbl, 'rp');  -- 42501 unless the caller owns it
+    DELETE FROM @extschema@.simdup_tables s WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = s.tbl);
+    IF EXISTS (SELECT FROM @extschema@.simdup_tables s WHERE s.tbl = simdup_register.tbl) THEN
+        RAISE EXCEPTION 'table % is already enabled for simdup', tbl USING ERRCODE = 'duplicate_object';
+    END IF;
+    SELECT a.attnum, a.attname INTO fp_attnum, fp FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'bigint'::regtype
+      AND EXISTS (SELECT FROM @extschema@._simdup_block_indexes(tbl::oid, a.attnum::integer))
+    ORDER BY a.attnum LIMIT 1;
+    IF fp IS NULL THEN
+        RAISE EXCEPTION 'table % has no simdup block indexes', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call simdup_enable(table, text_column) to equip it.';
+    END IF;
+    -- The text column: the column the generated fingerprint column's expression depends on.
+    SELECT a.attname INTO body
+    FROM pg_attrdef ad
+    JOIN pg_depend dep ON dep.classid = 'pg_attrdef'::regclass AND dep.objid = ad.oid
+                      AND dep.refclassid = 'pg_class'::regclass AND dep.refobjid = ad.adrelid AND dep.refobjsubid > 0
+    JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = dep.refobjsubid
+    WHERE ad.adrelid = tbl AND ad.adnum = fp_attnum
+      AND EXISTS (SELECT FROM pg_attribute g WHERE g.attrelid = tbl AND g.attnum = fp_attnum AND g.attgenerated = 's')
+    ORDER BY a.attnum LIMIT 1;
+    SELECT s.on_duplicate, s.max_distance, s.threshold, s.containment INTO d
+    FROM @extschema@._simdup_dedup_settings(tbl) s;
+    INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance,
+                                           threshold, containment)
+    VALUES (simdup_register.tbl, body, fp, d.on_duplicate, d.max_distance, d.threshold, d.containment);
+END
+$$;
+COMMENT ON FUNCTION simdup_register(regclass) IS
+  'simdup: records in simdup_tables a table that has simdup''s block indexes but no row there (a schema-only or table-only dump restored into another database: pg_dump writes extension configuration rows only with the extension), reading the fingerprint column, the text column and the dedup trigger''s settings from the catalog; then every simdup function works on it as before. Requires owning the table';

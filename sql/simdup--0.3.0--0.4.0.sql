@@ -12,7 +12,9 @@
 -- simdup_groups verify on request (verify => true; _simdup_verify_column,
 -- _simdup_graph_groups). Dedup stays live under concurrent writers: a row holds its lock
 -- stripes only in its check window (_simdup_lock_row is dropped). The fingerprint format does
--- not change (format 1).
+-- not change (format 1). A table restored from a schema-only or table-only dump (without its
+-- simdup_tables row) is recognised, and simdup_register records it again. A generated text
+-- column is refused by the similarity trigger too; simdup.memory_limit caps the memory settings.
 
 \echo Use "ALTER EXTENSION simdup UPDATE TO '0.4.0'" to load this file. \quit
 
@@ -334,3 +336,143 @@ END
 $$;
 COMMENT ON FUNCTION simdup_groups(regclass, integer, text, boolean, double precision, double precision) IS
   'simdup: groups of near-duplicate rows (distance <= k, default simdup.max_distance): method ''components'' (default; connected components, chains join) or ''leader'' (leader clustering in key order: every member within k of its group''s first row, no chaining). verify => true links rows only by pairs whose texts are near-duplicates too (simdup_pairs(..., verify => true)), so that no false pair joins unrelated groups. One row per grouped row, as (primary key as text, group_id); groups numbered 1, 2, ... by their smallest key';
+
+-- A table restored from a schema-only or table-only dump comes back without its simdup_tables
+-- row: the readers of the registry say so, and simdup_register records it again.
+CREATE FUNCTION "_simdup_dedup_settings"(
+	"tbl" oid /* pg_sys :: Oid */
+) RETURNS TABLE (
+	"on_duplicate" TEXT,  /* String */
+	"max_distance" INT,  /* i32 */
+	"threshold" double precision,  /* Option < f64 > */
+	"containment" double precision  /* Option < f64 > */
+)
+STRICT STABLE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_simdup_dedup_settings_wrapper';
+
+COMMENT ON FUNCTION _simdup_dedup_settings(oid) IS 'simdup (internal): on_duplicate, max_distance and the verification thresholds of a table''s simdup_dedup trigger, read from its arguments; no row without one. simdup_register records them';
+
+-- The error for a table that has simdup's block indexes but no simdup_tables row: pg_dump
+-- writes an extension's configuration rows only with the extension, so a schema-only (-n) or
+-- table-only (-t) dump restored into another database brings the table, its fingerprint
+-- column, indexes and triggers back without its row. Does nothing for a table without block
+-- indexes (the caller then says it is not enabled).
+CREATE FUNCTION _simdup_check_unrecorded(tbl regclass) RETURNS void
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_attribute a
+               WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'bigint'::regtype
+                 AND EXISTS (SELECT FROM @extschema@._simdup_block_indexes(tbl::oid, a.attnum::integer))) THEN
+        RAISE EXCEPTION 'table % has simdup''s block indexes but no row in simdup_tables', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'pg_dump writes an extension''s configuration only with the extension: a schema-only or table-only dump restored into another database brings the table back without it.',
+                  HINT = 'Record it again from the catalog: SELECT simdup_register(table).';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION _simdup_check_unrecorded(regclass) IS
+  'simdup (internal): raises 55000 with a HINT to call simdup_register when a table has simdup''s block indexes but no simdup_tables row (a schema-only or table-only dump restored into another database)';
+
+-- Fingerprint column and primary key of an enabled table, for the batch functions; errors say
+-- what is missing.
+CREATE OR REPLACE FUNCTION _simdup_table_info(tbl regclass, OUT fingerprint_column name, OUT key_column name)
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_table_info.tbl;
+    IF NOT FOUND THEN
+        PERFORM @extschema@._simdup_check_unrecorded(tbl);
+        RAISE EXCEPTION 'table % is not enabled for simdup', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call simdup_enable(table, text_column) first.';
+    END IF;
+    fingerprint_column := @extschema@._simdup_fingerprint_column(tbl);
+    IF fingerprint_column IS NULL THEN
+        RAISE EXCEPTION 'table % has lost its fingerprint column', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call simdup_disable(table) and simdup_enable again.';
+    END IF;
+    SELECT p.key_column INTO key_column FROM @extschema@._simdup_primary_key(tbl) p;
+    IF key_column IS NULL THEN
+        RAISE EXCEPTION 'table % has no single-column primary key', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Rows are reported by their primary key, which must be a single column.';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION _simdup_table_info(regclass) IS
+  'simdup (internal): fingerprint column and single-column primary key of an enabled table, as used by simdup_pairs and simdup_groups; errors say what is missing';
+
+-- The registry row of an enabled table the caller owns: 42704 when it is not enabled, 42501
+-- when the caller does not own it.
+CREATE OR REPLACE FUNCTION _simdup_registered(tbl regclass) RETURNS simdup_tables
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cfg @extschema@.simdup_tables;
+BEGIN
+    SELECT s.* INTO cfg FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_registered.tbl;
+    IF NOT FOUND THEN
+        PERFORM @extschema@._simdup_check_unrecorded(tbl);
+        RAISE EXCEPTION 'table % is not enabled for simdup', tbl USING ERRCODE = 'undefined_object';
+    END IF;
+    PERFORM @extschema@._simdup_owned_table(tbl, 'rp');  -- 42501 unless the caller owns it
+    RETURN cfg;
+END
+$$;
+COMMENT ON FUNCTION _simdup_registered(regclass) IS
+  'simdup (internal): the simdup_tables row of an enabled table the caller owns; 42704 when not enabled, 42501 when not the owner';
+
+-- Records in simdup_tables a table that has simdup's block indexes (and perhaps its dedup
+-- trigger) but no row there: after a schema-only or table-only dump restored into another
+-- database (_simdup_check_unrecorded). Everything is read from the catalog: the fingerprint
+-- column (the column the block indexes are on), the text column (the one its generation
+-- expression reads; none for an adopted column) and the dedup trigger's mode, k and
+-- verification (its arguments).
+CREATE FUNCTION simdup_register(tbl regclass) RETURNS void
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    fp_attnum smallint;
+    fp name;
+    body name;
+    d record;
+BEGIN
+    PERFORM @extschema@._simdup_owned_table(tbl, 'rp');  -- 42501 unless the caller owns it
+    DELETE FROM @extschema@.simdup_tables s WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = s.tbl);
+    IF EXISTS (SELECT FROM @extschema@.simdup_tables s WHERE s.tbl = simdup_register.tbl) THEN
+        RAISE EXCEPTION 'table % is already enabled for simdup', tbl USING ERRCODE = 'duplicate_object';
+    END IF;
+    SELECT a.attnum, a.attname INTO fp_attnum, fp FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'bigint'::regtype
+      AND EXISTS (SELECT FROM @extschema@._simdup_block_indexes(tbl::oid, a.attnum::integer))
+    ORDER BY a.attnum LIMIT 1;
+    IF fp IS NULL THEN
+        RAISE EXCEPTION 'table % has no simdup block indexes', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call simdup_enable(table, text_column) to equip it.';
+    END IF;
+    -- The text column: the column the generated fingerprint column's expression depends on.
+    SELECT a.attname INTO body
+    FROM pg_attrdef ad
+    JOIN pg_depend dep ON dep.classid = 'pg_attrdef'::regclass AND dep.objid = ad.oid
+                      AND dep.refclassid = 'pg_class'::regclass AND dep.refobjid = ad.adrelid AND dep.refobjsubid > 0
+    JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = dep.refobjsubid
+    WHERE ad.adrelid = tbl AND ad.adnum = fp_attnum
+      AND EXISTS (SELECT FROM pg_attribute g WHERE g.attrelid = tbl AND g.attnum = fp_attnum AND g.attgenerated = 's')
+    ORDER BY a.attnum LIMIT 1;
+    SELECT s.on_duplicate, s.max_distance, s.threshold, s.containment INTO d
+    FROM @extschema@._simdup_dedup_settings(tbl) s;
+    INSERT INTO @extschema@.simdup_tables (tbl, text_column, fingerprint_column, on_duplicate, max_distance,
+                                           threshold, containment)
+    VALUES (simdup_register.tbl, body, fp, d.on_duplicate, d.max_distance, d.threshold, d.containment);
+END
+$$;
+COMMENT ON FUNCTION simdup_register(regclass) IS
+  'simdup: records in simdup_tables a table that has simdup''s block indexes but no row there (a schema-only or table-only dump restored into another database: pg_dump writes extension configuration rows only with the extension), reading the fingerprint column, the text column and the dedup trigger''s settings from the catalog; then every simdup function works on it as before. Requires owning the table';

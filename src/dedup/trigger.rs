@@ -86,6 +86,40 @@ extension_sql!(
     requires = [_simdup_check_dedup]
 );
 
+/// `_simdup_dedup_settings(tbl)`: the mode, k and verification thresholds of `tbl`'s
+/// simdup_dedup trigger, read from its arguments ([`Config::parse`]); no row without one. What
+/// `simdup_register` records for a table restored without its simdup_tables row.
+#[pg_extern(stable, strict)]
+fn _simdup_dedup_settings(
+    tbl: pg_sys::Oid,
+) -> TableIterator<
+    'static,
+    (
+        name!(on_duplicate, String),
+        name!(max_distance, i32),
+        name!(threshold, Option<f64>),
+        name!(containment, Option<f64>),
+    ),
+> {
+    // SAFETY: the relation is opened (42P01 if missing) and closed here; its trigger
+    // descriptor is valid while it is open.
+    let cfg = unsafe {
+        let rel = crate::catalog::open_relation(tbl);
+        let cfg = dedup_config(rel);
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        cfg
+    };
+    TableIterator::new(cfg.map(|c| {
+        (c.mode.as_str().to_owned(), c.k as i32, c.verify.map(|v| v.threshold), c.verify.and_then(|v| v.containment))
+    }))
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_dedup_settings(oid) IS 'simdup (internal): on_duplicate, max_distance and the verification thresholds of a table''s simdup_dedup trigger, read from its arguments; no row without one. simdup_register records them';",
+    name = "comment__simdup_dedup_settings",
+    requires = [_simdup_dedup_settings]
+);
+
 /// The configuration of `rel`'s simdup_dedup trigger, if it has one.
 ///
 /// # Safety

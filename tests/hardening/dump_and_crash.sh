@@ -6,7 +6,10 @@
 #    keeps the rows, the fingerprints, the four block indexes, the trigger and the
 #    simdup_tables row, and the restored trigger still rejects a near-duplicate (23505); and of
 #    a table deduplicated by similarity (mark): rows, dup_of, the similarity index and the
-#    trigger come back, and the restored trigger marks a near-duplicate.
+#    trigger come back, and the restored trigger marks a near-duplicate. A table-only (-t) and a
+#    schema-only (-n, a schema other than the extension's) dump restored into another database
+#    bring the table back without its simdup_tables row: simdup_pairs refuses with a HINT, the
+#    trigger still rejects, and simdup_register records the table again from the catalog.
 # 2. kill -9 of a backend, and then of the postmaster, during a bulk load through the dedup
 #    trigger (skip mode): after restart (crash recovery) the block indexes pass amcheck's
 #    bt_index_check(heapallindexed) and no two stored rows are within k.
@@ -63,6 +66,43 @@ out=$(q dumpdst -v VERBOSITY=sqlstate -c "\\set VERBOSITY sqlstate" -c "INSERT I
 set -e
 echo "$out" | grep -q 23505 || fail "restored trigger did not reject a near-duplicate: $out"
 echo "    rows, fingerprints, 4 block indexes, trigger and simdup_tables restored; near-duplicate rejected (23505)" >&2
+
+step "1a. a table-only (-t) and a schema-only (-n) dump: the table comes back without its simdup_tables row"
+# pg_dump writes an extension's configuration rows only with the extension. The readers of the
+# configuration say so (55000, HINT simdup_register), the trigger still rejects, and
+# simdup_register records the table again from the catalog, after which everything works.
+# (-n: a schema other than the extension's, whose rows pg_dump then leaves out.)
+q dumpsrc <<'SQL'
+CREATE SCHEMA app;
+CREATE TABLE app.docs (id bigserial PRIMARY KEY, body text NOT NULL);
+SELECT simdup_enable('app.docs', 'body', on_duplicate => 'reject', max_distance => 10);
+INSERT INTO app.docs (body) SELECT body FROM public.docs ORDER BY id;
+SQL
+for form in "-t public.docs" "-n app"; do
+  t=${form#* }; [ "$t" = app ] && t=app.docs
+  q postgres -c "CREATE DATABASE partdst"
+  q partdst -c "CREATE EXTENSION simdup"
+  # shellcheck disable=SC2086
+  as_pg "$PG_BIN/pg_dump" -h "$sock" -p "$port" -U postgres $form -d dumpsrc -f "$dir/part.sql"
+  as_pg "$PG_BIN/psql" -X -q -h "$sock" -p "$port" -U postgres -d partdst -f "$dir/part.sql" >/dev/null 2>"$dir/part.err" || true
+  [ "$(q partdst -c "SELECT count(*) FROM $t")" = "$(cut -d'|' -f1 <<<"$before")" ] || fail "$form: rows not restored: $(cat "$dir/part.err")"
+  [ "$(q partdst -c "SELECT count(*) FROM simdup_tables")" = 0 ] || fail "$form: simdup_tables came back (the premise of this test changed)"
+  set +e
+  out=$(q partdst -c "SELECT count(*) FROM simdup_pairs('$t')" 2>&1)
+  rej=$(q partdst -c "\\set VERBOSITY sqlstate" -c "INSERT INTO $t (body) VALUES (\$f\$$edited\$f\$)" 2>&1)
+  set -e
+  grep -q "no row in simdup_tables" <<<"$out" && grep -q "simdup_register" <<<"$out" || fail "$form: simdup_pairs did not say how to re-register: $out"
+  grep -q 23505 <<<"$rej" || fail "$form: the restored trigger did not reject a near-duplicate: $rej"
+  q partdst -c "SELECT simdup_register('$t')" >/dev/null
+  got=$(q partdst -c "SELECT concat_ws(' ', text_column, fingerprint_column, on_duplicate, max_distance, threshold, containment) FROM simdup_tables")
+  [ "$got" = "body simhash reject 10 0.5 0.8" ] || fail "$form: simdup_register recorded '$got'"
+  [ "$(q partdst -c "SELECT count(*) FROM simdup_pairs('$t', 10, verify => true)")" = "$(q dumpsrc -c "SELECT count(*) FROM simdup_pairs('$t', 10, verify => true)")" ] \
+    || fail "$form: simdup_pairs after simdup_register differs from the source's"
+  q partdst -c "SELECT simdup_disable('$t')" >/dev/null
+  [ "$(q partdst -c "SELECT count(*) FROM pg_trigger WHERE tgrelid = '$t'::regclass AND NOT tgisinternal")" = 0 ] || fail "$form: simdup_disable left the trigger"
+  q postgres -c "DROP DATABASE partdst"
+  echo "    $form: rows restored without the simdup_tables row; simdup_pairs refused with the hint, the trigger rejected; simdup_register recorded '$got'; pairs and disable work" >&2
+done
 
 step "1b. pg_dump / pg_restore of dedup by similarity (mark)"
 q postgres -c "CREATE DATABASE simsrc" -c "CREATE DATABASE simdst"
