@@ -353,6 +353,22 @@ AS 'MODULE_PATHNAME', '_simdup_dedup_settings_wrapper';
 
 COMMENT ON FUNCTION _simdup_dedup_settings(oid) IS 'simdup (internal): on_duplicate, max_distance and the verification thresholds of a table''s simdup_dedup trigger, read from its arguments; no row without one. simdup_register records them';
 
+-- The bigint column of a table that simdup's block indexes are on (the first, by number), from
+-- the catalog alone; NULL when none is.
+CREATE FUNCTION _simdup_indexed_column(tbl regclass) RETURNS name
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (SELECT a.attname FROM pg_attribute a
+            WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'bigint'::regtype
+              AND EXISTS (SELECT FROM @extschema@._simdup_block_indexes(tbl::oid, a.attnum::integer))
+            ORDER BY a.attnum LIMIT 1);
+END
+$$;
+COMMENT ON FUNCTION _simdup_indexed_column(regclass) IS
+  'simdup (internal): the bigint column simdup''s block indexes are on, from the catalog (the first by number); NULL when none';
+
 -- The error for a table that has simdup's block indexes but no simdup_tables row: pg_dump
 -- writes an extension's configuration rows only with the extension, so a schema-only (-n) or
 -- table-only (-t) dump restored into another database brings the table, its fingerprint
@@ -363,9 +379,7 @@ LANGUAGE plpgsql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF EXISTS (SELECT FROM pg_attribute a
-               WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'bigint'::regtype
-                 AND EXISTS (SELECT FROM @extschema@._simdup_block_indexes(tbl::oid, a.attnum::integer))) THEN
+    IF @extschema@._simdup_indexed_column(tbl) IS NOT NULL THEN
         RAISE EXCEPTION 'table % has simdup''s block indexes but no row in simdup_tables', tbl
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'pg_dump writes an extension''s configuration only with the extension: a schema-only or table-only dump restored into another database brings the table back without it.',
@@ -428,6 +442,29 @@ $$;
 COMMENT ON FUNCTION _simdup_registered(regclass) IS
   'simdup (internal): the simdup_tables row of an enabled table the caller owns; 42704 when not enabled, 42501 when not the owner';
 
+-- The fingerprint column of an enabled table: the column simdup_tables names, or — when it was
+-- renamed since — the column its block indexes are on (the catalog knows the index's column
+-- by number). NULL when the table is not enabled or the column is gone.
+CREATE OR REPLACE FUNCTION _simdup_fingerprint_column(tbl regclass) RETURNS name
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    col name;
+BEGIN
+    SELECT a.attname INTO col
+    FROM @extschema@.simdup_tables s
+    JOIN pg_attribute a ON a.attrelid = s.tbl AND a.attname = s.fingerprint_column AND a.attnum > 0 AND NOT a.attisdropped
+    WHERE s.tbl = _simdup_fingerprint_column.tbl;
+    IF col IS NULL AND EXISTS (SELECT FROM @extschema@.simdup_tables s WHERE s.tbl = _simdup_fingerprint_column.tbl) THEN
+        col := @extschema@._simdup_indexed_column(tbl);
+    END IF;
+    RETURN col;
+END
+$$;
+COMMENT ON FUNCTION _simdup_fingerprint_column(regclass) IS
+  'simdup (internal): the fingerprint column of an enabled table, found by the name simdup_tables records or, after a rename, as the column its block indexes are on';
+
 -- Records in simdup_tables a table that has simdup's block indexes (and perhaps its dedup
 -- trigger) but no row there: after a schema-only or table-only dump restored into another
 -- database (_simdup_check_unrecorded). Everything is read from the catalog: the fingerprint
@@ -449,10 +486,8 @@ BEGIN
     IF EXISTS (SELECT FROM @extschema@.simdup_tables s WHERE s.tbl = simdup_register.tbl) THEN
         RAISE EXCEPTION 'table % is already enabled for simdup', tbl USING ERRCODE = 'duplicate_object';
     END IF;
-    SELECT a.attnum, a.attname INTO fp_attnum, fp FROM pg_attribute a
-    WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'bigint'::regtype
-      AND EXISTS (SELECT FROM @extschema@._simdup_block_indexes(tbl::oid, a.attnum::integer))
-    ORDER BY a.attnum LIMIT 1;
+    fp := @extschema@._simdup_indexed_column(tbl);
+    SELECT a.attnum INTO fp_attnum FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = fp;
     IF fp IS NULL THEN
         RAISE EXCEPTION 'table % has no simdup block indexes', tbl
             USING ERRCODE = 'object_not_in_prerequisite_state',
