@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! precision_scale --data bench/data/zh_news.jsonl --n 200000,1000000 [--planted 300] [--seed 1]
-//!                 [--threads 2] [--budget-min 40] [--max-gb 10]
+//!                 [--k 3,6,8,10] [--threads 2] [--budget-min 40] [--max-gb 10]
 //! ```
 //!
 //! **Corpus.** The articles of `--data` are split into sentences (`edits::sentences`),
@@ -20,9 +20,10 @@
 //! **The decision.** Every row is stored (mark mode) in id order. Row j is marked when an
 //! earlier row i < j has `hamming(fp_i, fp_j) ≤ k` (verified: and
 //! `similar::Rule::verification(VERIFY_THRESHOLD, Some(VERIFY_CONTAINMENT))` says the two texts
-//! are near-duplicates), against the smallest such i. All pairs within k = 10 come from
-//! `pairs::near_pairs_parallel` (pairs of distinct fingerprint values, mapped back to ids; rows
-//! with the same fingerprint are pairs at distance 0), so only rows with a candidate need work.
+//! are near-duplicates), against the smallest such i, at each distance k of `--k` (default
+//! 3, 6, 8, 10). All pairs within the largest k come from `pairs::near_pairs_parallel` (pairs of
+//! distinct fingerprint values, mapped back to ids; rows with the same fingerprint are pairs at
+//! distance 0), so only rows with a candidate need work.
 //!
 //! **The judge.** Every marked row against its dup_of, by the exact Jaccard J and containment
 //! C of character 5-shingles (`minhash::shingles`): "unrelated" J < 0.3; precision = share with
@@ -47,9 +48,8 @@ use simdup_bench::edits::{self, is_cjk, load, nchars, Lang, Rng};
 use simdup_core::similar::{self, Rule, VERIFY_CONTAINMENT, VERIFY_THRESHOLD};
 use simdup_core::{hamming, minhash, no_interrupt, pairs, simhash};
 
-/// The distances decided at; the pairs are found once at the largest.
-const KS: [u32; 4] = [3, 6, 8, 10];
-const K_MAX: u32 = 10;
+/// The distances decided at by default (`--k`); the pairs are found once at the largest.
+const DEFAULT_KS: [u32; 4] = [3, 6, 8, 10];
 const SENTENCES_PER_DOC: usize = 10;
 const MIN_SENTENCE: usize = 8;
 const MAX_SENTENCE: usize = 300;
@@ -68,6 +68,10 @@ struct Args {
     ns: Vec<usize>,
     planted: usize,
     seed: u64,
+    /// The distances decided at, ascending, without repeats.
+    ks: Vec<u32>,
+    /// The largest of `ks`: the distance the pairs are found at.
+    k_max: u32,
     threads: usize,
     budget_min: f64,
     max_gb: f64,
@@ -79,6 +83,8 @@ fn parse_args() -> Args {
         ns: vec![200_000, 1_000_000],
         planted: 300,
         seed: 1,
+        ks: DEFAULT_KS.to_vec(),
+        k_max: 0,
         threads: 2,
         budget_min: 40.0,
         max_gb: 10.0,
@@ -93,12 +99,17 @@ fn parse_args() -> Args {
             "--n" => a.ns = val.split(',').map(num).collect(),
             "--planted" => a.planted = num(val),
             "--seed" => a.seed = num(val) as u64,
+            "--k" => a.ks = val.split(',').map(|v| num(v.trim()) as u32).collect(),
             "--threads" => a.threads = num(val).max(1),
             "--budget-min" => a.budget_min = val.parse().expect("--budget-min"),
             "--max-gb" => a.max_gb = val.parse().expect("--max-gb"),
             _ => panic!("unknown argument {flag}"),
         }
     }
+    a.ks.sort_unstable();
+    a.ks.dedup();
+    assert!(!a.ks.is_empty() && a.ks.iter().all(|&k| k < 64), "--k: distances from 0 to 63");
+    a.k_max = *a.ks.last().unwrap();
     a
 }
 
@@ -240,7 +251,7 @@ fn fingerprints(table: &Table, threads: usize) -> (Vec<u64>, usize) {
     (fps, empty)
 }
 
-/// A pair of rows within K_MAX, `i < j`, and the exact judgement of their texts.
+/// A pair of rows within the largest k, `i < j`, and the exact judgement of their texts.
 #[derive(Clone, Copy, Default)]
 struct Pair {
     j: u32,
@@ -261,11 +272,11 @@ impl Pair {
     }
 }
 
-/// Every pair of rows within K_MAX, sorted by (j, i): the pairs of distinct fingerprint values
+/// Every pair of rows within `k_max`, sorted by (j, i): the pairs of distinct fingerprint values
 /// from the core's join, each expanded to the rows that carry the two values, and the pairs of
 /// rows with the same fingerprint (distance 0).
-fn row_pairs(fps: &[u64], threads: usize) -> (Vec<Pair>, usize, usize) {
-    let value_pairs = pairs::near_pairs_parallel(fps.to_vec(), K_MAX, threads, &mut |_| {});
+fn row_pairs(fps: &[u64], k_max: u32, threads: usize) -> (Vec<Pair>, usize, usize) {
+    let value_pairs = pairs::near_pairs_parallel(fps.to_vec(), k_max, threads, &mut |_| {});
     let mut by_fp: Vec<(u64, u32)> = fps.iter().enumerate().map(|(id, &f)| (f, id as u32)).collect();
     by_fp.sort_unstable();
     let rows_of = |f: u64| {
@@ -475,9 +486,9 @@ fn run(corpus: &Corpus, n: usize, a: &Args, mean_chars: f64) -> Timing {
     let t = Instant::now();
     let (fps, empty) = fingerprints(&table, a.threads);
     let t_fp = secs(t);
-    eprintln!("n = {n}: fingerprints {t_fp:.1}s ({empty} without features); pairs within {K_MAX} ...");
+    eprintln!("n = {n}: fingerprints {t_fp:.1}s ({empty} without features); pairs within {} ...", a.k_max);
     let t = Instant::now();
-    let (mut pairs, value_pairs, same) = row_pairs(&fps, a.threads);
+    let (mut pairs, value_pairs, same) = row_pairs(&fps, a.k_max, a.threads);
     let t_pairs = secs(t);
     eprintln!(
         "n = {n}: {value_pairs} fingerprint pairs, {} row pairs ({same} same fingerprint) {t_pairs:.1}s; judging ...",
@@ -490,7 +501,7 @@ fn run(corpus: &Corpus, n: usize, a: &Args, mean_chars: f64) -> Timing {
     eprintln!("n = {n}: judged {} pairs {t_judge:.1}s; deciding ...", pairs.len());
     let t = Instant::now();
     let mut results = Vec::new();
-    for &k in &KS {
+    for &k in &a.ks {
         for verified in [false, true] {
             results.push((k, verified, decide(&table, &pairs, k, verified)));
         }
@@ -568,7 +579,7 @@ fn run(corpus: &Corpus, n: usize, a: &Args, mean_chars: f64) -> Timing {
         "| k | family pairs within k | rejected by the verification | lowest J of a family pair within k |"
     );
     let _ = writeln!(out, "| ---: | ---: | ---: | ---: |");
-    for &k in &KS {
+    for &k in &a.ks {
         let family: Vec<&Pair> = pairs
             .iter()
             .filter(|p| u32::from(p.d) <= k)
@@ -590,7 +601,7 @@ fn run(corpus: &Corpus, n: usize, a: &Args, mean_chars: f64) -> Timing {
         writeln!(out, "Pairs of base documents (all {all:.3e} pairs) within k, and the unrelated ones (J < 0.3):\n");
     let _ = writeln!(out, "| k | pairs within k | J < 0.3 | rate per pair | random 64-bit share | ratio |");
     let _ = writeln!(out, "| ---: | ---: | ---: | ---: | ---: | ---: |");
-    for &k in &KS {
+    for &k in &a.ks {
         let base: Vec<&Pair> = pairs.iter().filter(|p| (p.j as usize) < n && u32::from(p.d) <= k).collect();
         let unrelated = base.iter().filter(|p| p.unrelated()).count();
         let rate = unrelated as f64 / all;
@@ -606,13 +617,14 @@ fn run(corpus: &Corpus, n: usize, a: &Args, mean_chars: f64) -> Timing {
     let total = secs(total_start);
     let _ = writeln!(
         out,
-        "Timings ({} threads): planted copies {t_plant:.1} s, fingerprints {t_fp:.1} s ({:.0} docs/s), pairs within {K_MAX} \
+        "Timings ({} threads): planted copies {t_plant:.1} s, fingerprints {t_fp:.1} s ({:.0} docs/s), pairs within {} \
          {t_pairs:.1} s ({value_pairs} fingerprint pairs, {} row pairs, {same} of them the same fingerprint), \
          judging every pair (texts regenerated, 5-shingles, the rule; {checked} checked against `Rule::texts`) \
          {t_judge:.1} s, the {} decisions {t_decide:.2} s; total {total:.1} s; peak RSS {:.2} GB. \
          Mean document length {mean_chars:.0} characters.\n",
         a.threads,
         rows as f64 / t_fp,
+        a.k_max,
         pairs.len(),
         results.len(),
         peak_rss_gb()
