@@ -3,7 +3,7 @@
 #   core         the pure core: unit, property, golden-vector and known-answer tests (cargo test)
 #   lint         cargo fmt --check and cargo clippy -D warnings
 #   pg           in-database #[pg_test]s (cargo pgrx test, cluster run by the postgres user)
-#   upgrade      0.1.0 and 0.2.0 built from their commits, tables enabled under them, this build
+#   upgrade      0.1.0, 0.2.0 and 0.3.0 built from their commits, tables enabled under them, this build
 #                installed on the running server, ALTER EXTENSION simdup UPDATE (tests/upgrade)
 #   regress      the SQL API's pg_regress suite (tests/pg_regress; the hostile-user tests
 #                hostile_*.sql and privileges.sql among them, run as ordinary roles), then the
@@ -176,7 +176,7 @@ for part in "$@"; do
     tests/hardening/dump_and_crash.sh
     ;;
   upgrade)
-    step "upgrade: 0.1.0 and 0.2.0 -> this build, ALTER EXTENSION simdup UPDATE (tests/upgrade/upgrade.sh)"
+    step "upgrade: 0.1.0, 0.2.0 and 0.3.0 -> this build, ALTER EXTENSION simdup UPDATE (tests/upgrade/upgrade.sh)"
     tests/upgrade/upgrade.sh
     installed=1   # it leaves this tree's release build installed
     ;;
