@@ -254,6 +254,17 @@ pub(super) unsafe fn smallest_key<M: Copy>(
     }
 }
 
+/// `_simdup_lock_row(tbl, fp, k)` until 0.3.0, dropped in 0.4.0 (a row's stripes are held in its
+/// check window, src/dedup/window.rs, and no SQL function takes them). The symbol stays, without
+/// SQL: an update from 0.1.0 or 0.2.0 runs the 0.2.0 → 0.3.0 script with this library, which
+/// creates the function before the 0.3.0 → 0.4.0 script drops it. Called anyway, it refuses.
+#[pgrx::pg_extern(sql = false)]
+fn _simdup_lock_row(_tbl: pg_sys::Oid, _fp: i64, _k: i32) {
+    Error::new(Code::ERRCODE_FEATURE_NOT_SUPPORTED, "_simdup_lock_row was removed in simdup 0.4.0")
+        .hint("ALTER EXTENSION simdup UPDATE drops it; the dedup trigger holds its lock stripes only while it checks a row.")
+        .raise()
+}
+
 /// The lock stripes the dedup trigger takes for a fingerprint at maximum distance k, ascending
 /// (pg_locks shows them as advisory locks with classid = table OID, objid = stripe, objsubid =
 /// 21316). For tests and for reading pg_locks.
