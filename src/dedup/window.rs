@@ -61,6 +61,9 @@ thread_local! {
     static WINDOWS: RefCell<Vec<Window>> = const { RefCell::new(Vec::new()) };
     /// Whether this transaction has the callback that closes every window at its end.
     static AT_END: Cell<bool> = const { Cell::new(false) };
+    /// The statements' executor memories that have the callback closing their windows (one
+    /// callback a statement, however many rows it checks).
+    static WATCHED: RefCell<Vec<pg_sys::MemoryContext>> = const { RefCell::new(Vec::new()) };
 }
 
 pub(super) fn tag(relid: pg_sys::Oid, s: &Stripe) -> pg_sys::LOCKTAG {
@@ -122,7 +125,13 @@ fn close_in(context: pg_sys::MemoryContext) {
 
 /// A memory context callback: the statement whose executor memory this is has ended.
 unsafe extern "C-unwind" fn statement_ended(arg: *mut std::ffi::c_void) {
-    close_in(arg as pg_sys::MemoryContext);
+    let context = arg as pg_sys::MemoryContext;
+    WATCHED.with(|w| {
+        if let Ok(mut w) = w.try_borrow_mut() {
+            w.retain(|&c| c != context);
+        }
+    });
+    close_in(context);
 }
 
 /// Closes every window (the end of the transaction).
@@ -156,7 +165,7 @@ pub(crate) fn open(relid: pg_sys::Oid, mut stripes: Vec<Stripe>) {
             register_xact_callback(event, close_all);
         }
     }
-    let first = !context.is_null() && WINDOWS.with(|w| w.borrow().iter().all(|x| x.context != context));
+    let first = !context.is_null() && WATCHED.with(|w| !w.borrow().contains(&context));
     if first {
         // SAFETY: a callback allocated in the context it is registered on, called when the
         // context is reset or deleted (the end of the statement, on error too).
@@ -170,6 +179,7 @@ pub(crate) fn open(relid: pg_sys::Oid, mut stripes: Vec<Stripe>) {
             });
             pg_sys::MemoryContextRegisterResetCallback(context, cb);
         }
+        WATCHED.with(|w| w.borrow_mut().push(context));
     }
     enter(context, relid, stripes);
 }
