@@ -39,12 +39,14 @@ SELECT simdup_insert_select('cd_verify', 'SELECT id, body FROM pool WHERE id % 2
 SELECT format('INSERT INTO cd_verify (id, body) VALUES (%s, %L)', id, body) FROM pool WHERE id % 2 = 1 ORDER BY id \gexec
 INSERT INTO cd_verify_local (id, body) SELECT id, body FROM pool WHERE id % 2 = 0 ORDER BY id;
 INSERT INTO cd_verify_local (id, body) SELECT id, body FROM pool WHERE id % 2 = 1 ORDER BY id;
-SELECT check_that('mark, k = 64 (every row a candidate), verified: dup_of = the local trigger''s, and no row marked against a text it does not verify with',
-  (SELECT count(*) FROM cd_verify d FULL JOIN cd_verify_local l USING (id) WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d.id IS NULL OR l.id IS NULL) = 0
-  AND (SELECT count(dup_of) FROM cd_verify) > 0
-  AND (SELECT count(*) FROM cd_verify) > (SELECT count(dup_of) FROM cd_verify)
-  AND NOT EXISTS (SELECT FROM cd_verify_local d JOIN cd_verify_local o ON o.id = d.dup_of WHERE NOT _simdup_verified(d.body, o.body, 0.5, 0.8)),
-  format('%s rows, %s marked', (SELECT count(*) FROM cd_verify), (SELECT count(dup_of) FROM cd_verify)));
+SELECT array(SELECT id || ':' || coalesce(dup_of::text, '-') FROM cd_verify ORDER BY id) AS verify_dist \gset
+SELECT check_that('mark, k = 64 (every row a candidate), verified: dup_of = the local trigger''s, on the batch and the one-row path',
+  :'verify_dist' = array(SELECT id || ':' || coalesce(dup_of::text, '-') FROM cd_verify_local ORDER BY id)::text
+  AND (SELECT count(dup_of) FROM cd_verify_local) > 0
+  AND (SELECT count(*) FROM cd_verify_local) > (SELECT count(dup_of) FROM cd_verify_local),
+  format('%s rows, %s marked', (SELECT count(*) FROM cd_verify_local), (SELECT count(dup_of) FROM cd_verify_local)));
+SELECT check_that('mark, k = 64, verified: no row is marked against a text it does not verify with',
+  NOT EXISTS (SELECT FROM cd_verify_local d JOIN cd_verify_local o ON o.id = d.dup_of WHERE NOT _simdup_verified(d.body, o.body, 0.5, 0.8)));
 
 -- mark, k = 3: one autocommit simdup_insert (jsonb) per row.
 SELECT make_pair('cd_mark', 'mark', 3);
