@@ -80,27 +80,23 @@ make_tables
 [ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM archive")" = "1:- 2:1" ] \
   || fail "0.1.0 mark mode"
 
-step "build and install simdup 0.2.0 (commit ${V020_COMMIT:0:7}); a database enabled under it"
-git -C "$SIMDUP_ROOT" archive "$V020_COMMIT" | tar -x -C "$v020"
-find "$v020" -type f -exec touch {} +
-CARGO_TARGET_DIR="$old_target" scripts/install.sh --source "$v020" --debug --pg-config "$PG_CONFIG"
-psql -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE upgrade2"
-db=upgrade2
-make_tables
-[ "$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = 0.2.0 ] || fail "0.2.0 is not installed"
-[ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM archive")" = "1:- 2:1" ] \
-  || fail "0.2.0 mark mode"
-
-step "build and install simdup 0.3.0 (commit ${V030_COMMIT:0:7}); a database enabled under it"
-git -C "$SIMDUP_ROOT" archive "$V030_COMMIT" | tar -x -C "$v030"
-find "$v030" -type f -exec touch {} +
-CARGO_TARGET_DIR="$old_target" scripts/install.sh --source "$v030" --debug --pg-config "$PG_CONFIG"
-psql -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE upgrade3"
-db=upgrade3
-make_tables
-[ "$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = 0.3.0 ] || fail "0.3.0 is not installed"
-[ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM archive")" = "1:- 2:1" ] \
-  || fail "0.3.0 mark mode"
+# An older version built from its commit into DIR and installed, and a database DB whose tables
+# were enabled under it.
+old_version_db() { # old_version_db VERSION COMMIT DIR DB
+  local version=$1 commit=$2 src=$3
+  step "build and install simdup $version (commit ${commit:0:7}); a database enabled under it"
+  git -C "$SIMDUP_ROOT" archive "$commit" | tar -x -C "$src"
+  find "$src" -type f -exec touch {} +
+  CARGO_TARGET_DIR="$old_target" scripts/install.sh --source "$src" --debug --pg-config "$PG_CONFIG"
+  psql -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE $4"
+  db=$4
+  make_tables
+  [ "$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = "$version" ] || fail "$version is not installed"
+  [ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM archive")" = "1:- 2:1" ] \
+    || fail "$version mark mode"
+}
+old_version_db 0.2.0 "$V020_COMMIT" "$v020" upgrade2
+old_version_db 0.3.0 "$V030_COMMIT" "$v030" upgrade3
 db=upgrade
 
 PG_EXTRA_OPTS="-c shared_preload_libraries=simdup" scripts/cluster.sh start upgrade-preload "$pport"
