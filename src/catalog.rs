@@ -138,3 +138,24 @@ pub(crate) fn extension_schema() -> String {
         crate::errors::not_in_prerequisite_state("extension simdup is not installed", "CREATE EXTENSION simdup;")
     })
 }
+
+/// Calls `func(arg)` when `context` is reset or deleted (for an executor's memory: at the end of
+/// its statement, on error too), through a callback allocated in `context` itself. The callback
+/// must not fail.
+///
+/// # Safety
+/// `context` is a valid memory context; `arg` stays valid for `func` until it runs.
+pub(crate) unsafe fn on_reset(
+    context: pg_sys::MemoryContext,
+    func: unsafe extern "C-unwind" fn(*mut std::ffi::c_void),
+    arg: *mut std::ffi::c_void,
+) {
+    // SAFETY: the callback is allocated in the context it is registered on, so it lives exactly
+    // as long as the registration.
+    unsafe {
+        let cb = pg_sys::MemoryContextAlloc(context, std::mem::size_of::<pg_sys::MemoryContextCallback>())
+            as *mut pg_sys::MemoryContextCallback;
+        cb.write(pg_sys::MemoryContextCallback { func: Some(func), arg, next: std::ptr::null_mut() });
+        pg_sys::MemoryContextRegisterResetCallback(context, cb);
+    }
+}

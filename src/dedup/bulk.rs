@@ -256,18 +256,10 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
             .is_some_and(|s| s.relid == relid && s.context == context && s.subxact == subxact && s.command == command);
         if !current {
             let registered = guard.as_ref().is_some_and(|s| s.context == context);
-            // SAFETY: a callback allocated in the context it is registered on.
             if !registered {
-                unsafe {
-                    let cb = pg_sys::MemoryContextAlloc(context, std::mem::size_of::<pg_sys::MemoryContextCallback>())
-                        as *mut pg_sys::MemoryContextCallback;
-                    cb.write(pg_sys::MemoryContextCallback {
-                        func: Some(forget),
-                        arg: context.cast(),
-                        next: std::ptr::null_mut(),
-                    });
-                    pg_sys::MemoryContextRegisterResetCallback(context, cb);
-                }
+                // SAFETY: the statement's executor memory, passed to `forget` as the context
+                // it is registered on.
+                unsafe { crate::catalog::on_reset(context, forget, context.cast()) };
             }
             let hint = take_hint(relid, context);
             let next_try = match mode {

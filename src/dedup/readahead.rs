@@ -324,10 +324,7 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         (*state).text = ints[2] != 0;
         // The fingerprints read ahead live in Rust's heap: freed with the executor's memory
         // (also when the statement fails and `end` is never called).
-        let cb =
-            pg_sys::palloc(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
-        cb.write(pg_sys::MemoryContextCallback { func: Some(free_fps), arg: state.cast(), next: ptr::null_mut() });
-        pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
+        crate::catalog::on_reset(pg_sys::CurrentMemoryContext, free_fps, state.cast());
         let desc = (*(*node).ss.ss_ScanTupleSlot).tts_tupleDescriptor;
         (*state).text_type = pgrx::PgTupleDesc::from_pg_unchecked(desc)
             .get((*state).position as usize - 1)

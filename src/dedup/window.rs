@@ -167,18 +167,9 @@ pub(crate) fn open(relid: pg_sys::Oid, mut stripes: Vec<Stripe>) {
     }
     let first = !context.is_null() && WATCHED.with(|w| !w.borrow().contains(&context));
     if first {
-        // SAFETY: a callback allocated in the context it is registered on, called when the
-        // context is reset or deleted (the end of the statement, on error too).
-        unsafe {
-            let cb = pg_sys::MemoryContextAlloc(context, std::mem::size_of::<pg_sys::MemoryContextCallback>())
-                as *mut pg_sys::MemoryContextCallback;
-            cb.write(pg_sys::MemoryContextCallback {
-                func: Some(statement_ended),
-                arg: context.cast(),
-                next: std::ptr::null_mut(),
-            });
-            pg_sys::MemoryContextRegisterResetCallback(context, cb);
-        }
+        // SAFETY: the statement's executor memory, passed to `statement_ended` as the context
+        // it is registered on (called at the end of the statement, on error too).
+        unsafe { crate::catalog::on_reset(context, statement_ended, context.cast()) };
         WATCHED.with(|w| w.borrow_mut().push(context));
     }
     enter(context, relid, stripes);
