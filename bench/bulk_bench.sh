@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bulk loads into a dedup table (issue #25): INSERT ... SELECT and COPY of B rows into a table
+# Bulk loads into a dedup table: INSERT ... SELECT and COPY of B rows into a table
 # holding N random fingerprints, k = 10, on_duplicate => 'skip', side by side in one run:
 #
 #   plain  the INSERT ... SELECT with the dedup trigger disabled (the fingerprint column and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Plain writes into a Citus distributed dedup table, rows a second, side by side in one run
-# (docs/performance.md, "Citus: plain COPY across shards"). Not part of tests/citus/run.sh: the
+# (docs/performance.md, "Citus"). Not part of tests/citus/run.sh: the
 # second part loads ROWS rows (a few minutes on 2 cores).
 #
 #   bench/citus_copy_bench.sh [ROWS]      ROWS stored before the second part (default 1000000;

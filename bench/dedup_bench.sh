@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Insert throughput with the dedup trigger (issues #4, #15) against the same table with only the
-# fingerprint (generated column + block indexes, trigger disabled). simdup 0.2.0: the trigger
-# probes the block indexes (B-trees on _simdup_key(fp, offset), SIMDUP_BENCH_BLOCKS blocks,
-# default 4) directly through the index access method, no SPI, no plan cache.
+# Insert throughput with the dedup trigger against the same table with only the fingerprint
+# (generated column + block indexes, trigger disabled). The trigger searches the block indexes
+# (B-trees on _simdup_key(fp, offset), SIMDUP_BENCH_BLOCKS blocks, default 4) directly, page by
+# page (src/search/btree.rs), no SPI, no plan cache.
 #
 #   bench/dedup_bench.sh
 #

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Every benchmark of simdup in one go, and one markdown report of medians and ratios.
+# The core benchmarks of simdup in one go (bench/README.md lists every benchmark), and one
+# markdown report of medians and ratios.
 #
-#   bench/run_all.sh            full mode: the figures the README shows
+#   bench/run_all.sh            full mode: the report in bench/results/latest.md
 #   bench/run_all.sh --quick    small sizes, a few minutes: to test this runner, not to quote
 #   bench/run_all.sh [--quick] PART...   run only these parts again (e.g. throughput stages),
 #                               keep the other parts' logs from the last run, rewrite the report
@@ -32,9 +33,8 @@
 # SIMDUP_BENCH_RESULTS=DIR writes elsewhere. A part that fails is reported as "failed (see log)",
 # the others still run, and the exit status is non-zero.
 #
-# Duration on the 2-core development machine: --quick 3-4 minutes, the full mode 15 minutes
-# (2026-11-22; dedup with 1M existing rows and search at 10M rows take most of it). CI does not
-# run it.
+# Duration on a 2-core machine: --quick 3-4 minutes, the full mode 15 minutes (dedup with 1M
+# existing rows and search at 10M rows take most of it). CI does not run it.
 #
 # Clusters and ports are those of the sub-scripts (SIMDUP_CLUSTER, SIMDUP_BENCH_PORT,
 # SIMDUP_REGRESS_PORT, SIMDUP_PG_CONFIG, CARGO_TARGET_DIR are passed through); the parts run

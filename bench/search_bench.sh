@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark of near-duplicate search on the block indexes of simdup 0.2.0 (issues #3, #15).
+# Benchmark of near-duplicate search on the block indexes.
 #
 #   bench/search_bench.sh [N]        (default N = 1000000 random fingerprints)
 #

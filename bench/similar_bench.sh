@@ -116,7 +116,7 @@ with open(f"{work}/queries.tsv", "w", encoding="utf-8") as f:
                 f.write(f"{q}\t{kind}\t\\N\t{''.join(pack(length))}\n"); continue
             a, b = rng.sample(range(ndocs), 2)
             f.write(f"{q}\t{kind}\t{a + 1 if kind != 'merge50' else chr(92) + 'N'}\t{edit(kind, docs[a], docs[b])}\n")
-# Item 5: pairs by length (not in the table): each kind's edit of a fresh document, and
+# Pairs by length (not in the table): each kind's edit of a fresh document, and
 # unrelated pairs for SimHash's false-positive rate.
 with open(f"{work}/pairs.tsv", "w", encoding="utf-8") as f:
     for L in (50, 100, 200, 300, 500, 1000):

@@ -1,6 +1,6 @@
 -- simdup 0.1.0 -> 0.2.0 (ALTER EXTENSION simdup UPDATE).
 --
--- What changes (README, "Upgrade notes"): search through the key indexes (_simdup_key) with
+-- What changes (CHANGELOG.md, 0.2.0): search through the key indexes (_simdup_key) with
 -- the tight probe set and the planner step for hamming(fp, q) <= k; the dedup trigger without
 -- SPI; internal helpers renamed _simdup_*; simdup_enable(..., blocks), simdup_reindex,
 -- simdup_nearest; simdup_insert and simdup_insert_select (checked writes: dedup across the shards
@@ -1012,7 +1012,7 @@ AS 'MODULE_PATHNAME', 'minhash_choose_bands_for_recall_wrapper';
 
 COMMENT ON FUNCTION minhash_choose_bands(integer, double precision, double precision) IS 'simdup: bands and rows (bands*rows <= n) under which a pair of Jaccard similarity threshold becomes a candidate with probability at least recall (minhash_s_curve(threshold, bands, rows) >= recall), the steepest such curve (smallest false-positive area below the threshold), with its approximate threshold (1/bands)^(1/rows); for verified searches (simdup_similar), see docs/similar.md';
 
--- simdup: verified similarity search (issue #16, items 4 and 5).
+-- simdup: verified similarity search.
 --
 -- simdup_similar(tbl, query, threshold) returns the rows whose exact Jaccard similarity of
 -- character k-shingles with the query, jaccard(body, query, k), is at least the threshold.
