@@ -20,6 +20,9 @@
 #            at the largest
 #   THREADS  threads for the fingerprints, the pair join and the judging (2)
 #   BUDGET_MIN (40), MAX_GB (10)
+#   RECALL_ONLY 1: judge only the pairs of a planted copy and an earlier row (recall per kind at
+#            10M rows and k >= 11, where judging every pair would take hours; set BUDGET_MIN
+#            high, the estimate assumes every pair is judged) (0)
 #   NICE     niceness of the run (19)
 # Output: the markdown report on stdout, progress on stderr. CARGO_TARGET_DIR is honoured.
 set -euo pipefail
@@ -40,4 +43,5 @@ cd "$ROOT"
 nice -n "$NICE" cargo build -q --release -p simdup-bench --example precision_scale
 exec nice -n "$NICE" "${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/precision_scale" \
   --data bench/data/zh_news.jsonl --n "$SIZES" --planted "$PLANTED" --seed "$SEED" --k "$K" \
-  --threads "$THREADS" --budget-min "$BUDGET_MIN" --max-gb "$MAX_GB"
+  --threads "$THREADS" --budget-min "$BUDGET_MIN" --max-gb "$MAX_GB" \
+  --recall-only "${RECALL_ONLY:-0}"
