@@ -6,12 +6,16 @@
 #
 # Texts: 30 random hex words each (md5 of random()), so that no two rows are near-duplicates.
 # Tables: docs (id bigserial PRIMARY KEY, body text) with simdup_enable(..., on_duplicate =>
-# 'skip') (SimHash, k = 10, verified), sdocs with simdup_enable_similar(..., 0.5, on_duplicate =>
+# 'skip') (SimHash, the default k, verified), sdocs with simdup_enable_similar(..., 0.5, on_duplicate =>
 # 'reject'), and the same tables with their dedup trigger disabled ("plain": the fingerprint and
 # the indexes still maintained). pgbench, LIVENESS_CLIENTS (8) clients, -j 2, LIVENESS_SECONDS
 # (10) seconds a run, LIVENESS_REPS (3) runs of each variant, interleaved; the tables are
-# truncated before each run. Reported: median transactions/s, the ratio trigger / plain, and the
-# share of failed transactions (40P01 deadlocks; pgbench counts them as failures).
+# truncated before each run. Reported: median transactions/s, the ratio trigger / plain, the
+# share of failed transactions (40P01 deadlocks; pgbench counts them as failures), and how often
+# the writers wait: pg_stat_activity sampled every 10 ms during each trigger run, the share of
+# the samples of a backend running an INSERT in which it waits for a lock stripe (an advisory
+# lock: another row's check window) or for another transaction (transactionid: a
+# near-duplicate candidate in progress), summed over the runs.
 #
 #   1. two inserts a transaction and one insert a transaction, SimHash and similarity;
 #   2. an open transaction holding 60 uncommitted unrelated rows (inserted in one statement and
@@ -44,6 +48,24 @@ CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL);
 SELECT simdup_enable('docs', 'body', on_duplicate => 'skip');
 CREATE TABLE sdocs (id bigserial PRIMARY KEY, body text NOT NULL);
 SELECT index FROM simdup_enable_similar('sdocs', 'body', 0.5, on_duplicate => 'reject');
+-- Samples of the writers' waits for `secs` seconds: samples of a backend running an INSERT, and
+-- of those waiting for a lock stripe (advisory) or for another transaction.
+CREATE FUNCTION wait_samples(secs float8, OUT inserting bigint, OUT on_stripe bigint, OUT on_xact bigint)
+LANGUAGE plpgsql AS $$
+DECLARE t_end timestamptz := clock_timestamp() + secs * interval '1 second'; a int; s int; x int;
+BEGIN
+  inserting := 0; on_stripe := 0; on_xact := 0;
+  WHILE clock_timestamp() < t_end LOOP
+    PERFORM pg_stat_clear_snapshot();
+    SELECT count(*), count(*) FILTER (WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'),
+           count(*) FILTER (WHERE wait_event_type = 'Lock' AND wait_event = 'transactionid')
+      INTO a, s, x
+      FROM pg_stat_activity
+     WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND state = 'active' AND query LIKE 'INSERT%';
+    inserting := inserting + a; on_stripe := on_stripe + s; on_xact := on_xact + x;
+    PERFORM pg_sleep(0.01);
+  END LOOP;
+END $$;
 SQL
 
 # 1. pgbench.
@@ -56,7 +78,13 @@ run() { # run TABLE N VARIANT -> "tps failed%"
   local t=$1 n=$2 v=$3 trig=simdup_dedup out
   [ "$t" = sdocs ] && trig=simdup_dedup_similar
   psql -c "TRUNCATE $t" -c "ALTER TABLE $t $([ "$v" = plain ] && echo DISABLE || echo ENABLE) TRIGGER $trig"
+  local sampler=""
+  if [ "$v" != plain ]; then
+    psql -At -F ' ' -c "SELECT * FROM wait_samples($seconds - 1)" >>"$work/waits" &
+    sampler=$!
+  fi
   out=$("$PG_BIN/pgbench" -n -h "$sock" -p "$port" -U postgres -c "$clients" -j 2 -T "$seconds" -f "$work/$t$n.sql" postgres 2>&1) || true
+  [ -z "$sampler" ] || wait "$sampler" || true
   local tps failed total
   tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' <<<"$out" | head -1)
   failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out" | head -1)
@@ -64,19 +92,20 @@ run() { # run TABLE N VARIANT -> "tps failed%"
   echo "${tps:-0} $(python3 -c "import sys; f,t=int(sys.argv[1] or 0),int(sys.argv[2] or 0); print(f'{100*f/max(1,f+t):.2f}')" "${failed:-0}" "${total:-0}")"
 }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-echo "| workload | trigger tps (median) | plain tps (median) | ratio | failed transactions (trigger, worst run) |"
-echo "| --- | ---: | ---: | ---: | ---: |"
+echo "| workload | trigger tps (median) | plain tps (median) | ratio | failed transactions (trigger, worst run) | inserting writers waiting for a stripe / for a transaction (share of samples) |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |"
 for t in docs sdocs; do
   for n in 2 1; do
-    : >"$work/trig"; : >"$work/plain"; : >"$work/fail"
+    : >"$work/trig"; : >"$work/plain"; : >"$work/fail"; : >"$work/waits"
     for _ in $(seq "$reps"); do
       read -r tps _ < <(run "$t" "$n" plain); echo "$tps" >>"$work/plain"
       read -r tps f < <(run "$t" "$n" trigger); echo "$tps" >>"$work/trig"; echo "$f" >>"$work/fail"
     done
     tt=$(median <"$work/trig"); pt=$(median <"$work/plain"); worst=$(sort -n "$work/fail" | tail -1)
     what=$([ "$t" = docs ] && echo "SimHash dedup (skip)" || echo "similarity dedup (reject, 0.5)")
-    printf '| %s clients, %s insert%s a transaction, %s | %.1f | %.1f | %.3f | %s %% |\n' "$clients" "$n" "$([ "$n" = 2 ] && echo s)" "$what" \
-      "$tt" "$pt" "$(python3 -c "print($tt / max($pt, 1e-9))")" "$worst"
+    waits=$(awk '{a += $1; s += $2; x += $3} END {printf "%.4f / %.4f (%d samples)", s / (a ? a : 1), x / (a ? a : 1), a}' "$work/waits")
+    printf '| %s clients, %s insert%s a transaction, %s | %.1f | %.1f | %.3f | %s %% | %s |\n' "$clients" "$n" "$([ "$n" = 2 ] && echo s)" "$what" \
+      "$tt" "$pt" "$(python3 -c "print($tt / max($pt, 1e-9))")" "$worst" "$waits"
   done
 done
 
