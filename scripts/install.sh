@@ -31,6 +31,10 @@ done
 
 libdir="$("$pg_config" --pkglibdir)"
 extdir="$("$pg_config" --sharedir)/extension"
+# cargo-pgrx builds only for a PostgreSQL registered with `cargo pgrx init`: register this one
+# (scripts/setup.sh, idempotent; it also checks the headers and the supported majors), so that
+# this script works on its own for any supported major.
+SIMDUP_PG_CONFIG="$pg_config" bash -c '. "$1"' _ "$here/setup.sh" >&2
 stage="$(mktemp -d)"; trap 'rm -rf "$stage"' EXIT
 ( cd "$src" && cargo pgrx package --pg-config "$pg_config" "${profile[@]}" --out-dir "$stage" >"$stage.log" 2>&1 ) \
   || { cat "$stage.log" >&2; rm -f "$stage.log"; exit 1; }
