@@ -317,7 +317,8 @@ fn nearest_stored(
     let key_column = column(cols.key);
     // (Ordered aggregates, not ORDER BY key LIMIT 1: pushed to the shards, that would let a
     // shard's planner walk its primary key index.) The own row is left out by its key, compared
-    // as text: the parameter after the search's own.
+    // as text: the parameter after the search's own; the condition parenthesized, so that this
+    // applies to all of it (the similarity check's is a disjunction).
     let smallest = |measure: &str, condition: &str, params: usize| {
         let own = match exclude {
             Some(_) => format!(" AND t.{key_column}::pg_catalog.text OPERATOR(pg_catalog.<>) ${}", params + 1),
@@ -326,7 +327,7 @@ fn nearest_stored(
         format!(
             "SELECT (pg_catalog.array_agg(t.{key_column} ORDER BY t.{key_column}))[1]::pg_catalog.text
                   || ' ' || (pg_catalog.array_agg({measure} ORDER BY t.{key_column}))[1]
-             FROM {table} t WHERE {condition}{own}"
+             FROM {table} t WHERE ({condition}){own}"
         )
     };
     let search = |sql: String, mut args: Vec<DatumWithOid>| {
