@@ -27,6 +27,12 @@
 //! are built here with every name qualified, `search_path` is `pg_catalog, pg_temp`, and the
 //! security context is restricted (as for VACUUM's index functions). Before that, the caller's
 //! own rights are checked: INSERT on the table or on every column written.
+//!
+//! The rows come as values the writer's statement made with the writer's settings; they cross to
+//! the workers, and back, as text, which Citus writes with the coordinator's output functions and
+//! a worker reads with its own settings. The write's statements therefore run with the settings
+//! that decide that text pinned on both sides ([`pin_transfer`]), so that every value is stored
+//! as the writer's statement gave it, and as it was checked.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::{CStr, CString};
@@ -187,17 +193,78 @@ unsafe extern "C-unwind" fn work(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             let ns = pg_sys::get_func_namespace((*(*fcinfo).flinfo).fn_oid);
             quote_identifier(CStr::from_ptr(pg_sys::get_namespace_name(ns)).to_string_lossy())
         };
-        *outcome = Some(write_row(relid, Row::Json(args[1].value), &ext_schema, None, None));
+        // The row's values are read from the jsonb object here, as the caller and with the
+        // caller's settings, as an INSERT of them reads them; the write pins the settings of
+        // their transfer only.
+        let row = json_row(relid, args[1].value);
+        *outcome = Some(write_row(relid, row, &ext_schema, None, None));
     }
 }
 
-/// A row to write, as the caller gives it.
-pub(super) enum Row {
-    /// A jsonb object (`simdup_insert`): its keys are the columns written.
-    Json(pg_sys::Datum),
-    /// A datum of the table's row type and the columns written (a plain INSERT's target list
-    /// or a COPY's columns, their defaults already evaluated as the writer).
-    Record { datum: pg_sys::Datum, written: Vec<i32> },
+/// The jsonb object `json` (`simdup_insert`'s row) as a datum of table `relid`'s row type
+/// (`jsonb_populate_record`, as the caller, with the caller's settings), with the columns its keys
+/// name (42703 for a key that names no column).
+///
+/// # Safety
+/// In a transaction, inside pgrx's guard; `json` is a jsonb datum.
+unsafe fn json_row(relid: pg_sys::Oid, json: pg_sys::Datum) -> Row {
+    // SAFETY: catalog lookups of an existing table (the function's regclass argument); the row
+    // SPI returns is copied out of SPI's memory (SPI_datumTransfer) before the connection ends;
+    // the GUC nest level is closed here, or by the transaction's abort.
+    unsafe {
+        let nest = pg_sys::NewGUCNestLevel();
+        set_local("search_path", "pg_catalog, pg_temp");
+        let arg = || DatumWithOid::new(json, pg_sys::JSONBOID);
+        let name = CStr::from_ptr(pg_sys::get_rel_name(relid)).to_string_lossy().into_owned();
+        let written: Vec<i32> =
+            query("SELECT k FROM pg_catalog.jsonb_object_keys($1) k", &[arg()], "reading the row's keys")
+                .into_iter()
+                .flatten()
+                .map(|key| {
+                    let ckey = CString::new(key.as_str()).unwrap_or_default();
+                    let attnum = i32::from(pg_sys::get_attnum(relid, ckey.as_ptr()));
+                    if attnum <= 0 {
+                        Error::new(
+                            Code::ERRCODE_UNDEFINED_COLUMN,
+                            format!("column \"{key}\" of relation \"{name}\" does not exist"),
+                        )
+                        .raise();
+                    }
+                    attnum
+                })
+                .collect();
+        let reltype = pg_sys::get_rel_type_id(relid);
+        let datum = Spi::connect_mut(|client| {
+            let what = "reading the row";
+            client
+                .update(
+                    "SELECT pg_catalog.jsonb_populate_record($1, $2)",
+                    None,
+                    &[DatumWithOid::null_oid(reltype), arg()],
+                )
+                .or_raise(what);
+            let table = pg_sys::SPI_tuptable;
+            if table.is_null() || pg_sys::SPI_processed != 1 {
+                crate::errors::internal("jsonb_populate_record returned no row");
+            }
+            let mut isnull = false;
+            let value = pg_sys::SPI_getbinval(*(*table).vals, (*table).tupdesc, 1, &mut isnull);
+            if isnull {
+                crate::errors::internal("jsonb_populate_record returned NULL");
+            }
+            pg_sys::SPI_datumTransfer(value, false, -1)
+        });
+        pg_sys::AtEOXact_GUC(true, nest);
+        Row { datum, written }
+    }
+}
+
+/// A row to write: a datum of the table's row type and the columns written (a plain INSERT's
+/// target list, a COPY's columns, or `simdup_insert`'s keys), its values made by the writer's
+/// statement, with the writer's settings (the INSERT's defaults already evaluated as the writer).
+pub(super) struct Row {
+    pub datum: pg_sys::Datum,
+    pub written: Vec<i32>,
 }
 
 /// The checked write of one row into distributed table `relid`, on the coordinator, with
@@ -206,7 +273,7 @@ pub(super) enum Row {
 /// [`Outcome::Duplicate`] the relation is left open: the error names it.
 ///
 /// # Safety
-/// In a transaction, inside pgrx's guard; a `Row::Record` datum is of `relid`'s row type;
+/// In a transaction, inside pgrx's guard; `row`'s datum is of `relid`'s row type;
 /// `returned`'s descriptor is `relid`'s.
 pub(super) unsafe fn write_row(
     relid: pg_sys::Oid,
@@ -221,40 +288,16 @@ pub(super) unsafe fn write_row(
     // the GUC nest level).
     unsafe {
         let Target { rel, name, table, check, cols, mode, nest } = open_target(relid);
-        // The row as a statement's `$1`, and the record `($1)` or `(jsonb_populate_record(…))`
-        // whose fields are its columns. (The INSERT is a single-row VALUES, which Citus routes
-        // to the row's shard.)
-        let (row_datum, row_type, record) = match &row {
-            Row::Json(d) => (*d, pg_sys::JSONBOID, format!("(pg_catalog.jsonb_populate_record(NULL::{table}, $1))")),
-            Row::Record { datum, .. } => (*datum, (*(*rel).rd_rel).reltype, "($1)".to_owned()),
-        };
-        let row_arg = || DatumWithOid::new(row_datum, row_type);
+        // The row as a statement's `$1`, and the record `($1)` whose fields are its columns.
+        // (The INSERT is a single-row VALUES, which Citus routes to the row's shard.)
+        let Row { datum: row_datum, written: given } = row;
+        let record = "($1)";
+        let row_arg = || DatumWithOid::new(row_datum, (*(*rel).rd_rel).reltype);
 
-        // The columns written: the row's keys (42703 for one that is no column) or the
-        // statement's columns (generated columns, and dup_of in mark mode, are computed, not
-        // taken), and always the column the fingerprint comes from, so that a default never
-        // fills it unchecked (the caller fills defaults first, as itself).
-        let given: Vec<i32> = match &row {
-            Row::Json(_) => {
-                query("SELECT k FROM pg_catalog.jsonb_object_keys($1) k", &[row_arg()], "reading the row's keys")
-                    .into_iter()
-                    .flatten()
-                    .map(|key| {
-                        let ckey = CString::new(key.as_str()).unwrap_or_default();
-                        let attnum = i32::from(pg_sys::get_attnum(relid, ckey.as_ptr()));
-                        if attnum <= 0 {
-                            Error::new(
-                                Code::ERRCODE_UNDEFINED_COLUMN,
-                                format!("column \"{key}\" of relation \"{name}\" does not exist"),
-                            )
-                            .raise();
-                        }
-                        attnum
-                    })
-                    .collect()
-            }
-            Row::Record { written, .. } => written.clone(),
-        };
+        // The columns written: the statement's columns or the row's keys (generated columns,
+        // and dup_of in mark mode, are computed, not taken), and always the column the
+        // fingerprint comes from, so that a default never fills it unchecked (the caller fills
+        // defaults first, as itself).
         let attnums = columns_written(relid, &name, &cols, &given);
         let source_attnum = cols.source;
         let column = |attnum: i32| column_name(relid, attnum);
@@ -317,7 +360,8 @@ fn nearest_stored(
     let key_column = column(cols.key);
     // (Ordered aggregates, not ORDER BY key LIMIT 1: pushed to the shards, that would let a
     // shard's planner walk its primary key index.) The own row is left out by its key, compared
-    // as text: the parameter after the search's own.
+    // as text: the parameter after the search's own; the condition parenthesized, so that this
+    // applies to all of it (the similarity check's is a disjunction).
     let smallest = |measure: &str, condition: &str, params: usize| {
         let own = match exclude {
             Some(_) => format!(" AND t.{key_column}::pg_catalog.text OPERATOR(pg_catalog.<>) ${}", params + 1),
@@ -326,7 +370,7 @@ fn nearest_stored(
         format!(
             "SELECT (pg_catalog.array_agg(t.{key_column} ORDER BY t.{key_column}))[1]::pg_catalog.text
                   || ' ' || (pg_catalog.array_agg({measure} ORDER BY t.{key_column}))[1]
-             FROM {table} t WHERE {condition}{own}"
+             FROM {table} t WHERE ({condition}){own}"
         )
     };
     let search = |sql: String, mut args: Vec<DatumWithOid>| {
@@ -1452,6 +1496,8 @@ unsafe fn open_target(relid: pg_sys::Oid) -> Target {
             Check::SimHash(cfg) => cfg.mode,
             Check::Similar(cfg) => cfg.mode,
         };
+        // The rows are values already; from here on they only cross to the workers and back.
+        pin_transfer();
         Target { rel, name, table, check, cols, mode, nest }
     }
 }
@@ -1671,17 +1717,74 @@ pub(super) fn set_local(name: &str, value: &str) {
 
 /// `SET LOCAL simdup.checked_write = marker`, propagated to every worker of this transaction.
 fn mark(marker: &str) {
-    set_on_workers("simdup.checked_write", marker);
+    set_on_workers(&[("simdup.checked_write", marker)]);
 }
 
-/// `SET LOCAL name = value` from inside a DO block, which Citus counts as a transaction block
-/// and so propagates to every worker of this transaction (with `citus.propagate_set_commands =
-/// 'local'`); on the coordinator it lasts to the end of the checked write's GUC nest level.
-fn set_on_workers(name: &str, value: &str) {
-    let literal = pgrx::spi::quote_literal(value);
-    // The DO block's body quoted as a literal: no dollar tag the value could contain.
-    let body = pgrx::spi::quote_literal(format!("BEGIN SET LOCAL {name} = {literal}; END"));
+/// `SET LOCAL name = value` for each of `settings`, from inside one DO block, which Citus counts
+/// as a transaction block and so propagates to every worker of this transaction (with
+/// `citus.propagate_set_commands = 'local'`), to its end; on the coordinator each lasts to the
+/// end of the checked write's GUC nest level if the write set it there first ([`set_local`]),
+/// else to the end of the transaction too.
+fn set_on_workers(settings: &[(&str, &str)]) {
+    let sets: String = settings
+        .iter()
+        .map(|(name, value)| format!("SET LOCAL {name} = {}; ", pgrx::spi::quote_literal(value)))
+        .collect();
+    // The DO block's body quoted as a literal: no dollar tag a value could contain.
+    let body = pgrx::spi::quote_literal(format!("BEGIN {sets}END"));
     Spi::run(&format!("DO {body}")).or_raise("setting a parameter on the workers");
+}
+
+/// The settings by which the coordinator writes a value as text, and what the checked write
+/// pins them to there ([`pin_transfer`]). Values cross to the workers as text: Citus writes a
+/// constant or a parameter with the coordinator's output function (a constant as a literal,
+/// quoted by the coordinator's `standard_conforming_strings`) and a worker reads it with its
+/// own settings. With these, the text is one every worker reads back as the same value whatever
+/// its own DateStyle, IntervalStyle or float and bytea settings: ISO dates and times (with the
+/// offset of a `timestamptz`), intervals with a sign on every field, floats with every digit, hex
+/// bytea; only `standard_conforming_strings` must agree, and is pinned on the workers too. The
+/// workers' rows come back in binary (Citus's binary protocol, on), not as text of the workers'
+/// settings.
+const TRANSFER: [(&str, &str); 6] = [
+    ("standard_conforming_strings", "on"),
+    ("DateStyle", "ISO, MDY"),
+    ("IntervalStyle", "postgres"),
+    ("extra_float_digits", "3"),
+    ("bytea_output", "hex"),
+    ("citus.enable_binary_protocol", "on"),
+];
+
+/// Pins the settings of [`TRANSFER`] on the coordinator, to the end of the current GUC nest
+/// level: while a statement whose values Citus sends to the workers is planned (Citus writes
+/// most of its shard queries then).
+pub(super) fn pin_coordinator() {
+    for (name, value) in TRANSFER {
+        set_local(name, value);
+    }
+}
+
+/// Pins the settings of a value's transfer for the statements of a checked write (or for the
+/// query of a checked statement's rows that reads Citus tables): [`TRANSFER`] on the
+/// coordinator, to the end of the current GUC nest level, and on the workers of this
+/// transaction `standard_conforming_strings = on` (how they read the literals) and `TimeZone` =
+/// the writer's (so that what a shard computes from a time, `timestamptz` to `timestamp` or
+/// `date` say, is what the writer's session computes), with `SET LOCAL`, which Citus sends them
+/// and which lasts there to the end of the transaction: every checked write sets them again
+/// before its statements, whatever ran in between. The coordinator keeps the writer's TimeZone.
+pub(super) fn pin_transfer() {
+    let time_zone = current_setting(c"TimeZone");
+    pin_coordinator();
+    // Set at this nest level first, so that on the coordinator the DO block's SET LOCAL of it
+    // ends with the nest level (as the pins above), not with the transaction.
+    set_local("TimeZone", &time_zone);
+    set_local("citus.propagate_set_commands", "local");
+    set_on_workers(&[("standard_conforming_strings", "on"), ("TimeZone", time_zone.as_str())]);
+}
+
+/// The current value of built-in setting `name`.
+fn current_setting(name: &CStr) -> String {
+    // SAFETY: reads a built-in setting by name (missing_ok false: it exists).
+    unsafe { CStr::from_ptr(pg_sys::GetConfigOption(name.as_ptr(), false, false)).to_string_lossy().into_owned() }
 }
 
 /// Runs the query `f` makes over every shard with `enable_seqscan = off` on the shards, then
@@ -1689,14 +1792,11 @@ fn set_on_workers(name: &str, value: &str) {
 /// index's `&&`: a shard's planner that believes it empty (statistics from before this
 /// transaction's own rows, after a TRUNCATE, say) would otherwise scan it and sign every row.
 fn on_index<T>(f: impl FnOnce() -> T) -> T {
-    // SAFETY: reads a built-in setting by name (missing_ok false: it exists).
-    let before = unsafe {
-        CStr::from_ptr(pg_sys::GetConfigOption(c"enable_seqscan".as_ptr(), false, false)).to_string_lossy().into_owned()
-    };
+    let before = current_setting(c"enable_seqscan");
     set_local("citus.propagate_set_commands", "local");
-    set_on_workers("enable_seqscan", "off");
+    set_on_workers(&[("enable_seqscan", "off")]);
     let result = f();
-    set_on_workers("enable_seqscan", &before);
+    set_on_workers(&[("enable_seqscan", before.as_str())]);
     result
 }
 

@@ -48,6 +48,13 @@
 //! refuse ([`super::citus`]). The checked write's own INSERT or UPDATE (`simdup.checked_write`
 //! naming the table, as its owner) is left to Citus: it is what the shards' triggers let
 //! through.
+//!
+//! **Settings.** The rows' values are made by the writer's statement with the writer's settings
+//! (its literals, parameters, defaults and COPY's reader). Where they then cross to the workers
+//! as text — the checked write's statements, and the query of the rows itself when it reads
+//! Citus tables (an UPDATE's always: Citus writes its constants into the shard queries, at
+//! planning or when the scan begins, and reads the shards' rows back as text) — the settings
+//! that decide that text are pinned ([`super::checked::pin_transfer`]).
 
 use std::collections::HashSet;
 use std::ffi::{c_char, c_int, CStr};
@@ -60,8 +67,8 @@ use crate::catalog::{cells, qualified_name};
 use crate::errors::{Code, ConstraintError, Error, OrRaise};
 
 use super::checked::{
-    array_insert, batchable, checked_columns, row_array, update_batch, update_row, write_batch, write_row, OldRow,
-    Outcome, Returned, Row,
+    array_insert, batchable, checked_columns, pin_coordinator, pin_transfer, row_array, update_batch, update_row,
+    write_batch, write_row, OldRow, Outcome, Returned, Row,
 };
 use super::config::TRIGGER;
 use super::similar::TRIGGER_SIMILAR;
@@ -408,7 +415,8 @@ unsafe fn plan_checked_update(
     bound_params: pg_sys::ParamListInfo,
 ) -> *mut pg_sys::PlannedStmt {
     // SAFETY: the Query is copied before it is changed; the nodes built are palloc'd in the
-    // planner's memory context, as the planner's own.
+    // planner's memory context, as the planner's own; each GUC nest level opened here is closed
+    // here (an error's abort closes it otherwise).
     unsafe {
         let rel = pg_sys::RelationIdGetRelation(relid);
         let table = qualified_name(rel);
@@ -474,10 +482,15 @@ unsafe fn plan_checked_update(
             columns = pg_sys::lappend(columns, tle.cast());
         }
         (*rows).targetList = columns;
+        // The rows' query reads the distributed table: planned (and run, `exec_update_rows`)
+        // with the settings of the values' transfer pinned.
+        let pins = pg_sys::NewGUCNestLevel();
+        pin_coordinator();
         // The rows' query as SQL, to read a row again when another transaction changes it
         // between this statement's read and its write (exec_update_rows): every name qualified
         // (deparsed with only pg_catalog on the search path), so it reads what this plan reads
-        // under any search path. (Before planning, which changes the query in place.)
+        // under any search path; its constants as the pinned settings write them, and read
+        // them. (Before planning, which changes the query in place.)
         let nest = pg_sys::NewGUCNestLevel();
         super::checked::set_local("search_path", "pg_catalog");
         let again = pg_sys::pg_get_querydef(pg_sys::copyObjectImpl(rows.cast()) as *mut pg_sys::Query, false);
@@ -485,11 +498,13 @@ unsafe fn plan_checked_update(
         pg_sys::AtEOXact_GUC(true, nest);
         let options = cursor_options & !(pg_sys::CURSOR_OPT_PARALLEL_OK as c_int);
         let stmt = previous_planner(rows, query_string, options, bound_params);
+        pg_sys::AtEOXact_GUC(true, pins);
         let stmt = wrap_in_scan(
             stmt,
             parse,
             relid,
             &written,
+            true,
             returning,
             &raw const SCAN_METHODS_UPDATE,
             pg_sys::CmdType::CMD_UPDATE,
@@ -511,7 +526,8 @@ unsafe fn plan_checked_insert(
     bound_params: pg_sys::ParamListInfo,
 ) -> *mut pg_sys::PlannedStmt {
     // SAFETY: the Query is copied before it is changed; the nodes built are palloc'd in the
-    // planner's memory context, as the planner's own.
+    // planner's memory context, as the planner's own; each GUC nest level opened here is closed
+    // here (an error's abort closes it otherwise).
     unsafe {
         let table = {
             let rel = pg_sys::RelationIdGetRelation(relid);
@@ -574,16 +590,49 @@ unsafe fn plan_checked_insert(
             columns = pg_sys::lappend(columns, tle.cast());
         }
         (*rows).targetList = columns;
+        // Rows that come from Citus tables are planned (and run, `exec_rows`) with the settings
+        // of the values' transfer pinned; rows made on the coordinator (VALUES, parameters, a
+        // COPY's rows, local tables) with the writer's.
+        let pinned = reads_citus_tables(rows);
+        let nest = pg_sys::NewGUCNestLevel();
+        if pinned {
+            pin_coordinator();
+        }
         // Not parallel: the rows are written while the plan runs.
         let options = cursor_options & !(pg_sys::CURSOR_OPT_PARALLEL_OK as c_int);
         let stmt = previous_planner(rows, query_string, options, bound_params);
+        pg_sys::AtEOXact_GUC(true, nest);
 
-        let stmt =
-            wrap_in_scan(stmt, parse, relid, &written, returning, &raw const SCAN_METHODS, pg_sys::CmdType::CMD_INSERT);
+        let stmt = wrap_in_scan(
+            stmt,
+            parse,
+            relid,
+            &written,
+            pinned,
+            returning,
+            &raw const SCAN_METHODS,
+            pg_sys::CmdType::CMD_INSERT,
+        );
         if let Some(clause) = conflict {
             add_private_text(stmt, &clause);
         }
         stmt
+    }
+}
+
+/// Whether query `rows` (not yet planned) reads a Citus table anywhere (a sub-SELECT, a CTE, a
+/// view's query): then Citus sends its constants to the workers, and reads their rows back, as
+/// text.
+///
+/// # Safety
+/// `rows` is a valid Query.
+unsafe fn reads_citus_tables(rows: *mut pg_sys::Query) -> bool {
+    let (mut relations, mut items, mut row_security) = (ptr::null_mut(), ptr::null_mut(), false);
+    // SAFETY: as the caller guarantees; the walker only reads the query (PostgreSQL's plan cache
+    // runs it on queries before planning them), and lists the relations of every range table.
+    unsafe {
+        pg_sys::extract_query_dependencies(rows.cast(), &mut relations, &mut items, &mut row_security);
+        cells(relations).iter().any(|cell| super::citus::is_citus_table(cell.oid_value))
     }
 }
 
@@ -713,17 +762,20 @@ unsafe fn returning_list(parse: *mut pg_sys::Query, table: &str, verb: &str) -> 
 }
 
 /// Puts the custom scan of `methods` on top of `stmt`, the plan of the rows of write `parse`
-/// (of kind `command`) into table `relid`, filling columns `written`. With a RETURNING list
-/// (`returning`, of [`returning_list`]), the scan returns it, computed from the rows stored: it
-/// scans them as rows of the target, which joins the plan's relations for it.
+/// (of kind `command`) into table `relid`, filling columns `written`; `pinned`: the rows' plan
+/// begins and runs with the transfer's settings pinned (it reads Citus tables). With a
+/// RETURNING list (`returning`, of [`returning_list`]), the scan returns it, computed from the
+/// rows stored: it scans them as rows of the target, which joins the plan's relations for it.
 ///
 /// # Safety
 /// `stmt` was just planned for `parse`; `methods` are static.
+#[allow(clippy::too_many_arguments)]
 unsafe fn wrap_in_scan(
     stmt: *mut pg_sys::PlannedStmt,
     parse: *mut pg_sys::Query,
     relid: pg_sys::Oid,
     written: &[i32],
+    pinned: bool,
     returning: *mut pg_sys::List,
     methods: *const pg_sys::CustomScanMethods,
     command: pg_sys::CmdType::Type,
@@ -737,7 +789,8 @@ unsafe fn wrap_in_scan(
         (*scan).scan.plan.total_cost = (*child).total_cost;
         (*scan).scan.plan.plan_node_id = i32::MAX; // numbered apart from the planner's nodes
         (*scan).custom_plans = pg_sys::lappend(ptr::null_mut(), child.cast());
-        let private: Vec<i32> = std::iter::once(u32::from(relid) as i32).chain(written.iter().copied()).collect();
+        let private: Vec<i32> =
+            [u32::from(relid) as i32, i32::from(pinned)].into_iter().chain(written.iter().copied()).collect();
         (*scan).custom_private = crate::catalog::private_ints(&private);
         (*scan).methods = methods;
         (*stmt).planTree = scan.cast();
@@ -858,14 +911,15 @@ fn new_state(methods: *const pg_sys::CustomExecMethods) -> *mut pg_sys::Node {
     }
 }
 
-/// The plan's private list: the table, then the columns the rows fill.
+/// The plan's private list: the table, whether the rows' plan runs with the transfer's settings
+/// pinned, then the columns the rows fill.
 ///
 /// # Safety
-/// `node` is a `SimdupCheckedInsert` node.
-unsafe fn private(node: *mut pg_sys::CustomScanState) -> (pg_sys::Oid, Vec<i32>) {
-    // SAFETY: the plan built by plan_checked_insert.
+/// `node` is a `SimdupCheckedInsert` or `SimdupCheckedUpdate` node.
+unsafe fn private(node: *mut pg_sys::CustomScanState) -> (pg_sys::Oid, bool, Vec<i32>) {
+    // SAFETY: the plan built by wrap_in_scan.
     let ints = unsafe { crate::catalog::ints_of_private((*node).ss.ps.plan as *mut pg_sys::CustomScan) };
-    (pg_sys::Oid::from(ints[0] as u32), ints[1..].to_vec())
+    (pg_sys::Oid::from(ints[0] as u32), ints[1] != 0, ints[2..].to_vec())
 }
 
 /// 42501 unless the user may read every column of table `relid` that the RETURNING list
@@ -911,13 +965,20 @@ unsafe fn check_returning_privileges(relid: pg_sys::Oid, targets: *mut pg_sys::L
 
 #[pg_guard]
 unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: c_int) {
-    // SAFETY: the executor's node and state; the child plan is initialized as a child node.
+    // SAFETY: the executor's node and state; the child plan is initialized as a child node; the
+    // GUC nest level around that is closed at once (an error's abort closes it otherwise).
     unsafe {
         let scan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
         let child = pg_sys::list_nth((*scan).custom_plans, 0) as *mut pg_sys::Plan;
+        let (relid, pinned, _) = private(node);
+        // (Citus writes a prepared statement's shard query when its scan begins.)
+        let nest = pg_sys::NewGUCNestLevel();
+        if pinned {
+            pin_coordinator();
+        }
         let child_state = pg_sys::ExecInitNode(child, estate, eflags);
+        pg_sys::AtEOXact_GUC(true, nest);
         (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), child_state.cast());
-        let (relid, _) = private(node);
         let state = node as *mut State;
         // The lock the INSERT's target takes (the rows' plan does not take it).
         (*state).rel = pg_sys::table_open(relid, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
@@ -1037,6 +1098,36 @@ unsafe fn returned(state: *mut State) -> Option<Returned> {
 /// The executor's node.
 #[pg_guard]
 unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplicate: *mut Option<ConstraintError>) {
+    // SAFETY: as the caller guarantees.
+    unsafe { pinned_if_sent(node, || write_rows(node, duplicate)) }
+}
+
+/// Runs `write` (the writes of checked statement `node`'s rows, pulling them from its child
+/// plan) with the transfer's settings pinned ([`pin_transfer`]) if the rows' plan reads Citus
+/// tables, else as it is (the checked writes pin them for their own statements).
+///
+/// # Safety
+/// The executor's node, inside pgrx's guard.
+unsafe fn pinned_if_sent(node: *mut pg_sys::CustomScanState, write: impl FnOnce()) {
+    // SAFETY: as the caller guarantees; the GUC nest level is closed here, or by the
+    // (sub)transaction's abort on an error.
+    unsafe {
+        let (_, pinned, _) = private(node);
+        if !pinned {
+            return write();
+        }
+        let nest = pg_sys::NewGUCNestLevel();
+        pin_transfer();
+        write();
+        pg_sys::AtEOXact_GUC(true, nest);
+    }
+}
+
+/// The writes of `exec_rows`.
+///
+/// # Safety
+/// The executor's node, inside pgrx's guard.
+unsafe fn write_rows(node: *mut pg_sys::CustomScanState, duplicate: *mut Option<ConstraintError>) {
     // SAFETY: the child's slots are read before the next row is asked for; each row is formed
     // with the relation's own descriptor (the target list's types are the columns' types) and
     // copied into the batch's memory, reset for each batch; the checks' memory is the node's
@@ -1044,7 +1135,7 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
     unsafe {
         let state = node as *mut State;
         let child = pg_sys::list_nth((*node).custom_ps, 0) as *mut pg_sys::PlanState;
-        let (relid, written) = private(node);
+        let (relid, _, written) = private(node);
         let ext_schema = CStr::from_ptr((*state).ext_schema).to_string_lossy().into_owned();
         let desc = (*(*state).rel).rd_att;
         let natts = (*desc).natts as usize;
@@ -1078,7 +1169,7 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
             pg_sys::CurrentMemoryContext = per_batch;
             let returned = returned(state);
             let outcome = if rows.len() == 1 {
-                let row = Row::Record { datum: rows[0], written: written.clone() };
+                let row = Row { datum: rows[0], written: written.clone() };
                 write_row(relid, row, &ext_schema, conflict.as_deref(), returned.as_ref())
             } else {
                 write_batch(relid, &rows, &written, &ext_schema, conflict.as_deref(), returned.as_ref())
@@ -1249,13 +1340,22 @@ unsafe extern "C-unwind" fn exec_update_rows(
     node: *mut pg_sys::CustomScanState,
     duplicate: *mut Option<ConstraintError>,
 ) {
+    // SAFETY: as the caller guarantees.
+    unsafe { pinned_if_sent(node, || write_update_rows(node, duplicate)) }
+}
+
+/// The writes of `exec_update_rows`.
+///
+/// # Safety
+/// The executor's node, inside pgrx's guard.
+unsafe fn write_update_rows(node: *mut pg_sys::CustomScanState, duplicate: *mut Option<ConstraintError>) {
     // SAFETY: each row is formed with the relation's own descriptor (the target list's types are
     // the columns' types), its key copied, in memory reset for each batch; the old value is read
     // into a String at once.
     unsafe {
         let state = node as *mut State;
         let child = pg_sys::list_nth((*node).custom_ps, 0) as *mut pg_sys::PlanState;
-        let (relid, written) = private(node);
+        let (relid, _, written) = private(node);
         let again = private_text((*node).ss.ps.plan as *mut pg_sys::CustomScan).unwrap_or_default();
         let ext_schema = CStr::from_ptr((*state).ext_schema).to_string_lossy().into_owned();
         let rel = (*state).rel;

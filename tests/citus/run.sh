@@ -28,6 +28,11 @@
 #                     (the local table's rows, in order; privileges; refused forms); ON
 #                     CONFLICT DO NOTHING (the local table's rows); DO UPDATE refused;
 #                     EXPLAIN; hostile schema, table and column names on every write path;
+#   settings.sql      the writer's session settings (standard_conforming_strings, DateStyle,
+#                     IntervalStyle, extra_float_digits, bytea_output, TimeZone, one at a time and
+#                     all at once) change nothing a checked write stores: INSERT (a row, several,
+#                     prepared), COPY, UPDATE and RETURNING give the local table's rows, as an
+#                     ordinary role (settings_writes.sql: the writes of one round);
 #   here              COPY into the table checked (the local trigger's answers), COPY ... WHERE
 #                     and (ON_ERROR) refused; writes through
 #                     a worker (MX) refused; an ordinary role's every way around the check (SET
@@ -90,6 +95,9 @@ checks tests/citus/checks.sql
 
 step "dedup across shards (dedup_checks.sql)"
 checks tests/citus/dedup_checks.sql
+
+step "the writer's session settings: checked writes store what a local table stores (settings.sql)"
+checks tests/citus/settings.sql
 
 step "COPY into a distributed table with dedup: every row checked across shards, the local trigger's answers"
 psql_on 0 -o /dev/null -c "CREATE TABLE copied (id bigint PRIMARY KEY, body text NOT NULL)" \
