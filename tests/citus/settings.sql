@@ -1,5 +1,5 @@
 -- The checked write stores the values the writer's statement gave, whatever the writer's
--- session settings (issue #54): a distributed dedup table written under
+-- session settings: a distributed dedup table written under
 -- standard_conforming_strings = off, DateStyle = 'SQL, DMY', IntervalStyle = sql_standard,
 -- extra_float_digits = -3, bytea_output = escape, TimeZone = 'Asia/Shanghai', and all of them
 -- at once, by one-row INSERT ... VALUES, multi-row VALUES, prepared INSERTs (generic and custom
@@ -51,7 +51,7 @@ END $$;
 \set writer settings_writer
 \set round_begin 'TRUNCATE st_dist; TRUNCATE st_local;'
 
--- standard_conforming_strings = off. First the reproduction of the issue: S, 80 short words
+-- standard_conforming_strings = off. First the case that was broken: S, 80 short words
 -- joined by two backslashes, stored (by the owner, standard strings); then the writer sends T,
 -- the same words joined by one backslash (written '\\' with standard_conforming_strings off),
 -- no near-duplicate of S: T is stored as T, not with its backslashes doubled (= S).
