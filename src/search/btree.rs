@@ -1099,7 +1099,7 @@ fn lower_bound(key: impl Fn(u16) -> Key, mut a: u16, mut b: u16, lo: i64, bounds
 }
 
 #[cfg(test)]
-mod tests {
+mod unit_tests {
     use super::{lower_bound, Key, Opaque, Recent, Shape, PAGE_HEADER, P_NONE, RECENT_INDEXES, RECENT_PAGES};
     use pgrx::pg_sys;
     use pgrx::pg_sys::Oid;
@@ -1188,5 +1188,138 @@ mod tests {
             let expect = first + all.partition_point(|&k| k < Key::Value(lo)) as u16;
             prop_assert_eq!(lower_bound(key, first, first + n, lo, bounds), expect);
         }
+    }
+}
+
+/// The on-disk format this reader assumes, checked against PostgreSQL on the server the tests
+/// run on (every tested major): a B-tree on one `bigint` column, with duplicates (posting
+/// lists), NULLs, several leaves and a level above them, walked page by page with this file's
+/// own decoding — metapage, special space, line pointers, high keys, pivots and their
+/// downlinks, posting lists — and compared with what PostgreSQL itself answers of the same
+/// index and table.
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::*;
+    use pgrx::prelude::*;
+
+    /// Every (key, heap TID) of the leaves, left to right, and checks of every page on the way.
+    ///
+    /// # Safety
+    /// `index` is an open B-tree on one `bigint` column.
+    unsafe fn walk(index: pg_sys::Relation) -> (Vec<(Key, (u32, u16))>, u32, usize, usize) {
+        // SAFETY: pages pinned and share-locked while read, as the reader reads them.
+        unsafe {
+            let snapshot = pg_sys::GetActiveSnapshot();
+            let reader = Reader::new(index, snapshot).expect("a B-tree of the current version");
+            // Down the leftmost path: the first data item of an internal page points to its
+            // leftmost child.
+            let mut page = reader.lock_page(reader.root);
+            assert!(page.usable(), "the root is a B-tree page");
+            let levels = page.opaque().level;
+            while page.opaque().flags & BTP_LEAF == 0 {
+                assert_eq!(page.opaque().prev, P_NONE, "the leftmost path starts each level");
+                let first = page.first_data();
+                assert_eq!(page.key(first), Key::MinusInfinity, "an internal page's first item is minus infinity");
+                // Pivots ascend, and each is below the page's high key.
+                for i in first + 1..page.max_offset() {
+                    assert!(page.key(i) <= page.key(i + 1), "pivots ascend");
+                }
+                if let Some(hk) = page.high_key() {
+                    assert!(page.key(page.max_offset()) <= hk, "the last pivot is at most the high key");
+                }
+                let level = page.opaque().level;
+                let down = tid_block(page.tuple(first));
+                pg_sys::UnlockReleaseBuffer(page.buf);
+                page = reader.lock_page(down);
+                assert_eq!(page.opaque().level, level - 1, "a downlink goes one level down");
+            }
+            let mut out = Vec::new();
+            let mut leaves = 0;
+            let mut postings = 0;
+            let mut last_high: Option<Key> = None;
+            loop {
+                leaves += 1;
+                assert!(!page.ignore(), "no deleted or half-dead leaf in a fresh index");
+                let first = page.first_data();
+                for i in first..=page.max_offset() {
+                    let t = page.tuple(i);
+                    let key = page.key(i);
+                    assert!(last_high.is_none_or(|hk| key >= hk), "a leaf's keys follow its left sibling's high key");
+                    if let Some(hk) = page.high_key() {
+                        assert!(key <= hk, "a leaf's keys are at most its high key");
+                    }
+                    let mut tids = Vec::new();
+                    let v = match key {
+                        Key::Value(v) => v,
+                        _ => 0,
+                    };
+                    heap_tids(t, v, &mut tids);
+                    assert_eq!(tids.len() as i64, entries(t), "a posting list's count");
+                    postings += usize::from(is_posting(t));
+                    for (_, tid) in tids {
+                        out.push((key, (tid_of_block(&tid), tid.ip_posid)));
+                    }
+                }
+                last_high = page.high_key();
+                let next = page.opaque().next;
+                pg_sys::UnlockReleaseBuffer(page.buf);
+                if next == P_NONE {
+                    break;
+                }
+                page = reader.lock_page(next);
+                assert_eq!(page.opaque().level, 0, "leaves link to leaves");
+            }
+            (out, levels, leaves, postings)
+        }
+    }
+
+    fn tid_of_block(tid: &pg_sys::ItemPointerData) -> u32 {
+        (u32::from(tid.ip_blkid.bi_hi) << 16) | u32::from(tid.ip_blkid.bi_lo)
+    }
+
+    #[pg_test]
+    fn the_page_layout_is_the_servers() {
+        // 40,000 rows, 8,000 distinct keys five times each (posting lists), negative and
+        // positive, and 500 NULLs (sorted last).
+        Spi::run(
+            "CREATE TABLE lay (k bigint);
+             INSERT INTO lay SELECT CASE WHEN g % 81 = 0 THEN NULL ELSE (g % 8000 - 4000)::bigint * 1000003 END
+             FROM generate_series(1, 40000) g;
+             CREATE INDEX lay_k ON lay (k);",
+        )
+        .unwrap();
+        let oid = Spi::get_one::<pg_sys::Oid>("SELECT 'lay_k'::regclass::oid").unwrap().unwrap();
+        // SAFETY: the index just created, opened and closed here under AccessShareLock.
+        let (entries, levels, leaves, postings) = unsafe {
+            let index = pg_sys::index_open(oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            let walked = walk(index);
+            pg_sys::index_close(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            walked
+        };
+        assert!(
+            levels >= 1 && leaves > 10 && postings > 1000,
+            "levels {levels}, leaves {leaves}, posting lists {postings}"
+        );
+        // What PostgreSQL stores: every row's key and TID, in the index's order (NULLs last,
+        // TIDs ascending within a key).
+        let expected: Vec<(Key, (u32, u16))> = Spi::connect(|c| {
+            c.select(
+                "SELECT k, (ctid::text::point)[0]::int8 AS blk, (ctid::text::point)[1]::int4 AS off FROM lay
+                 ORDER BY k NULLS LAST, ctid",
+                None,
+                &[],
+            )
+            .unwrap()
+            .map(|row| {
+                let k = row.get::<i64>(1).unwrap();
+                let blk = row.get::<i64>(2).unwrap().unwrap() as u32;
+                let off = row.get::<i32>(3).unwrap().unwrap() as u16;
+                (k.map_or(Key::Null, Key::Value), (blk, off))
+            })
+            .collect()
+        });
+        assert_eq!(entries.len(), expected.len());
+        assert!(entries == expected, "the leaves, read with this file's layout, hold the table's keys and TIDs");
     }
 }
