@@ -25,7 +25,7 @@ pub(crate) unsafe fn relation_name(rel: pg_sys::Relation) -> String {
 pub(crate) unsafe fn qualified_name(rel: pg_sys::Relation) -> String {
     // SAFETY: an open relation; its namespace exists while it is open.
     let schema = unsafe { CStr::from_ptr(pg_sys::get_namespace_name((*(*rel).rd_rel).relnamespace)) };
-    // SAFETY: as above.
+    // SAFETY: `rel` is open (this function's contract), which is all relation_name asks.
     pgrx::spi::quote_qualified_identifier(schema.to_string_lossy(), unsafe { relation_name(rel) }.into())
 }
 
@@ -108,7 +108,8 @@ pub(crate) fn private_ints(ints: &[i32]) -> *mut pg_sys::List {
 /// # Safety
 /// `scan` is a custom scan whose private list [`private_ints`] made.
 pub(crate) unsafe fn ints_of_private(scan: *mut pg_sys::CustomScan) -> Vec<i32> {
-    // SAFETY: as the caller guarantees: one element, an integer List.
+    // SAFETY: the caller guarantees private_ints made `custom_private`: its element 0 exists
+    // and is an integer List, whose cells hold int_value.
     unsafe {
         let list = pg_sys::list_nth((*scan).custom_private, 0) as *mut pg_sys::List;
         cells(list).iter().map(|c| c.int_value).collect()

@@ -98,7 +98,9 @@ pub(crate) struct KeyIndex {
 /// # Safety
 /// `heap` is an open relation, in a transaction.
 pub(crate) unsafe fn similarity_indexes(heap: pg_sys::Relation) -> Vec<SimilarityIndex> {
-    // SAFETY: the caller's.
+    // SAFETY: `heap` is open in a transaction (this function's contract), as
+    // gin_expression_indexes requires; the expression it passes on is a valid node, the first of
+    // an index's RelationGetIndexExpressions.
     unsafe {
         gin_expression_indexes(heap, |oid, expr| {
             crate::search::similarity::bands_expression(expr).map(|(body, k, bands, rows)| SimilarityIndex {
@@ -118,7 +120,9 @@ pub(crate) unsafe fn similarity_indexes(heap: pg_sys::Relation) -> Vec<Similarit
 /// # Safety
 /// As [`similarity_indexes`].
 pub(crate) unsafe fn short_indexes(heap: pg_sys::Relation) -> Vec<ShortIndex> {
-    // SAFETY: the caller's.
+    // SAFETY: `heap` is open in a transaction (this function's contract), as
+    // gin_expression_indexes requires; the expression it passes on is a valid node, the first of
+    // an index's RelationGetIndexExpressions.
     unsafe {
         gin_expression_indexes(heap, |oid, expr| {
             crate::search::similarity::short_bands_expression(expr).map(|(body, threshold)| ShortIndex {
@@ -136,7 +140,9 @@ pub(crate) unsafe fn short_indexes(heap: pg_sys::Relation) -> Vec<ShortIndex> {
 /// # Safety
 /// As [`similarity_indexes`].
 pub(crate) unsafe fn key_indexes(heap: pg_sys::Relation) -> Vec<KeyIndex> {
-    // SAFETY: the caller's.
+    // SAFETY: `heap` is open in a transaction (this function's contract), as
+    // gin_expression_indexes requires; the expression it passes on is a valid node, the first of
+    // an index's RelationGetIndexExpressions.
     unsafe {
         gin_expression_indexes(heap, |oid, expr| {
             crate::search::similarity::keys_expression(expr).map(|(body, k, containment)| KeyIndex {
@@ -188,7 +194,8 @@ unsafe fn gin_expression_indexes<T>(
 /// # Safety
 /// `heap` is an open relation and `body` an expression over it.
 unsafe fn expression_sql(heap: pg_sys::Relation, body: *mut pg_sys::Node) -> String {
-    // SAFETY: the caller's relation; deparse_expression returns a palloc'd NUL-terminated string.
+    // SAFETY: the caller guarantees `heap` is open, so rd_rel and its name are valid, and that
+    // `body` is an expression over it; deparse_expression returns a palloc'd C string.
     unsafe {
         let context = pg_sys::deparse_context_for((*(*heap).rd_rel).relname.data.as_ptr(), (*heap).rd_id);
         CStr::from_ptr(pg_sys::deparse_expression(body, context, false, false)).to_string_lossy().into_owned()

@@ -188,8 +188,8 @@ pub(super) enum HintSource {
 /// # Safety
 /// `rel` is an open relation.
 pub(super) unsafe fn hint_source(rel: pg_sys::Relation) -> Option<HintSource> {
-    // SAFETY: the caller guarantees `rel`; its trigger and tuple descriptors live as long as it
-    // is open.
+    // SAFETY: the caller guarantees `rel` is open; its trigger and tuple descriptors live as long
+    // as it is open.
     unsafe {
         let cfg = super::trigger::dedup_config(rel)?;
         let (name, wanted) = match &cfg.text_column {
@@ -246,7 +246,8 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
         return Verdict::Search;
     }
     let Some(context) = statement_context() else { return Verdict::Search };
-    // SAFETY: the caller guarantees `rel`; transaction state of this backend.
+    // SAFETY: the caller guarantees `rel` is open, so rd_id is valid; transaction state of this
+    // backend.
     let (relid, subxact, command) =
         unsafe { ((*rel).rd_id, pg_sys::GetCurrentSubTransactionId(), pg_sys::GetCurrentCommandId(false)) };
     STATE.with(|cell| {
@@ -264,7 +265,7 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
             let hint = take_hint(relid, context);
             let next_try = match mode {
                 BulkCheck::On => 1,
-                // SAFETY: the caller guarantees `rel`.
+                // SAFETY: the caller guarantees `rel` is open, all auto_threshold asks.
                 _ => unsafe { auto_threshold(rel, hint.len()) },
             };
             *guard = Some(State {
@@ -284,7 +285,8 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
         }
         let state = guard.as_mut().expect("set above");
         if state.loaded() {
-            // SAFETY: the caller guarantees `rel`.
+            // SAFETY: the caller guarantees `rel` is open, all CheckRelationLockedByMe here and
+            // LockHasWaitersRelation in the `else if` below read of it.
             let locked = unsafe { pg_sys::CheckRelationLockedByMe(rel, pg_sys::ShareRowExclusiveLock as i32, true) };
             if !locked {
                 state.drop_copy();
@@ -307,7 +309,8 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
             if state.checked < state.next_try {
                 return Verdict::Search;
             }
-            // SAFETY: the caller guarantees `rel` and `fp_attnum`.
+            // SAFETY: the caller guarantees `rel` is the trigger's open relation and `fp_attnum`
+            // its fingerprint column, as load asks.
             match unsafe { load(rel, fp_attnum, state.early.len()) } {
                 Load::Loaded(stored) => {
                     state.stored = stored;
@@ -333,7 +336,8 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
             match e.index(fp) {
                 Some(i) => {
                     let any = e.passed_near(i) || !e.stored_near(i).is_empty();
-                    // SAFETY: the caller guarantees `rel` and `fp_attnum`.
+                    // SAFETY: the caller guarantees `rel` is the trigger's open relation and
+                    // `fp_attnum` its fingerprint column, as still_stored asks.
                     let stored = stored_decides
                         && e.stored_near(i)
                             .iter()
@@ -359,7 +363,8 @@ pub(super) unsafe fn check(rel: pg_sys::Relation, fp_attnum: i32, k: u32, stored
         });
         // A stored candidate decides only while its row is still there: the statement itself
         // may have deleted it (MERGE, a data-modifying WITH) without this trigger seeing it.
-        // SAFETY: the caller guarantees `rel` and `fp_attnum`.
+        // SAFETY: the caller guarantees `rel` is the trigger's open relation and `fp_attnum` its
+        // fingerprint column, as still_stored asks.
         verdict(stored.iter().any(|&near| unsafe { still_stored(rel, fp_attnum, &state.stored, near) }), any)
     })
 }
@@ -448,7 +453,8 @@ impl State {
 /// # Safety
 /// `slot` holds a row of the relation whose column `fp_attnum` is the fingerprint.
 unsafe fn fingerprint(slot: *mut pg_sys::TupleTableSlot, fp_attnum: i32) -> Option<u64> {
-    // SAFETY: the caller guarantees the slot.
+    // SAFETY: the caller guarantees `slot` holds a row of the relation whose column `fp_attnum`
+    // is the fingerprint: slot_value may read it, a bigint, passed by value.
     unsafe { super::tuple::slot_value(slot, fp_attnum).map(|d| d.value() as i64 as u64) }
 }
 
@@ -531,7 +537,8 @@ pub(super) fn passed(rel: pg_sys::Relation, fp: i64) {
 /// # Safety
 /// `rel` is an open relation.
 unsafe fn auto_threshold(rel: pg_sys::Relation, hinted: usize) -> u64 {
-    // SAFETY: the caller guarantees `rel`.
+    // SAFETY: the caller guarantees `rel` is open, which is all RelationGetNumberOfBlocksInFork
+    // and estimated_rows ask.
     let (pages, rows) = unsafe {
         (f64::from(pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM)), estimated_rows(rel))
     };

@@ -534,8 +534,9 @@ pub(super) unsafe fn update_row(
     ext_schema: &str,
     returned: Option<&Returned>,
 ) -> Outcome {
-    // SAFETY: as write_row: the relation stays open; the user switch and settings are undone on
-    // every path.
+    // SAFETY: the caller guarantees a transaction, pgrx's guard and `row` of `relid`'s row type
+    // (read by `field`); open_update opens and locks the relation, which stays open; the user
+    // switch and settings are undone by `finish`, or by the transaction's abort on an error.
     unsafe {
         let (Target { rel, name, table, check, cols, mode, nest }, source_type, key_type) = open_update(relid, written);
         let new_value = field(row, cols.source).and_then(|v| text_of(v, source_type));
@@ -575,7 +576,8 @@ pub(super) unsafe fn update_row(
 /// # Safety
 /// In a transaction, inside pgrx's guard.
 unsafe fn open_update(relid: pg_sys::Oid, written: &[i32]) -> (Target, pg_sys::Oid, pg_sys::Oid) {
-    // SAFETY: as open_target; privilege and catalog lookups of columns of the open relation.
+    // SAFETY: the caller guarantees a transaction inside pgrx's guard, as open_target asks; the
+    // relation it opens stays open for the privilege and catalog lookups of its columns.
     unsafe {
         let target = open_target(relid);
         for &attnum in written {
@@ -604,7 +606,8 @@ unsafe fn open_update(relid: pg_sys::Oid, written: &[i32]) -> (Target, pg_sys::O
 /// `row` is a composite datum with that column.
 unsafe fn field(row: pg_sys::Datum, attnum: i32) -> Option<pg_sys::Datum> {
     let mut isnull = false;
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller guarantees `row` is a composite datum (a HeapTupleHeader) with column
+    // `attnum`, which GetAttributeByNum reads.
     let value = unsafe {
         pg_sys::GetAttributeByNum(
             row.cast_mut_ptr::<pg_sys::HeapTupleHeaderData>(),
@@ -768,7 +771,9 @@ pub(super) unsafe fn update_batch(
     ext_schema: &str,
     returned: Option<&Returned>,
 ) -> Outcome {
-    // SAFETY: as update_row.
+    // SAFETY: the caller guarantees a transaction, pgrx's guard and datums of `relid`'s row type
+    // (read by `field`); open_update opens and locks the relation, which stays open; the user
+    // switch and settings are undone by `finish`, or by the transaction's abort on an error.
     unsafe {
         let (Target { rel, name, table, check, cols, mode, nest }, source_type, key_type) = open_update(relid, written);
         let keys: Vec<i64> = olds.iter().map(|old| int_key(old.key, key_type)).collect();
@@ -1133,7 +1138,8 @@ unsafe fn probes_of<'a>(
     values: &[Option<pg_sys::Datum>],
     source_type: pg_sys::Oid,
 ) -> Probes<'a> {
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller guarantees each datum of `values` is of `source_type`, the checked
+    // column's type, as text_of asks (a NULL is None, never read).
     let text = |v: &Option<pg_sys::Datum>| v.and_then(|v| unsafe { text_of(v, source_type) });
     match check {
         Check::SimHash(cfg) => {
@@ -1234,8 +1240,9 @@ pub(super) unsafe fn write_batch(
     on_conflict: Option<&str>,
     returned: Option<&Returned>,
 ) -> Outcome {
-    // SAFETY: as write_row: the relation stays open; the user switch and settings are undone on
-    // every path. The datums are composite values formed by the caller.
+    // SAFETY: the caller guarantees a transaction, pgrx's guard and datums of `relid`'s row type
+    // (composite values, read by `field`); open_target opens and locks the relation, which stays
+    // open; the user switch and settings are undone by `finish`, or by an error's abort.
     unsafe {
         let Target { rel, name, table, check, cols, mode, nest } = open_target(relid);
         let attnums = columns_written(relid, &name, &cols, written);
@@ -1509,7 +1516,9 @@ unsafe fn open_target(relid: pg_sys::Oid) -> Target {
 /// # Safety
 /// `rel` and `nest` are the write's [`Target`]'s; `saved` the user and context it replaced.
 unsafe fn finish(rel: pg_sys::Relation, nest: i32, saved: (pg_sys::Oid, i32), result: Outcome) -> Outcome {
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller guarantees `rel` and `nest` are its Target's (an open relation, the GUC
+    // nest level open_target made) and `saved` what become_owner replaced: each restored once,
+    // `rel` closed here unless a near-duplicate's error still names it.
     unsafe {
         pg_sys::AtEOXact_GUC(true, nest);
         pg_sys::SetUserIdAndSecContext(saved.0, saved.1);
@@ -1621,7 +1630,8 @@ pub(super) fn array_insert(table: &str, target: &str, values: &[String]) -> Stri
 /// # Safety
 /// `rel` is an open relation; the datums are of its row type.
 pub(super) unsafe fn row_array(rel: pg_sys::Relation, rows: &[pg_sys::Datum]) -> (pg_sys::Datum, pg_sys::Oid) {
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller guarantees `rel` is open (rd_rel gives its row type) and the datums are
+    // of that type, as datum_array asks.
     unsafe { datum_array(rows, (*(*rel).rd_rel).reltype) }
 }
 
@@ -1631,7 +1641,9 @@ pub(super) unsafe fn row_array(rel: pg_sys::Relation, rows: &[pg_sys::Datum]) ->
 /// # Safety
 /// The datums are of type `typ`.
 unsafe fn datum_array(datums: &[pg_sys::Datum], typ: pg_sys::Oid) -> (pg_sys::Datum, pg_sys::Oid) {
-    // SAFETY: as the caller guarantees; construct_array copies the datums.
+    // SAFETY: the caller guarantees the datums are of type `typ`, none NULL; construct_array is
+    // given the type's length, by-value flag and alignment, and copies them into the current
+    // memory context.
     unsafe {
         let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
         pg_sys::get_typlenbyvalalign(typ, &mut len, &mut byval, &mut align);

@@ -168,7 +168,7 @@ pub(super) unsafe fn shard_of(rel: pg_sys::Relation) -> Option<Shard> {
     if let Some(known) = SHARDS.with(|s| s.borrow().as_ref().and_then(|m| m.get(&relid).cloned())) {
         return known;
     }
-    // SAFETY: as above.
+    // SAFETY: the caller guarantees `rel` is open: its rd_rel is valid, as relation_name asks.
     let (namespace, name) = unsafe { ((*(*rel).rd_rel).relnamespace, crate::catalog::relation_name(rel)) };
     let shard = lookup(namespace, &name);
     SHARDS.with(|s| {
@@ -247,7 +247,8 @@ fn lookup(namespace: pg_sys::Oid, name: &str) -> Option<Shard> {
 /// # Safety
 /// `rel` is the open relation the trigger fired on.
 pub(super) unsafe fn passes_unchecked(rel: pg_sys::Relation, shard: Option<&Shard>) -> bool {
-    // SAFETY: the caller's open relation.
+    // SAFETY: the caller guarantees `rel` is the open relation the trigger fired on, which is
+    // all is_checked_write and citus_filling ask.
     unsafe {
         match shard {
             Some(shard) if shard.is_partial() => {
@@ -281,8 +282,8 @@ pub(super) unsafe fn passes_unchecked(rel: pg_sys::Relation, shard: Option<&Shar
 /// # Safety
 /// `rel` is an open relation.
 unsafe fn citus_filling(rel: pg_sys::Relation, listed: bool) -> bool {
-    // SAFETY: the caller's open relation; application_name is a GUC string (NULL or
-    // NUL-terminated) of this backend.
+    // SAFETY: the caller guarantees `rel` is open, so its rd_createSubid and rd_rel are valid;
+    // application_name is a GUC string (NULL or NUL-terminated) of this backend.
     unsafe {
         if (*rel).rd_createSubid == 0 {
             // InvalidSubTransactionId: not created in this transaction

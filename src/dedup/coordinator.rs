@@ -246,7 +246,9 @@ unsafe extern "C-unwind" fn plan_if_checked(
     bound_params: pg_sys::ParamListInfo,
     planned: *mut *mut pg_sys::PlannedStmt,
 ) {
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller passes the planner's own arguments (`parse` a Query being planned, its
+    // result relation locked by the statement), as the helpers called here ask, and `planned`
+    // points at its local.
     unsafe {
         refuse_unchecked_merge(parse);
         if let Some(relid) = insert_target(parse) {
@@ -350,7 +352,8 @@ unsafe fn checked_target(parse: *mut pg_sys::Query) -> Option<(pg_sys::Oid, i32,
 /// # Safety
 /// `targets` is a List of TargetEntry.
 unsafe fn assigns(targets: *mut pg_sys::List, attnum: i32) -> bool {
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller guarantees `targets` is a List (or NIL) of TargetEntry, so each cell
+    // points at one.
     unsafe {
         cells(targets).iter().any(|cell| {
             let tle = cell.ptr_value as *mut pg_sys::TargetEntry;
@@ -628,8 +631,9 @@ unsafe fn plan_checked_insert(
 /// `rows` is a valid Query.
 unsafe fn reads_citus_tables(rows: *mut pg_sys::Query) -> bool {
     let (mut relations, mut items, mut row_security) = (ptr::null_mut(), ptr::null_mut(), false);
-    // SAFETY: as the caller guarantees; the walker only reads the query (PostgreSQL's plan cache
-    // runs it on queries before planning them), and lists the relations of every range table.
+    // SAFETY: the caller guarantees `rows` is a valid Query; the walker only reads it
+    // (PostgreSQL's plan cache runs it on queries before planning them), and lists the relations
+    // of every range table.
     unsafe {
         pg_sys::extract_query_dependencies(rows.cast(), &mut relations, &mut items, &mut row_security);
         cells(relations).iter().any(|cell| super::citus::is_citus_table(cell.oid_value))
@@ -701,7 +705,9 @@ unsafe fn conflict_clause(parse: *mut pg_sys::Query, relid: pg_sys::Oid, table: 
 /// # Safety
 /// `stmt` is a plan [`wrap_in_scan`] made, in the planner's memory context.
 unsafe fn add_private_text(stmt: *mut pg_sys::PlannedStmt, text: &str) {
-    // SAFETY: as the caller guarantees; the String node and its text are palloc'd there.
+    // SAFETY: the caller guarantees `stmt` is a plan wrap_in_scan made (its planTree a
+    // CustomScan) in the planner's memory context, where the String node and its text are
+    // palloc'd.
     unsafe {
         let scan = (*stmt).planTree as *mut pg_sys::CustomScan;
         let text = std::ffi::CString::new(text).unwrap_or_default();
@@ -862,8 +868,9 @@ unsafe fn push_row(
     nulls: &mut [bool],
     rows: &mut Vec<pg_sys::Datum>,
 ) -> usize {
-    // SAFETY: as the caller guarantees; the tuple is copied into `cx`, the current context
-    // restored.
+    // SAFETY: the caller guarantees `desc` is the table's descriptor and `values` / `nulls` one
+    // per column, of its types, as heap_form_tuple reads them; the tuple is formed and copied in
+    // `cx`, then the current context restored.
     unsafe {
         let old = pg_sys::CurrentMemoryContext;
         pg_sys::CurrentMemoryContext = cx;
@@ -929,7 +936,8 @@ unsafe fn private(node: *mut pg_sys::CustomScanState) -> (pg_sys::Oid, bool, Vec
 /// # Safety
 /// In a transaction; `relid` is locked; `targets` is a List of TargetEntry.
 unsafe fn check_returning_privileges(relid: pg_sys::Oid, targets: *mut pg_sys::List, scanrelid: pg_sys::Index) {
-    // SAFETY: as the caller guarantees; catalog and ACL lookups of the table's columns.
+    // SAFETY: the caller guarantees a transaction, `relid` locked (so RelationIdGetRelation finds
+    // it open) and `targets` a List of TargetEntry; catalog and ACL lookups of its columns.
     unsafe {
         let mut attrs: *mut pg_sys::Bitmapset = ptr::null_mut();
         pg_sys::pull_varattnos(targets.cast(), scanrelid, &mut attrs);
@@ -1030,10 +1038,12 @@ unsafe fn write_all(
     let state = node as *mut State;
     // SAFETY: the executor's node, of `State`.
     if !unsafe { (*state).written } {
-        // SAFETY: as above.
+        // SAFETY: `node` is the executor's node (the caller's contract), allocated as a `State`
+        // by new_state, so `written` is its field.
         unsafe { (*state).written = true };
         let mut duplicate = None;
-        // SAFETY: as the caller guarantees.
+        // SAFETY: the caller guarantees the executor's node and a guarded `write` (its errors
+        // become PostgreSQL errors there); `duplicate` lives on this frame for the call.
         unsafe { write(node, &mut duplicate) };
         if let Some(error) = duplicate {
             // SAFETY: the frames above are the executor's callback and this one, nothing in them
@@ -1043,7 +1053,8 @@ unsafe fn write_all(
         }
     }
     let mut slot = ptr::null_mut();
-    // SAFETY: as above; `next_returned` is guarded.
+    // SAFETY: `node` is the executor's node of `State` (the caller's contract); `returned` is
+    // non-NULL only once `begin` made the store next_returned reads; `next_returned` is guarded.
     unsafe {
         if !(*state).returned.is_null() {
             next_returned(node, &mut slot);
@@ -1059,7 +1070,8 @@ unsafe fn write_all(
 /// A node of [`State`] with its store of rows.
 #[pg_guard]
 unsafe extern "C-unwind" fn next_returned(node: *mut pg_sys::CustomScanState, out: *mut *mut pg_sys::TupleTableSlot) {
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller guarantees a `State` node with its store, whose scan slot and projection
+    // `begin` set up for ExecScan; `out` is the caller's local.
     unsafe { *out = pg_sys::ExecScan(&raw mut (*node).ss, Some(fetch_returned), Some(recheck_returned)) }
 }
 
@@ -1088,7 +1100,8 @@ unsafe extern "C-unwind" fn recheck_returned(_ss: *mut pg_sys::ScanState, _slot:
 /// # Safety
 /// A node of [`State`], begun.
 unsafe fn returned(state: *mut State) -> Option<Returned> {
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller guarantees a `State` node begun by `begin`: `rel` is open and `returned`
+    // NULL or its store.
     unsafe {
         (!(*state).returned.is_null()).then(|| Returned { store: (*state).returned, desc: (*(*state).rel).rd_att })
     }
@@ -1098,7 +1111,8 @@ unsafe fn returned(state: *mut State) -> Option<Returned> {
 /// The executor's node.
 #[pg_guard]
 unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplicate: *mut Option<ConstraintError>) {
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller guarantees the executor's node; #[pg_guard] puts this frame inside
+    // pgrx's guard, as pinned_if_sent and write_rows ask; `duplicate` is write_all's local.
     unsafe { pinned_if_sent(node, || write_rows(node, duplicate)) }
 }
 
@@ -1109,8 +1123,9 @@ unsafe extern "C-unwind" fn exec_rows(node: *mut pg_sys::CustomScanState, duplic
 /// # Safety
 /// The executor's node, inside pgrx's guard.
 unsafe fn pinned_if_sent(node: *mut pg_sys::CustomScanState, write: impl FnOnce()) {
-    // SAFETY: as the caller guarantees; the GUC nest level is closed here, or by the
-    // (sub)transaction's abort on an error.
+    // SAFETY: the caller guarantees the executor's node (its plan has wrap_in_scan's private
+    // list, which `private` reads), inside pgrx's guard; the GUC nest level is closed here, or by
+    // the (sub)transaction's abort on an error.
     unsafe {
         let (_, pinned, _) = private(node);
         if !pinned {
@@ -1206,7 +1221,8 @@ impl<'a> UpdateRows<'a> {
     /// # Safety
     /// `rel` is the UPDATE's open target, `written` the columns it assigns.
     unsafe fn new(rel: pg_sys::Relation, written: &'a [i32]) -> Option<UpdateRows<'a>> {
-        // SAFETY: as the caller guarantees; catalog lookups of its columns.
+        // SAFETY: the caller guarantees `rel` is the UPDATE's open target, so rd_id and rd_att
+        // are valid; catalog lookups of its columns.
         unsafe {
             let relid = (*rel).rd_id;
             let (source, key) = checked_columns(rel)?;
@@ -1250,8 +1266,9 @@ impl<'a> UpdateRows<'a> {
         if isnull[0] || isnull[1] {
             return None;
         }
-        // SAFETY: as the caller guarantees; the row is formed (copied) in `cx`, and the key read
-        // back from it points there.
+        // SAFETY: the caller guarantees the query's datums (ctid, key, checked value, then the
+        // written columns' new values, of their columns' types), valid for the call; the row is
+        // formed (copied) in `cx`, and the key read back from it points there.
         unsafe {
             self.values.fill(pg_sys::Datum::from(0));
             self.nulls.fill(true);
@@ -1340,7 +1357,8 @@ unsafe extern "C-unwind" fn exec_update_rows(
     node: *mut pg_sys::CustomScanState,
     duplicate: *mut Option<ConstraintError>,
 ) {
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller guarantees the executor's node; #[pg_guard] puts this frame inside
+    // pgrx's guard, as pinned_if_sent and write_update_rows ask; `duplicate` is write_all's local.
     unsafe { pinned_if_sent(node, || write_update_rows(node, duplicate)) }
 }
 
@@ -1440,13 +1458,15 @@ unsafe fn pull_batch(
 ) -> bool {
     let (mut kept, mut bytes) = (0, 0);
     while kept < limit && bytes < BATCH_BYTES {
-        // SAFETY: as the caller guarantees; a slot the plan returns is valid until the next call.
+        // SAFETY: the caller guarantees `child` is an initialised plan state; the slot it returns
+        // is valid until the next call.
         let slot = unsafe { pg_sys::ExecProcNode(child) };
-        // SAFETY: as above.
+        // SAFETY: `slot` is checked non-NULL first; it is the slot just returned, still valid.
         if slot.is_null() || unsafe { (*slot).tts_flags } & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
             return false;
         }
-        // SAFETY: as above.
+        // SAFETY: `slot` is the non-empty slot just returned (the plan not yet asked again);
+        // slot_getallattrs deforms its columns for `take`.
         unsafe { pg_sys::slot_getallattrs(slot) };
         if let Some(b) = take(slot) {
             kept += 1;
@@ -1583,7 +1603,8 @@ unsafe extern "C-unwind" fn process_utility(
         let (mut array, mut array_type) = unsafe { ((*job).array, (*job).array_type) };
         let mut next: u64 = 0;
         if pipelined {
-            // SAFETY: as above; `copy_batch` is guarded.
+            // SAFETY: the job begun by `copy_begin`; after the swap copy_batch resets and fills
+            // only the other context, so the batch in `array` stays valid; `copy_batch` is guarded.
             unsafe {
                 std::mem::swap(&mut (*job).batch, &mut (*job).spare);
                 copy_batch(job, &mut next);
@@ -1608,7 +1629,8 @@ unsafe extern "C-unwind" fn process_utility(
     // SAFETY: the job begun by `copy_begin`; `copy_end` is guarded.
     unsafe { copy_end(job) };
     if !qc.is_null() {
-        // SAFETY: the caller's completion record.
+        // SAFETY: `qc` is ProcessUtility's completion record (this hook's contract), checked
+        // non-NULL, which a COPY fills with its tag and row count.
         unsafe {
             (*qc).commandTag = pg_sys::CommandTag::CMDTAG_COPY;
             (*qc).nprocessed = stored;

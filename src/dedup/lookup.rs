@@ -134,7 +134,8 @@ pub(super) unsafe fn smallest_key_match(
     exclude: Option<pg_sys::ItemPointerData>,
     verifier: Option<&super::verify::Verifier<'_>>,
 ) -> Option<Found<u32>> {
-    // SAFETY: the caller guarantees `rel`; the slots the search reports are rows of `rel`.
+    // SAFETY: the caller guarantees `rel` is the trigger's open relation and `key_attnum` one of
+    // its columns; the slots the search reports are rows of `rel`.
     unsafe {
         let relid = (*rel).rd_id;
         window::open(relid, row_stripes(fp, cfg.k));
@@ -176,8 +177,9 @@ pub(super) unsafe fn smallest_key<M: Copy>(
     exclude: Option<pg_sys::ItemPointerData>,
     mut search: impl FnMut(pg_sys::Snapshot, &mut dyn FnMut(*mut pg_sys::TupleTableSlot, &mut dyn FnMut() -> Option<M>)),
 ) -> Option<Found<M>> {
-    // SAFETY: the caller guarantees `rel`; the dirty snapshot lives on this frame for the
-    // whole search; catalog lookups of an existing column.
+    // SAFETY: the caller guarantees `rel` is the trigger's open relation, `key_attnum` one of its
+    // columns (catalog lookups of it) and `search`'s slots valid during the call; the dirty
+    // snapshot lives on this frame for the whole search.
     unsafe {
         let relid = (*rel).rd_id;
         let (mut typid, mut typmod, mut collation) = (pg_sys::InvalidOid, 0, pg_sys::InvalidOid);

@@ -152,7 +152,8 @@ unsafe fn target_column(relid: pg_sys::Oid) -> Option<HintSource> {
 /// # Safety
 /// `rel` is an open relation; `stmt` its `COPY … FROM`.
 pub(super) unsafe fn copies_ahead(rel: pg_sys::Relation, stmt: *mut pg_sys::CopyStmt) -> Option<HintSource> {
-    // SAFETY: as the caller guarantees; catalog and ACL lookups of an open relation.
+    // SAFETY: the caller guarantees `rel` is open (rd_rel, rd_att valid) and `stmt` its COPY …
+    // FROM, whose options are DefElems; catalog and ACL lookups of the open relation.
     unsafe {
         let relid = (*rel).rd_id;
         // Options of the data's form only: FREEZE, ON_ERROR, REJECT_LIMIT and the like change
@@ -305,7 +306,8 @@ unsafe extern "C-unwind" fn create_state(_scan: *mut pg_sys::CustomScan) -> *mut
 /// # Safety
 /// `node` is a `SimdupReadAhead` node begun by [`begin`].
 unsafe fn child(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::PlanState {
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller guarantees a node begun by `begin`, which made custom_ps a one-element
+    // List of the child's PlanState.
     unsafe { pg_sys::list_nth((*node).custom_ps, 0) as *mut pg_sys::PlanState }
 }
 
@@ -436,8 +438,9 @@ fn known_fingerprint(known: &mut Known, row: usize, text: &str) -> Option<Option
 /// # Safety
 /// `state` is a node begun by [`begin`], in its first call.
 unsafe fn read(state: *mut State) {
-    // SAFETY: as the caller guarantees; a slot the child returns is valid until its next call
-    // (the texts are copied out of it).
+    // SAFETY: the caller guarantees a node begun by `begin` (its child initialised, `position` a
+    // column of the child's rows); a slot the child returns is valid until its next call (the
+    // texts are copied out of it).
     unsafe {
         (*state).store = pg_sys::tuplestore_begin_heap(false, false, pg_sys::work_mem);
         let child = child(state.cast());
@@ -573,7 +576,8 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
 /// # Safety
 /// `state` is a node begun by [`begin`] whose slot holds the row `served` of the store.
 unsafe fn remember(state: *mut State) {
-    // SAFETY: as the caller guarantees; `fps` is the list `read` made, as long as the store.
+    // SAFETY: the caller guarantees a node begun by `begin` whose slot holds the store's row
+    // `served`; `fps` is NULL or the list `read` made, freed only with the store or the node.
     unsafe {
         let row = (*state).served;
         (*state).served += 1;
@@ -607,7 +611,8 @@ unsafe extern "C-unwind" fn free_fps(arg: *mut std::ffi::c_void) {
 /// # Safety
 /// `state` is a node begun by [`begin`].
 unsafe fn drop_store(state: *mut State) {
-    // SAFETY: as the caller guarantees; the store is ended once.
+    // SAFETY: the caller guarantees a node begun by `begin`: `store` is NULL or its store, ended
+    // once and set to NULL; free_fps frees `fps` at most once (it sets it to NULL).
     unsafe {
         if !(*state).store.is_null() {
             pg_sys::tuplestore_end((*state).store);

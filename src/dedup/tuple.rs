@@ -15,7 +15,7 @@ use super::config::{Config, DUP_OF};
 /// # Safety
 /// `rel` is an open relation.
 unsafe fn column(rel: pg_sys::Relation, name: &str) -> c_int {
-    // SAFETY: as the caller's.
+    // SAFETY: `rel` is an open relation (this function's contract), all column_hinted asks.
     unsafe { column_hinted(rel, name, REENABLE) }
 }
 
@@ -183,8 +183,8 @@ pub(super) unsafe fn text_of(datum: pg_sys::Datum, typid: pg_sys::Oid) -> Option
 /// # Safety
 /// `slot` holds a row with at least `attnum` columns.
 pub(super) unsafe fn slot_value(slot: *mut pg_sys::TupleTableSlot, attnum: i32) -> Option<pg_sys::Datum> {
-    // SAFETY: as the caller guarantees; the column is deformed (as slot_getsomeattrs does) before
-    // it is read.
+    // SAFETY: the caller guarantees `slot` holds a row of at least `attnum` columns; the first
+    // `attnum` are deformed (as slot_getsomeattrs does) before tts_values and tts_isnull are read.
     unsafe {
         if i32::from((*slot).tts_nvalid) < attnum {
             pg_sys::slot_getsomeattrs_int(slot, attnum);
@@ -200,7 +200,8 @@ pub(super) unsafe fn slot_value(slot: *mut pg_sys::TupleTableSlot, attnum: i32) 
 /// `tuple` is a valid tuple of `tupdesc`, `attnum` one of its bigint columns.
 pub(super) unsafe fn bigint_value(tuple: pg_sys::HeapTuple, tupdesc: pg_sys::TupleDesc, attnum: c_int) -> Option<i64> {
     let mut isnull = false;
-    // SAFETY: see above.
+    // SAFETY: the caller guarantees `tuple` is a valid tuple of `tupdesc` and `attnum` one of its
+    // bigint columns: the datum is an int8, read only when not NULL.
     unsafe {
         let datum = pg_sys::SPI_getbinval(tuple, tupdesc, attnum, &mut isnull);
         i64::from_datum(datum, isnull)

@@ -94,7 +94,8 @@ fn take(relid: pg_sys::Oid, s: &Stripe) {
 /// Releases session locks taken by [`take`]. Cannot fail (a lock not held gives a WARNING).
 fn release(relid: pg_sys::Oid, stripes: &[Stripe]) {
     for s in stripes.iter().rev() {
-        // SAFETY: as pg_advisory_unlock does, for a lock this backend took as a session lock.
+        // SAFETY: LockRelease with a fully initialised tag of the user lock method, the mode and
+        // session flag `take` used, as pg_advisory_unlock does; a lock not held only warns.
         unsafe { pg_sys::LockRelease(&tag(relid, s), mode(s), true) };
     }
 }

@@ -61,7 +61,8 @@ unsafe extern "C-unwind" {
 /// # Safety
 /// `f` only calls a PostgreSQL function.
 unsafe fn guarded<T>(f: impl FnOnce() -> T) -> T {
-    // SAFETY: the caller's promise.
+    // SAFETY: the caller promises `f` only calls a PostgreSQL function, so an ERROR's longjmp,
+    // which pg_guard_ffi_boundary catches, skips no Rust frame with anything to drop.
     unsafe { pg_sys::submodules::ffi::pg_guard_ffi_boundary(f) }
 }
 
@@ -141,7 +142,8 @@ impl Page {
     /// # Safety
     /// `buf` is pinned and share-locked.
     unsafe fn of(buf: pg_sys::Buffer) -> Page {
-        // SAFETY: the caller's promise.
+        // SAFETY: the caller guarantees `buf` is pinned, all `block` asks; its share lock, also
+        // promised, is what the reads through `ptr` rely on.
         Page { buf, ptr: unsafe { block(buf) } }
     }
 
@@ -269,7 +271,8 @@ unsafe fn is_posting(t: *const u8) -> bool {
 /// # Safety
 /// `t` points at a non-pivot tuple of a locked leaf page.
 unsafe fn entries(t: *const u8) -> i64 {
-    // SAFETY: as heap_tids.
+    // SAFETY: the caller guarantees `t` is a non-pivot tuple of a locked leaf: its TID and t_info
+    // are readable, and a posting list's TID count is in its TID's offset (BTreeTupleGetNPosting).
     unsafe {
         if is_posting(t) {
             (tid_offset(t) & BT_OFFSET_MASK) as i64
@@ -610,7 +613,9 @@ impl Reader {
         mut bounds: Option<(i64, i64)>,
         out: &mut Collect<K, V>,
     ) {
-        // SAFETY: as in `scan`.
+        // SAFETY: the caller guarantees an open index and `page` a pinned, share-locked leaf; each
+        // page is read locked, unlocked before `visit`, then released, and the next one pinned and
+        // locked by lock_page before move_right reads it.
         unsafe {
             loop {
                 out.predicate_lock(self, &page);
@@ -645,7 +650,9 @@ impl Reader {
         }
         let mut out = Vec::with_capacity(ranges.len());
         let mut parent: Option<Page> = None;
-        // SAFETY: as in `scan`.
+        // SAFETY: the caller guarantees the index is open and not empty; `parent` comes from
+        // `descend` pinned and share-locked, is read (`child`) only so, and is unlocked and
+        // released when left.
         unsafe {
             for &(lo, _) in ranges {
                 if let Some(p) = parent.take_if(|p| !p.covers(lo)) {
@@ -669,7 +676,9 @@ impl Reader {
     /// # Safety
     /// The reader's index is open, not empty, and `level` at most its root's.
     unsafe fn descend(&self, lo: i64, level: u32) -> Page {
-        // SAFETY: as in `scan`.
+        // SAFETY: the caller guarantees an open, non-empty index and `level` at most the root's;
+        // each page is pinned and share-locked (lock_page) before it is read, and unlocked and
+        // released before its child is locked: one lock at a time.
         unsafe {
             let mut page = self.move_right(self.lock_page(self.root), lo);
             if page.opaque().level != self.level {
@@ -690,7 +699,9 @@ impl Reader {
     /// # Safety
     /// `page` is pinned and share-locked.
     unsafe fn move_right(&self, mut page: Page, lo: i64) -> Page {
-        // SAFETY: as in `scan`.
+        // SAFETY: the caller guarantees `page` is pinned and share-locked; `usable` is checked
+        // before its special space is read; a page left is unlocked and released before the
+        // next is locked.
         unsafe {
             loop {
                 if !page.usable() {
@@ -727,7 +738,7 @@ impl Reader {
     /// # Safety
     /// The reader's index is open.
     unsafe fn read_page(&self, blkno: pg_sys::BlockNumber) -> pg_sys::Buffer {
-        // SAFETY: as above.
+        // SAFETY: the reader's index is open (this function's contract), as read_page requires.
         unsafe { read_page(self.index, blkno) }
     }
 
@@ -895,7 +906,8 @@ impl Shape {
     }
 
     fn u32_at(&self, offset: usize) -> u32 {
-        // SAFETY: as `u16_at`, 4-aligned.
+        // SAFETY: `offset` is a 4-aligned offset within the pinned block (at least 8-aligned in
+        // memory), valid for reads while it is pinned; an atomic load races with nothing.
         unsafe { std::sync::atomic::AtomicU32::from_ptr(self.ptr.add(offset) as *mut u32) }
             .load(std::sync::atomic::Ordering::Relaxed)
     }
@@ -1021,11 +1033,13 @@ fn read_leaf_any(
         }
         match page.key(offset) {
             Key::Value(v) if v <= hi => {
-                // SAFETY: a data item of the locked leaf.
                 let t = page.tuple(offset);
+                // SAFETY: `t` is a data item (from first_data to max_offset) of the locked leaf
+                // `page`, so a non-pivot tuple of a locked leaf, as `entries` asks.
                 *read += unsafe { entries(t) };
                 if keep(v) {
-                    // SAFETY: as above.
+                    // SAFETY: the same tuple `t`, of `page`, which stays locked for the whole
+                    // read: as heap_tids asks.
                     unsafe { heap_tids(t, v, out) };
                 }
             }

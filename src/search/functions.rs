@@ -37,7 +37,8 @@ extension_sql!(
 /// # Safety
 /// Must run in a transaction; the caller closes the relation with `table_close`.
 unsafe fn open_indexed(relid: pg_sys::Oid, attnum: i32, check: bool) -> (pg_sys::Relation, indexes::BlockIndexes) {
-    // SAFETY: see open_table.
+    // SAFETY: the caller guarantees a transaction, as open_table requires, and closes the
+    // relation it returns with `table_close`, as open_table asks.
     let heap = unsafe { open_table(relid) };
     if check {
         // SAFETY: `heap` is open.
@@ -149,7 +150,8 @@ unsafe fn planned_call(fcinfo: pg_sys::FunctionCallInfo) -> bool {
 /// `fcinfo` is the function manager's call of a function declared STRICT with arguments
 /// (oid, integer, bigint, integer): every argument is present, not NULL, of that type.
 unsafe fn search_args(fcinfo: pg_sys::FunctionCallInfo) -> (pg_sys::Oid, i32, i64, i32) {
-    // SAFETY: see above.
+    // SAFETY: the caller guarantees a STRICT call with arguments (oid, integer, bigint, integer):
+    // arguments 0 to 3 are present, not NULL, and of the types read here.
     unsafe {
         (
             pgrx::fcinfo::pg_getarg::<pg_sys::Oid>(fcinfo, 0).unwrap_or_default(),
@@ -199,9 +201,11 @@ pub extern "C" fn pg_finfo__simdup_tids() -> &'static pg_sys::Pg_finfo_record {
 #[doc(hidden)]
 #[pg_guard]
 pub unsafe extern "C-unwind" fn _simdup_tids(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    // SAFETY: called by the function manager with its fcinfo.
+    // SAFETY: this function's contract: the function manager's call of a STRICT V1 function of
+    // (oid, integer, bigint, integer), which is what search_args asks.
     let (relid, attnum, q, k) = unsafe { search_args(fcinfo) };
-    // SAFETY: as above.
+    // SAFETY: `fcinfo` is the function manager's call information (this function's contract),
+    // all planned_call asks.
     let planned = unsafe { planned_call(fcinfo) };
     tid_array(&tids(relid, attnum, q, k, planned))
 }

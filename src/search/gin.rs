@@ -70,8 +70,9 @@ pub(crate) unsafe fn band_candidates(
 /// # Safety
 /// As [`band_candidates`]; `index` is open.
 unsafe fn bitmap(index: pg_sys::Relation, bands: &[i64], snapshot: pg_sys::Snapshot) -> *mut pg_sys::TIDBitmap {
-    // SAFETY: as the caller's; the array datum lives in the current memory context for the
-    // scan, which is ended here.
+    // SAFETY: the caller guarantees `index` is an open GIN index on a `bigint[]` expression and
+    // `snapshot` valid; the array datum lives in the current memory context for the scan,
+    // which is ended here.
     unsafe {
         #[cfg(not(feature = "pg18"))]
         let scan = pg_sys::index_beginscan_bitmap(index, snapshot, 1);
@@ -129,7 +130,9 @@ unsafe fn for_each_page(tbm: *mut pg_sys::TIDBitmap, mut page: impl FnMut(pg_sys
 unsafe fn for_each_page(tbm: *mut pg_sys::TIDBitmap, mut page: impl FnMut(pg_sys::BlockNumber, &[u16], bool)) {
     let every: Vec<u16> = (1..=MAX_HEAP_TUPLES_PER_PAGE as u16).collect();
     let mut offsets = vec![0u16; MAX_HEAP_TUPLES_PER_PAGE];
-    // SAFETY: as the other variant; tbm_extract_page_tuple writes at most the given count.
+    // SAFETY: the caller guarantees `tbm` is not being iterated; the private iterator is created,
+    // read and ended here, filling `r` on this frame; tbm_extract_page_tuple writes at most the
+    // given count of offsets into `offsets` and returns how many it wrote.
     unsafe {
         let it = pg_sys::tbm_begin_private_iterate(tbm);
         let mut r = pg_sys::TBMIterateResult::default();

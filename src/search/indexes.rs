@@ -126,7 +126,8 @@ pub(crate) unsafe fn block_indexes(heap: pg_sys::Relation, attnum: AttrNumber) -
     if let Some(known) = CACHE.with(|c| c.borrow().as_ref().and_then(|m| m.get(&(relid, attnum)).cloned())) {
         return known;
     }
-    // SAFETY: as above.
+    // SAFETY: `heap` is an open table relation (this function's contract), as
+    // read_block_indexes requires.
     let found = unsafe { read_block_indexes(heap, attnum) };
     CACHE.with(|c| {
         let mut c = c.borrow_mut();

@@ -604,7 +604,8 @@ pub(crate) unsafe fn restrictinfo(
     clause: *mut pg_sys::Expr,
 ) -> *mut pg_sys::RestrictInfo {
     let none = std::ptr::null_mut();
-    // SAFETY: as above.
+    // SAFETY: the caller guarantees valid planner structures and a valid `clause`, all
+    // make_restrictinfo reads; it pallocs the node; the relid sets passed are empty (NULL).
     unsafe { pg_sys::make_restrictinfo(root, clause, true, false, false, false, 0, none, none, none) }
 }
 

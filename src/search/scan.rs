@@ -207,7 +207,7 @@ unsafe fn begin_index_scan(
     index: pg_sys::Relation,
     snapshot: pg_sys::Snapshot,
 ) -> pg_sys::IndexScanDesc {
-    // SAFETY: the caller guarantees the relations and the snapshot.
+    // SAFETY: the caller guarantees `heap` and `index` open and `snapshot` valid for the scan.
     unsafe { pg_sys::index_beginscan(heap, index, snapshot, 2, 0) }
 }
 
@@ -221,7 +221,8 @@ unsafe fn begin_index_scan(
     index: pg_sys::Relation,
     snapshot: pg_sys::Snapshot,
 ) -> pg_sys::IndexScanDesc {
-    // SAFETY: as above.
+    // SAFETY: the caller guarantees `heap` and `index` open and `snapshot` valid for the scan;
+    // the instrumentation pointer may be NULL.
     unsafe { pg_sys::index_beginscan(heap, index, snapshot, std::ptr::null_mut(), 2, 0) }
 }
 
@@ -239,6 +240,7 @@ pub(crate) unsafe fn init_key(key: &mut pg_sys::ScanKeyData, strategy: u32, proc
 /// indexes' probe ranges never contain NULL keys, and a 0.1.0 index includes the fingerprint
 /// of a row only where its key (a block of that fingerprint) is not NULL.
 unsafe fn index_int8(itup: pg_sys::IndexTuple, attnum: i32, desc: pg_sys::TupleDesc) -> i64 {
-    // SAFETY: see above; nocache_index_getattr reads a non-NULL attribute of a valid tuple.
+    // SAFETY: the caller guarantees `itup` is a tuple of `desc` whose column `attnum` is a
+    // non-NULL int8, which nocache_index_getattr reads (by value on 64-bit platforms).
     unsafe { pg_sys::nocache_index_getattr(itup, attnum, desc).value() as i64 }
 }

@@ -256,7 +256,9 @@ unsafe fn add_bitmap_path(
     ix: &SimilarityIndex,
     q: *mut pg_sys::Node,
 ) {
-    // SAFETY: as add_paths.
+    // SAFETY: the caller guarantees the planner structures of `rel`; `ix` is similarity_index's,
+    // so its first expression is minhash_bands(minhash(body, ..), ..), FuncExprs whose arguments
+    // are read and changed only on copies; nodes are made by PostgreSQL's constructors.
     unsafe {
         let indexed = cells((*ix.index).indexprs)[0].ptr_value as *mut pg_sys::Node;
         // The query's band values: the index expression with q for body, constant-folded (once
