@@ -94,9 +94,7 @@ pub(crate) unsafe fn short_bands_expression(expr: *mut pg_sys::Node) -> Option<(
         if args.len() != 2 || !is_our_function(funcid, Some(crate::minhash::_simdup_similar_short_bands_wrapper)) {
             return None;
         }
-        let c = &*(args[1] as *mut pg_sys::Const);
-        ((*args[1]).type_ == pg_sys::NodeTag::T_Const && !c.constisnull && c.consttype == pg_sys::FLOAT8OID)
-            .then(|| (args[0], f64::from_bits(c.constvalue.value() as u64)))
+        Some((args[0], float8(args[1])?))
     }
 }
 
@@ -112,11 +110,7 @@ pub(crate) unsafe fn keys_expression(expr: *mut pg_sys::Node) -> Option<(*mut pg
         if args.len() != 3 || !is_our_function(funcid, Some(crate::minhash::_simdup_similar_keys_wrapper)) {
             return None;
         }
-        let c = &*(args[2] as *mut pg_sys::Const);
-        let containment =
-            ((*args[2]).type_ == pg_sys::NodeTag::T_Const && !c.constisnull && c.consttype == pg_sys::FLOAT8OID)
-                .then(|| f64::from_bits(c.constvalue.value() as u64))?;
-        Some((args[0], int4(args[1])?, containment))
+        Some((args[0], int4(args[1])?, float8(args[2])?))
     }
 }
 
@@ -140,11 +134,32 @@ unsafe fn func_args(node: *mut pg_sys::Node) -> Option<(pg_sys::Oid, Vec<*mut pg
 /// # Safety
 /// `node` is a valid expression node.
 unsafe fn int4(node: *mut pg_sys::Node) -> Option<i32> {
-    // SAFETY: node tags say which struct a node is.
+    // SAFETY: the caller's node; its tag is read first, and only a T_Const is read as a Const.
+    unsafe { constant(node, pg_sys::INT4OID).map(|v| v.value() as i32) }
+}
+
+/// The value of a non-NULL float8 constant.
+///
+/// # Safety
+/// `node` is a valid expression node.
+unsafe fn float8(node: *mut pg_sys::Node) -> Option<f64> {
+    // SAFETY: as `int4`: only a node tagged T_Const is read as a Const.
+    unsafe { constant(node, pg_sys::FLOAT8OID).map(|v| f64::from_bits(v.value() as u64)) }
+}
+
+/// The datum of a non-NULL constant of type `typ`.
+///
+/// # Safety
+/// `node` is a valid expression node.
+unsafe fn constant(node: *mut pg_sys::Node, typ: pg_sys::Oid) -> Option<pg_sys::Datum> {
+    // SAFETY: every node starts with its tag; a node tagged T_Const is a Const, so the reference
+    // is made only then.
     unsafe {
+        if (*node).type_ != pg_sys::NodeTag::T_Const {
+            return None;
+        }
         let c = &*(node as *mut pg_sys::Const);
-        ((*node).type_ == pg_sys::NodeTag::T_Const && !c.constisnull && c.consttype == pg_sys::INT4OID)
-            .then(|| c.constvalue.value() as i32)
+        (!c.constisnull && c.consttype == typ).then_some(c.constvalue)
     }
 }
 
