@@ -364,7 +364,9 @@ fn chunk_bounds(cut: &Cut<'_>) -> Vec<usize> {
     for i in 0..cut.units() {
         let h = xxhash_rust::xxh3::xxh3_64(cut.unit(i).as_bytes());
         let len = i + 1 - start;
-        if len >= CHUNK_MAX || (len >= CHUNK_MIN && crate::hash::mix64(prev ^ h.rotate_left(17)) % CHUNK_AVERAGE == 0) {
+        if len >= CHUNK_MAX
+            || (len >= CHUNK_MIN && crate::hash::mix64(prev ^ h.rotate_left(17)).is_multiple_of(CHUNK_AVERAGE))
+        {
             bounds.push(i + 1);
             start = i + 1;
         }
