@@ -31,9 +31,9 @@ use crate::minhash::{char_set, interrupt, set_bands, short_set_of, text_short};
 /// The alignment of two texts, or 54000 for a text too long to align.
 fn aligned<'t>(a: &'t str, b: &'t str) -> Alignment<'t> {
     align(a, b, &mut interrupt).unwrap_or_else(|e| match e {
-        AlignError::TooLong { units, max } => Error::new(
+        AlignError::TooLong { max } => Error::new(
             Code::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-            format!("a text of {units} units is too long for simdup_explain's passages (at most {max})"),
+            format!("a text of more than {max} units is too long for simdup_explain's passages"),
         )
         .detail("A unit is a CJK character, a word, a run of whitespace or another character.")
         .hint("Explain a part of it, e.g. substr(text, 1, 100000).")
@@ -118,6 +118,8 @@ fn simdup_explain(a: Option<&str>, b: Option<&str>, tbl: Option<pg_sys::Oid>) ->
         }
         None => (None, None, None),
     };
+    // The passages first: a text too long for them is refused before any other work.
+    let al = aligned(a, b);
     // The shingle size of the figures: the similarity trigger's, else the verification's (5).
     let k = similar_cfg.as_ref().map_or(VERIFY_SHINGLE, |c| c.k);
     let (fa, fb) = (crate::fingerprint::simhash(a), crate::fingerprint::simhash(b));
@@ -155,7 +157,6 @@ fn simdup_explain(a: Option<&str>, b: Option<&str>, tbl: Option<pg_sys::Oid>) ->
         }
     }
 
-    let al = aligned(a, b);
     let passages: Vec<Value> = al.passages.iter().map(|p| json!({"side": p.side.as_str(), "text": p.text})).collect();
     let both = !sa.is_empty() && !sb.is_empty();
     let inter = if both { mh::intersection_size(&sa, &sb) } else { 0 };

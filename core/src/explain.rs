@@ -93,16 +93,15 @@ pub struct Alignment<'t> {
 /// Why [`align`] refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AlignError {
-    /// A text has more than [`MAX_UNITS`] units.
-    TooLong { units: usize, max: usize },
+    /// A text has more than `max` ([`MAX_UNITS`]) units: found while tokenizing, which stops
+    /// there (a text of 100 MB is not cut into units first).
+    TooLong { max: usize },
 }
 
 impl std::fmt::Display for AlignError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            AlignError::TooLong { units, max } => {
-                write!(f, "a text of {units} units is too long to align (at most {max})")
-            }
+            AlignError::TooLong { max } => write!(f, "a text of more than {max} units is too long to align"),
         }
     }
 }
@@ -156,8 +155,9 @@ fn class(c: char) -> Class {
     }
 }
 
-/// The byte offsets where the units of `text` start ([`units`]), and the text's length last.
-fn unit_bounds(text: &str, interrupt: Interrupt<'_>) -> Vec<usize> {
+/// The byte offsets where the units of `text` start ([`units`]), and the text's length last;
+/// None as soon as there are more than `max` units.
+fn unit_bounds(text: &str, max: usize, interrupt: Interrupt<'_>) -> Option<Vec<usize>> {
     let mut bounds = Vec::new();
     let mut prev: Option<Class> = None;
     for (n, (i, c)) in text.char_indices().enumerate() {
@@ -171,17 +171,21 @@ fn unit_bounds(text: &str, interrupt: Interrupt<'_>) -> Vec<usize> {
         // A word or a whitespace run goes on; every other character starts a unit.
         let goes_on = prev == Some(cls) && matches!(cls, Class::Word | Class::Space);
         if !goes_on {
+            if bounds.len() == max {
+                return None;
+            }
             bounds.push(i);
         }
         prev = Some(cls);
     }
     bounds.push(text.len());
-    bounds
+    Some(bounds)
 }
 
 /// The units of `text` (see the module): concatenated, they are `text`.
 pub fn units<'t>(text: &'t str, interrupt: Interrupt<'_>) -> Vec<&'t str> {
-    unit_bounds(text, interrupt).windows(2).map(|w| &text[w[0]..w[1]]).collect()
+    let bounds = unit_bounds(text, usize::MAX, interrupt).unwrap_or_default();
+    bounds.windows(2).map(|w| &text[w[0]..w[1]]).collect()
 }
 
 /// A text cut into units: byte offsets and the characters before each unit.
@@ -195,11 +199,7 @@ struct Cut<'t> {
 
 impl<'t> Cut<'t> {
     fn new(text: &'t str, interrupt: Interrupt<'_>) -> Result<Cut<'t>, AlignError> {
-        let bounds = unit_bounds(text, interrupt);
-        let units = bounds.len() - 1;
-        if units > MAX_UNITS {
-            return Err(AlignError::TooLong { units, max: MAX_UNITS });
-        }
+        let bounds = unit_bounds(text, MAX_UNITS, interrupt).ok_or(AlignError::TooLong { max: MAX_UNITS })?;
         let mut chars = Vec::with_capacity(bounds.len());
         let mut n = 0;
         chars.push(0);
@@ -518,11 +518,14 @@ mod tests {
     #[test]
     fn too_long_texts_are_refused_before_the_diff() {
         let long = "字".repeat(MAX_UNITS + 1);
-        assert_eq!(
-            align(&long, "x", &mut no_interrupt),
-            Err(AlignError::TooLong { units: MAX_UNITS + 1, max: MAX_UNITS })
-        );
+        assert_eq!(align(&long, "x", &mut no_interrupt), Err(AlignError::TooLong { max: MAX_UNITS }));
         assert!(align("x", &long, &mut no_interrupt).is_err());
+        assert!(align(&long[3..], "x", &mut no_interrupt).is_ok(), "exactly MAX_UNITS units");
+        // Tokenizing stops at the limit: a 100 MB text is refused without cutting all of it.
+        let huge = "字".repeat(35_000_000);
+        let mut calls = 0;
+        assert!(align(&huge, "x", &mut || calls += 1).is_err());
+        assert!(calls < 10, "{calls}");
         // Words are units: the same bytes of English are fewer units.
         let words = "word ".repeat(MAX_UNITS / 2 - 1);
         assert!(align(&words, "x", &mut no_interrupt).is_ok());
