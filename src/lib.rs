@@ -13,6 +13,7 @@ mod batch;
 mod catalog;
 mod dedup;
 mod errors;
+mod explain;
 mod fingerprint;
 mod gucs;
 mod minhash;
@@ -79,6 +80,8 @@ extension_sql_file!(
         "comment_minhash_s_curve"
     ]
 );
+
+extension_sql_file!("../sql/explain.sql", name = "explain_sql", requires = ["enable"]);
 
 #[cfg(any(test, feature = "pg_test"))]
 mod tests;

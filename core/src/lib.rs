@@ -29,12 +29,14 @@
 //! [`idf`] → [`features`] → [`simhash`] → [`scheme`]; [`minhash`] on [`tokens`] and [`hash`];
 //! [`locks`] on [`hash`] (its tests also use [`blocks`]); [`blocks`] → [`pairs`] → [`leaders`], [`blocks`] → [`nearset`], [`pairs`] → [`expected`];
 //! [`components`] alone; [`parallel`] (threads for a caller with interrupts) under [`pairs`];
-//! [`similar`] on [`minhash`] and `common` (a generated table of common shingles).
+//! [`similar`] on [`minhash`] and `common` (a generated table of common shingles); [`explain`]
+//! (the aligned passages of two texts, for `simdup_explain`) alone.
 
 pub mod blocks;
 mod common;
 pub mod components;
 pub mod expected;
+pub mod explain;
 pub mod features;
 pub mod hash;
 pub mod idf;

@@ -36,11 +36,21 @@ pub(crate) mod config;
 mod coordinator;
 mod lookup;
 mod readahead;
-mod similar;
+pub(crate) mod similar;
 mod trigger;
 mod tuple;
 mod verify;
 mod window;
+
+/// The configuration of a table's SimHash dedup trigger (`simdup_dedup`), read from its
+/// arguments as the trigger reads them; None without one. For `simdup_explain`.
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(crate) unsafe fn simhash_config(rel: pgrx::pg_sys::Relation) -> Option<config::Config> {
+    // SAFETY: the caller's.
+    unsafe { trigger::dedup_config(rel) }
+}
 
 /// Installs the hooks of [`coordinator`] and registers [`readahead`]'s custom scan. Called once
 /// from `_PG_init`.

@@ -128,6 +128,25 @@ impl SimilarConfig {
         self.rule().judge(set, other_set, via, short_sets)
     }
 
+    /// Whether the similarity index offers a stored row with k-shingle set `other_set` to a row
+    /// with band values `bands`: they share a band value.
+    pub fn shares_band(&self, bands: &[i64], other_set: &[u64]) -> bool {
+        set_bands(other_set, self.bands, self.rows).iter().any(|b| bands.contains(b))
+    }
+
+    /// Whether the short-text index offers a stored row with text `other` to a row with short
+    /// bands `own` (None: not a short text): both are short texts and share a short band.
+    pub fn shares_short_band(&self, own: Option<&[i64]>, other: &str) -> bool {
+        let own = own.unwrap_or_default();
+        text_short_bands(other, self.threshold).is_some_and(|theirs| theirs.iter().any(|b| own.contains(b)))
+    }
+
+    /// Whether the containment index offers a stored row with k-shingle set `other_set` to a row
+    /// with containment keys `own` (None: the table has no containment rule): the keys meet.
+    pub fn shares_key(&self, own: Option<&Keys>, other_set: &[u64]) -> bool {
+        own.is_some_and(|own| self.keys(other_set).is_some_and(|theirs| own.meet(&theirs)))
+    }
+
     /// The containment keys of a row with k-shingle set `set`, when the table has the
     /// containment rule.
     pub fn keys(&self, set: &[u64]) -> Option<Keys> {
@@ -341,7 +360,7 @@ extension_sql!(
 ///
 /// # Safety
 /// `rel` is an open relation.
-pub(super) unsafe fn similar_config(rel: pg_sys::Relation) -> Option<SimilarConfig> {
+pub(crate) unsafe fn similar_config(rel: pg_sys::Relation) -> Option<SimilarConfig> {
     // SAFETY: the caller guarantees an open relation.
     unsafe { trigger_args_named(rel, TRIGGER_SIMILAR).map(|args| SimilarConfig::parse(&args)) }
 }
@@ -668,15 +687,9 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             // The new row's 3-shingle set is the one its short bands came from.
             cfg.similar(&set, &other_set, via, || (short.as_ref().map(|s| s.set.clone()), short_set_of(&other)))
         };
-        let shares_band =
-            |_: &str, other_set: &[u64]| set_bands(other_set, cfg.bands, cfg.rows).iter().any(|b| bands.contains(b));
-        let shares_short_band = |other: &str, _: &[u64]| {
-            let own = short_bands.unwrap_or_default();
-            text_short_bands(other, cfg.threshold).is_some_and(|theirs| theirs.iter().any(|b| own.contains(b)))
-        };
-        let shares_key = |_: &str, other_set: &[u64]| {
-            keys.as_ref().is_some_and(|own| cfg.keys(other_set).is_some_and(|theirs| own.meet(&theirs)))
-        };
+        let shares_band = |_: &str, other_set: &[u64]| cfg.shares_band(&bands, other_set);
+        let shares_short_band = |other: &str, _: &[u64]| cfg.shares_short_band(short_bands, other);
+        let shares_key = |_: &str, other_set: &[u64]| cfg.shares_key(keys.as_ref(), other_set);
         let found = smallest_key(rel, cols.key, exclude, |snapshot, visit| {
             crate::search::gin::band_candidates(rel, index, &bands, snapshot, |slot, recheck| {
                 visit(slot, &mut || candidate(slot, recheck.then_some(&shares_band), Via::Band))
