@@ -1217,11 +1217,15 @@ mod tests {
     use super::*;
     use pgrx::prelude::*;
 
-    /// Every (key, heap TID) of the leaves, left to right, and checks of every page on the way.
+    /// A leaf entry: its key and its heap TID as (block, offset).
+    type Entry = (Key, (u32, u16));
+
+    /// Every entry of the leaves, left to right, the root's level, the number of leaves and of
+    /// posting lists, and checks of every page on the way.
     ///
     /// # Safety
     /// `index` is an open B-tree on one `bigint` column.
-    unsafe fn walk(index: pg_sys::Relation) -> (Vec<(Key, (u32, u16))>, u32, usize, usize) {
+    unsafe fn walk(index: pg_sys::Relation) -> (Vec<Entry>, u32, usize, usize) {
         // SAFETY: pages pinned and share-locked while read, as the reader reads them.
         unsafe {
             let snapshot = pg_sys::GetActiveSnapshot();
@@ -1317,7 +1321,7 @@ mod tests {
         );
         // What PostgreSQL stores: every row's key and TID, in the index's order (NULLs last,
         // TIDs ascending within a key).
-        let expected: Vec<(Key, (u32, u16))> = Spi::connect(|c| {
+        let expected: Vec<Entry> = Spi::connect(|c| {
             c.select(
                 "SELECT k, (ctid::text::point)[0]::int8 AS blk, (ctid::text::point)[1]::int4 AS off FROM lay
                  ORDER BY k NULLS LAST, ctid",
