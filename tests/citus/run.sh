@@ -32,7 +32,8 @@
 #                     IntervalStyle, extra_float_digits, bytea_output, TimeZone, one at a time and
 #                     all at once) change nothing a checked write stores: INSERT (a row, several,
 #                     prepared), COPY, UPDATE and RETURNING give the local table's rows, as an
-#                     ordinary role (settings_writes.sql: the writes of one round);
+#                     ordinary role (settings_writes.sql: the writes of one round;
+#                     settings_round.sql: one round into both tables, compared);
 #   here              COPY into the table checked (the local trigger's answers), COPY ... WHERE
 #                     and (ON_ERROR) refused; writes through
 #                     a worker (MX) refused; an ordinary role's every way around the check (SET

@@ -50,6 +50,8 @@ END $$;
 -- the RETURNING rows compared.
 \set writer settings_writer
 \set round_begin 'TRUNCATE st_dist; TRUNCATE st_local;'
+\set open ''
+\set close ''
 
 -- standard_conforming_strings = off. First the case that was broken: S, 80 short words
 -- joined by two backslashes, stored (by the owner, standard strings); then the writer sends T,
@@ -73,107 +75,51 @@ SELECT check_that('standard_conforming_strings = off, the reproduction: T (80 wo
   AND settings_diff() IS NULL, coalesce(settings_diff(), ''));
 
 \set set_cmd 'SET standard_conforming_strings = off; SET escape_string_warning = off;'
-\set tbl st_dist
-\set src st_src
-\ir settings_writes.sql
-\set ret_ins_dist :ret_ins
-\set ret_upd_dist :ret_upd
-\set tbl st_local
-\set src st_src_local
-\ir settings_writes.sql
-SELECT check_that('standard_conforming_strings = off: INSERT (one row, several, prepared generic and custom, ... SELECT), COPY, UPDATE (literals, an expression, prepared) and RETURNING: the local table''s rows',
-  settings_diff() IS NULL AND :'ret_ins_dist' = :'ret_ins' AND :'ret_upd_dist' = :'ret_upd' AND (SELECT count(*) FROM st_local) = 12,
-  format('%s; RETURNING %s / %s, %s / %s', settings_diff(), :'ret_ins_dist', :'ret_ins', :'ret_upd_dist', :'ret_upd'));
+\set label 'standard_conforming_strings = off: INSERT (one row, several, prepared generic and custom, ... SELECT), COPY, UPDATE (literals, an expression, prepared) and RETURNING: the local table''s rows'
+\set rows 12
+\ir settings_round.sql
 
 -- DateStyle = 'SQL, DMY'
 :round_begin
 \set set_cmd 'SET DateStyle = ''SQL, DMY'';'
-\set tbl st_dist
-\set src st_src
-\ir settings_writes.sql
-\set ret_ins_dist :ret_ins
-\set ret_upd_dist :ret_upd
-\set tbl st_local
-\set src st_src_local
-\ir settings_writes.sql
-SELECT check_that('DateStyle = ''SQL, DMY'': the same writes store the local table''s rows',
-  settings_diff() IS NULL AND :'ret_ins_dist' = :'ret_ins' AND :'ret_upd_dist' = :'ret_upd' AND (SELECT count(*) FROM st_local) = 10,
-  format('%s; RETURNING %s / %s, %s / %s', settings_diff(), :'ret_ins_dist', :'ret_ins', :'ret_upd_dist', :'ret_upd'));
+\set label 'DateStyle = ''SQL, DMY'': the same writes store the local table''s rows'
+\set rows 10
+\ir settings_round.sql
 
 -- IntervalStyle = sql_standard
 :round_begin
 \set set_cmd 'SET IntervalStyle = sql_standard;'
-\set tbl st_dist
-\set src st_src
-\ir settings_writes.sql
-\set ret_ins_dist :ret_ins
-\set ret_upd_dist :ret_upd
-\set tbl st_local
-\set src st_src_local
-\ir settings_writes.sql
-SELECT check_that('IntervalStyle = sql_standard: the same writes store the local table''s rows',
-  settings_diff() IS NULL AND :'ret_ins_dist' = :'ret_ins' AND :'ret_upd_dist' = :'ret_upd' AND (SELECT count(*) FROM st_local) = 10,
-  format('%s; RETURNING %s / %s, %s / %s', settings_diff(), :'ret_ins_dist', :'ret_ins', :'ret_upd_dist', :'ret_upd'));
+\set label 'IntervalStyle = sql_standard: the same writes store the local table''s rows'
+\set rows 10
+\ir settings_round.sql
 
 -- extra_float_digits = -3
 :round_begin
 \set set_cmd 'SET extra_float_digits = -3;'
-\set tbl st_dist
-\set src st_src
-\ir settings_writes.sql
-\set ret_ins_dist :ret_ins
-\set ret_upd_dist :ret_upd
-\set tbl st_local
-\set src st_src_local
-\ir settings_writes.sql
-SELECT check_that('extra_float_digits = -3: the same writes store the local table''s rows',
-  settings_diff() IS NULL AND :'ret_ins_dist' = :'ret_ins' AND :'ret_upd_dist' = :'ret_upd' AND (SELECT count(*) FROM st_local) = 10,
-  format('%s; RETURNING %s / %s, %s / %s', settings_diff(), :'ret_ins_dist', :'ret_ins', :'ret_upd_dist', :'ret_upd'));
+\set label 'extra_float_digits = -3: the same writes store the local table''s rows'
+\set rows 10
+\ir settings_round.sql
 
 -- bytea_output = escape
 :round_begin
 \set set_cmd 'SET bytea_output = escape;'
-\set tbl st_dist
-\set src st_src
-\ir settings_writes.sql
-\set ret_ins_dist :ret_ins
-\set ret_upd_dist :ret_upd
-\set tbl st_local
-\set src st_src_local
-\ir settings_writes.sql
-SELECT check_that('bytea_output = escape: the same writes store the local table''s rows',
-  settings_diff() IS NULL AND :'ret_ins_dist' = :'ret_ins' AND :'ret_upd_dist' = :'ret_upd' AND (SELECT count(*) FROM st_local) = 10,
-  format('%s; RETURNING %s / %s, %s / %s', settings_diff(), :'ret_ins_dist', :'ret_ins', :'ret_upd_dist', :'ret_upd'));
+\set label 'bytea_output = escape: the same writes store the local table''s rows'
+\set rows 10
+\ir settings_round.sql
 
 -- TimeZone = 'Asia/Shanghai'
 :round_begin
 \set set_cmd 'SET TimeZone = ''Asia/Shanghai'';'
-\set tbl st_dist
-\set src st_src
-\ir settings_writes.sql
-\set ret_ins_dist :ret_ins
-\set ret_upd_dist :ret_upd
-\set tbl st_local
-\set src st_src_local
-\ir settings_writes.sql
-SELECT check_that('TimeZone = ''Asia/Shanghai'': the same writes store the local table''s rows',
-  settings_diff() IS NULL AND :'ret_ins_dist' = :'ret_ins' AND :'ret_upd_dist' = :'ret_upd' AND (SELECT count(*) FROM st_local) = 10,
-  format('%s; RETURNING %s / %s, %s / %s', settings_diff(), :'ret_ins_dist', :'ret_ins', :'ret_upd_dist', :'ret_upd'));
+\set label 'TimeZone = ''Asia/Shanghai'': the same writes store the local table''s rows'
+\set rows 10
+\ir settings_round.sql
 
 -- all of them at once
 :round_begin
 \set set_cmd 'SET standard_conforming_strings = off; SET escape_string_warning = off; SET DateStyle = ''SQL, DMY''; SET IntervalStyle = sql_standard; SET extra_float_digits = -3; SET bytea_output = escape; SET TimeZone = ''Asia/Shanghai'';'
-\set tbl st_dist
-\set src st_src
-\ir settings_writes.sql
-\set ret_ins_dist :ret_ins
-\set ret_upd_dist :ret_upd
-\set tbl st_local
-\set src st_src_local
-\ir settings_writes.sql
-SELECT check_that('all of them at once: the same writes store the local table''s rows',
-  settings_diff() IS NULL AND :'ret_ins_dist' = :'ret_ins' AND :'ret_upd_dist' = :'ret_upd' AND (SELECT count(*) FROM st_local) = 10,
-  format('%s; RETURNING %s / %s, %s / %s', settings_diff(), :'ret_ins_dist', :'ret_ins', :'ret_upd_dist', :'ret_upd'));
+\set label 'all of them at once: the same writes store the local table''s rows'
+\set rows 10
+\ir settings_round.sql
 
 -- all of them at once, with SET LOCAL in one transaction per table, sent to the workers too
 -- (citus.propagate_set_commands = local): the checked write sets its own again on the workers
@@ -183,18 +129,8 @@ SELECT check_that('all of them at once: the same writes store the local table''s
 :round_begin
 \set writer postgres
 \set set_cmd 'SET LOCAL citus.propagate_set_commands = local; SET LOCAL standard_conforming_strings = off; SET LOCAL escape_string_warning = off; SET LOCAL DateStyle = ''SQL, DMY''; SET LOCAL IntervalStyle = sql_standard; SET LOCAL extra_float_digits = -3; SET LOCAL bytea_output = escape; SET LOCAL TimeZone = ''Asia/Shanghai'';'
-\set tbl st_dist
-\set src st_src
-BEGIN;
-\ir settings_writes.sql
-COMMIT;
-\set ret_ins_dist :ret_ins
-\set ret_upd_dist :ret_upd
-\set tbl st_local
-\set src st_src_local
-BEGIN;
-\ir settings_writes.sql
-COMMIT;
-SELECT check_that('all of them at once, SET LOCAL in a transaction and sent to the workers: the same writes store the local table''s rows',
-  settings_diff() IS NULL AND :'ret_ins_dist' = :'ret_ins' AND :'ret_upd_dist' = :'ret_upd' AND (SELECT count(*) FROM st_local) = 10,
-  format('%s; RETURNING %s / %s, %s / %s', settings_diff(), :'ret_ins_dist', :'ret_ins', :'ret_upd_dist', :'ret_upd'));
+\set open 'BEGIN;'
+\set close 'COMMIT;'
+\set label 'all of them at once, SET LOCAL in a transaction and sent to the workers: the same writes store the local table''s rows'
+\set rows 10
+\ir settings_round.sql
