@@ -587,15 +587,16 @@ mod tests {
             .collect()
     }
 
-    /// `text` with some of its pieces deleted, replaced or repeated, from a seed.
-    fn edited(text: &str, seed: u64) -> String {
+    /// `text` with about one character in `one_in` deleted, replaced or followed by an
+    /// insertion, from a seed.
+    fn edited_one_in(text: &str, seed: u64, one_in: u64) -> String {
         let mut x = seed | 1;
         let mut out = String::new();
         for c in text.chars() {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            match x % 23 {
+            match x % one_in {
                 0 => {}
                 1 => out.push('改'),
                 2 => {
@@ -608,25 +609,14 @@ mod tests {
         out
     }
 
+    /// `text` with some of its pieces deleted, replaced or repeated, from a seed.
+    fn edited(text: &str, seed: u64) -> String {
+        edited_one_in(text, seed, 23)
+    }
+
     /// `text` with about one character in 200 deleted, replaced or followed by an insertion.
     fn lightly_edited(text: &str, seed: u64) -> String {
-        let mut x = seed | 1;
-        let mut out = String::new();
-        for c in text.chars() {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            match x % 600 {
-                0 => {}
-                1 => out.push('改'),
-                2 => {
-                    out.push(c);
-                    out.push_str(" new ");
-                }
-                _ => out.push(c),
-            }
-        }
-        out
+        edited_one_in(text, seed, 600)
     }
 
     /// The property: shared and a-only passages reassemble a; shared and b-only passages
