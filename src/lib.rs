@@ -10,6 +10,7 @@ use pgrx::prelude::*;
 mod access;
 mod args;
 mod batch;
+mod calibrate;
 mod catalog;
 mod dedup;
 mod errors;
@@ -82,6 +83,7 @@ extension_sql_file!(
 );
 
 extension_sql_file!("../sql/explain.sql", name = "explain_sql", requires = ["enable"]);
+extension_sql_file!("../sql/calibrate.sql", name = "calibrate_sql", requires = ["enable", "similar_sql"]);
 
 #[cfg(any(test, feature = "pg_test"))]
 mod tests;

@@ -30,9 +30,11 @@
 //! [`locks`] on [`hash`] (its tests also use [`blocks`]); [`blocks`] → [`pairs`] → [`leaders`], [`blocks`] → [`nearset`], [`pairs`] → [`expected`];
 //! [`components`] alone; [`parallel`] (threads for a caller with interrupts) under [`pairs`];
 //! [`similar`] on [`minhash`] and `common` (a generated table of common shingles); [`explain`]
-//! (the aligned passages of two texts, for `simdup_explain`) alone.
+//! (the aligned passages of two texts, for `simdup_explain`) alone; [`calibrate`] (the histogram
+//! and valley of `simdup_calibrate`) alone.
 
 pub mod blocks;
+pub mod calibrate;
 mod common;
 pub mod components;
 pub mod expected;
