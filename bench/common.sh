@@ -34,7 +34,7 @@ ROOT="$(cd "$BENCH/.." && pwd)"
 cd "$ROOT"
 DATA="${SIMDUP_BENCH_DATA:-$BENCH/data}"
 if [ "${BENCH_PG:-1}" != 0 ]; then
-  . scripts/setup.sh >/dev/null 2>&1 || . scripts/setup.sh
+  . scripts/setup.sh >/dev/null   # its log on stderr: what it checked, or why it stopped
 fi
 
 log() { printf '\033[1mbench:\033[0m %s\n' "$*" >&2; }
@@ -70,7 +70,7 @@ bench_cluster() {
 psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$port" -U postgres "$@"; }
 db() { psql -d bench "$@"; }
 bench_db() {
-  psql -d postgres -c "DROP DATABASE IF EXISTS bench" -c "CREATE DATABASE bench"
+  psql -d postgres -c "CREATE DATABASE bench"
   db -c "CREATE EXTENSION simdup"
 }
 

@@ -35,7 +35,11 @@ old_tree="$WORK/rev" old_target="/tmp/simdup-shortwaits-target"
 on_exit 'if [ -d "$old_tree" ]; then git worktree remove --force "$old_tree" >/dev/null 2>&1 || true; fi'
 sql() { psql -d postgres "$@"; }
 
-install_this() { scripts/install.sh --pg-config "$PG_CONFIG" >/dev/null; }
+# This tree's build (again after REV's; without REV, SIMDUP_BENCH_NO_INSTALL=1 keeps the one installed).
+install_this() {
+  if [ -z "$REV" ] && [ "${SIMDUP_BENCH_NO_INSTALL:-0}" = 1 ]; then return; fi
+  scripts/install.sh --pg-config "$PG_CONFIG" >/dev/null
+}
 install_rev() { CARGO_TARGET_DIR="$old_target" scripts/install.sh --source "$old_tree" --pg-config "$PG_CONFIG" >/dev/null; }
 restart() { scripts/cluster.sh restart "$cluster"; }
 
