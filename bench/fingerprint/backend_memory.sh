@@ -11,7 +11,7 @@ conns=${1:-20}
 sql() { psql -At -d postgres "$@"; }
 
 measure() { # $1 = label, $2 = extra server options
-  PG_EXTRA_OPTS="$2" bench_cluster mem 2>/dev/null
+  PG_EXTRA_OPTS="$2" bench_cluster mem
   sql -c "CREATE EXTENSION simdup" >/dev/null
   # First call in a new connection, 5 connections, median.
   local firsts=()

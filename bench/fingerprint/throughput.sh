@@ -13,7 +13,7 @@ bench/fetch/news.sh >/dev/null
 bench/python/setup_venv.sh >/dev/null
 
 cargo build --release -q -p simdup-bench --example throughput
-bench_cluster throughput 2>/dev/null
+bench_cluster throughput
 sql() { psql -At -d postgres "$@"; }
 sql -c "CREATE EXTENSION simdup; CREATE TABLE docs (body text); SET max_parallel_workers_per_gather = 0;" >/dev/null
 python3 -c '

@@ -9,7 +9,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 dir=${1:-$DATA/quality}
 n=${2:-3000}
-SIMDUP_BENCH_NO_INSTALL=1 bench_cluster trgm 2>/dev/null   # PostgreSQL's pg_trgm only: no simdup
+SIMDUP_BENCH_NO_INSTALL=1 bench_cluster trgm   # PostgreSQL's pg_trgm only: no simdup
 sql() { psql -At -d postgres "$@"; }
 sql -c "CREATE EXTENSION pg_trgm; CREATE TABLE p (id text, a text, b text, py float8);"
 python3 - "$dir" "$n" <<'PY' | sql -c "\copy p FROM STDIN WITH (FORMAT csv)"
