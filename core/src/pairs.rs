@@ -31,10 +31,9 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::time::Duration;
 
 use crate::blocks::{block, neighbours, Layout, BLOCKS};
-use crate::parallel::{with_signals_blocked, Finished, StopOnUnwind};
+use crate::parallel::with_helpers;
 
 /// Candidate checks between two calls of the progress tick: the `interrupt` callback on the
 /// calling thread, a look at the stop flag on a helper thread (a few milliseconds).
@@ -578,44 +577,28 @@ impl<'a> BlockJoin<'a> {
             }
             parts
         };
-        let caller = std::thread::current();
-        let running = AtomicUsize::new(0); // helpers started and not yet finished
-        let mut parts = std::thread::scope(|s| {
-            // If `interrupt` unwinds, this stops the helpers before the scope waits for them.
-            let _stop = StopOnUnwind(&stop);
-            let helpers: Vec<_> = with_signals_blocked(|| {
-                (1..threads.min(CHUNKS))
-                    .map_while(|_| {
-                        running.fetch_add(1, Ordering::AcqRel);
-                        let started = std::thread::Builder::new().name("simdup pairs".into()).spawn_scoped(s, || {
-                            let _finished = Finished { running: &running, caller: &caller };
-                            // A helper that panics stops the others too.
-                            let _stop = StopOnUnwind(&stop);
-                            work(&mut |c| {
-                                checks.fetch_add(c, Ordering::Relaxed);
-                                !stop.load(Ordering::Relaxed)
-                            })
-                        });
-                        if started.is_err() {
-                            running.fetch_sub(1, Ordering::AcqRel); // no more threads to be had: go on with those started
-                        }
-                        started.ok()
-                    })
-                    .collect()
-            });
-            let mut parts = work(&mut |c| {
-                interrupt(checks.fetch_add(c, Ordering::Relaxed) + c);
-                !stop.load(Ordering::Relaxed)
-            });
-            while running.load(Ordering::Acquire) > 0 {
-                interrupt(checks.load(Ordering::Relaxed));
-                std::thread::park_timeout(Duration::from_millis(10));
-            }
-            for h in helpers {
-                parts.extend(h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-            }
-            parts
-        });
+        let mut parts: Vec<_> = with_helpers(
+            "simdup pairs",
+            threads.min(CHUNKS).saturating_sub(1),
+            &stop,
+            || {
+                work(&mut |c| {
+                    checks.fetch_add(c, Ordering::Relaxed);
+                    !stop.load(Ordering::Relaxed)
+                })
+            },
+            interrupt,
+            |i| {
+                work(&mut |c| {
+                    i(checks.fetch_add(c, Ordering::Relaxed) + c);
+                    !stop.load(Ordering::Relaxed)
+                })
+            },
+            |i| i(checks.load(Ordering::Relaxed)),
+        )
+        .into_iter()
+        .flatten()
+        .collect();
         // In the order of the ranges, each range's pairs freed once copied; copying millions of
         // pairs takes a while, so `interrupt` is called between ranges.
         parts.sort_unstable_by_key(|&(c, _)| c);

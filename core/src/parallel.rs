@@ -33,38 +33,12 @@ pub fn map<T: Sync, R: Send>(
         }
         done
     };
-    let caller = std::thread::current();
-    let running = AtomicUsize::new(0); // helpers started and not yet finished
-    let mut done = std::thread::scope(|s| {
-        // If `interrupt` unwinds, this stops the helpers before the scope waits for them.
-        let _stop = StopOnUnwind(&stop);
-        let helpers: Vec<_> = with_signals_blocked(|| {
-            (1..threads.min(items.len()))
-                .map_while(|_| {
-                    running.fetch_add(1, Ordering::AcqRel);
-                    let started = std::thread::Builder::new().name("simdup map".into()).spawn_scoped(s, || {
-                        let _finished = Finished { running: &running, caller: &caller };
-                        // A helper that panics stops the others too.
-                        let _stop = StopOnUnwind(&stop);
-                        work(&mut || {})
-                    });
-                    if started.is_err() {
-                        running.fetch_sub(1, Ordering::AcqRel); // no more threads to be had: go on with those started
-                    }
-                    started.ok()
-                })
-                .collect()
-        });
-        let mut done = work(&mut *interrupt);
-        while running.load(Ordering::Acquire) > 0 {
-            interrupt();
-            std::thread::park_timeout(Duration::from_millis(10));
-        }
-        for h in helpers {
-            done.extend(h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-        }
-        done
-    });
+    let helpers = threads.min(items.len()).saturating_sub(1);
+    let mut done: Vec<_> =
+        with_helpers("simdup map", helpers, &stop, || work(&mut || {}), interrupt, |i| work(i), |i| i())
+            .into_iter()
+            .flatten()
+            .collect();
     done.sort_unstable_by_key(|&(i, _)| i);
     done.into_iter().map(|(_, r)| r).collect()
 }
@@ -142,8 +116,58 @@ impl<T, R> Drop for Background<T, R> {
     }
 }
 
+/// Runs `own` on the calling thread and `helper` on up to `helpers` threads of their own (named
+/// `name`, started with every signal blocked; fewer when no more can be started), then waits for
+/// the helpers, calling `waiting` on the calling thread meanwhile (every 10 ms, and as each one
+/// finishes). Returns what `own` returned, then what each helper returned. `own` and `waiting`
+/// get `caller`, the calling thread's own state (its interrupt). `stop` is set when the calling
+/// thread unwinds (an interrupt that unwinds) or a helper panics, for the work to stop at its
+/// next item before the unwinding goes on; a helper's panic is resumed on the calling thread.
+pub(crate) fn with_helpers<C: ?Sized, P: Send>(
+    name: &str,
+    helpers: usize,
+    stop: &AtomicBool,
+    helper: impl Fn() -> P + Sync,
+    caller: &mut C,
+    own: impl FnOnce(&mut C) -> P,
+    mut waiting: impl FnMut(&mut C),
+) -> Vec<P> {
+    let wake = std::thread::current();
+    let running = AtomicUsize::new(0); // helpers started and not yet finished
+    std::thread::scope(|s| {
+        // If `own` or `waiting` unwinds, this stops the helpers before the scope waits for them.
+        let _stop = StopOnUnwind(stop);
+        let handles: Vec<_> = with_signals_blocked(|| {
+            (0..helpers)
+                .map_while(|_| {
+                    running.fetch_add(1, Ordering::AcqRel);
+                    let started = std::thread::Builder::new().name(name.into()).spawn_scoped(s, || {
+                        let _finished = Finished { running: &running, caller: &wake };
+                        // A helper that panics stops the others too.
+                        let _stop = StopOnUnwind(stop);
+                        helper()
+                    });
+                    if started.is_err() {
+                        running.fetch_sub(1, Ordering::AcqRel); // no more threads to be had: go on with those started
+                    }
+                    started.ok()
+                })
+                .collect()
+        });
+        let mut all = vec![own(caller)];
+        while running.load(Ordering::Acquire) > 0 {
+            waiting(caller);
+            std::thread::park_timeout(Duration::from_millis(10));
+        }
+        for h in handles {
+            all.push(h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        }
+        all
+    })
+}
+
 /// Sets the flag when dropped while its thread unwinds (a panic, or a callback that unwinds).
-pub(crate) struct StopOnUnwind<'a>(pub(crate) &'a AtomicBool);
+struct StopOnUnwind<'a>(&'a AtomicBool);
 
 impl Drop for StopOnUnwind<'_> {
     fn drop(&mut self) {
@@ -154,9 +178,9 @@ impl Drop for StopOnUnwind<'_> {
 }
 
 /// A helper's last act, also when it panics: one fewer running, and the caller woken to see it.
-pub(crate) struct Finished<'a> {
-    pub(crate) running: &'a AtomicUsize,
-    pub(crate) caller: &'a std::thread::Thread,
+struct Finished<'a> {
+    running: &'a AtomicUsize,
+    caller: &'a std::thread::Thread,
 }
 
 impl Drop for Finished<'_> {
@@ -169,7 +193,7 @@ impl Drop for Finished<'_> {
 /// Runs `f` (which starts threads) with every signal blocked in the calling thread, so the
 /// threads started inherit a mask that blocks them all; the caller's mask is restored after,
 /// also if `f` unwinds. Process signals then reach the calling thread only.
-pub(crate) fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
     #[cfg(unix)]
     {
         struct Restore(libc::sigset_t);

@@ -247,7 +247,7 @@ pub const VERIFY_CONTAINMENT: f64 = 0.8;
 
 /// How much likelier two unrelated real texts are to fall within distance k than two random
 /// 64-bit fingerprints: the share of unrelated pairs (character 5-shingle Jaccard < 0.3) within
-/// k among 10 million documents of the precision benchmark (bench/precision_scale.sh: 10 real
+/// k among 10 million documents of the precision benchmark (bench/quality/precision_scale.sh: 10 real
 /// Chinese news sentences each, docs/quality.md "Precision as the table grows"), divided by the
 /// binomial share `Σ_{i≤k} C(64, i) / 2^64`: 8.82 at k = 6, 5.81 at k = 8, 4.49 at k = 10
 /// (4.59 and 4.53 at 200,000 and 1M rows), 4.08 at k = 11 and 3.76 at k = 12 (1M rows). Texts

@@ -15,7 +15,7 @@
 //! - `COMMON_5` (`core/src/common_5.bin`, 10 bytes a shingle: the hash and the rank, both
 //!   little-endian, by hash): `--k 5 --top 20000 --binary core/src/common_5.bin
 //!   bench/data/reference/pgdoc-15.txt`, the PostgreSQL 15 manual of the Debian package
-//!   postgresql-doc-15 15.20-0+deb12u1 as paragraphs of text (`bench/reference_text.sh`
+//!   postgresql-doc-15 15.20-0+deb12u1 as paragraphs of text (`bench/fetch/reference_text.sh`
 //!   fetches and converts it).
 //!
 //! A paragraph is a run of non-blank lines. Shingles are simdup's (`minhash::shingles`: the

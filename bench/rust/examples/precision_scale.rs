@@ -1,7 +1,7 @@
 //! Dedup precision as the table grows: what the SimHash dedup trigger in mark mode
 //! (`on_duplicate => 'mark'`) marks in a table of N real-sentence Chinese documents plus planted
 //! edited copies, with and without verification of each candidate by the exact similarity rule
-//! (bench/precision_scale.sh, docs/quality.md "Precision as the table grows").
+//! (bench/quality/precision_scale.sh, docs/quality.md "Precision as the table grows").
 //!
 //! ```text
 //! precision_scale --data bench/data/zh_news.jsonl --n 200000,1000000 [--planted 300] [--seed 1]

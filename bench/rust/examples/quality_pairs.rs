@@ -1,4 +1,4 @@
-//! The near-duplicate benchmark shared by simdup and the Python baselines (bench/quality.sh,
+//! The near-duplicate benchmark shared by simdup and the Python baselines (bench/quality/quality.sh,
 //! docs/quality.md).
 //!
 //! ```text
@@ -12,8 +12,8 @@
 //! (`{"id", "a", "b", "label", "kind", "lang", "bucket", "j5"}`: `a` and `b` are text ids,
 //! `label` 1 = near-duplicate, `kind` the edit or negative kind, `j5` the exact Jaccard of the
 //! two bodies' character 5-shingles as simdup's `jaccard()` computes it). Every scorer — this
-//! example's `score`, bench/quality_py.py — fingerprints each text once and scores exactly these
-//! pairs; bench/quality_report.py joins the scores. `pool` counts, for simdup's methods only,
+//! example's `score`, bench/quality/quality_py.py — fingerprints each text once and scores exactly these
+//! pairs; bench/quality/quality_report.py joins the scores. `pool` counts, for simdup's methods only,
 //! the false positives among all pairs of each bucket's whole pool (`DIR/pool_fpr.tsv`): the
 //! false-positive rate at corpus scale, which the sampled negatives cannot resolve.
 //!
@@ -48,7 +48,6 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use simdup_bench::experiment::{self as exp, Options, TfMode, Tokenizer, Weighting};
-use simdup_bench::format2;
 use simdup_core::features::features;
 use simdup_core::minhash;
 use simdup_core::scheme::{self, Scheme};
@@ -683,7 +682,7 @@ fn methods() -> Vec<Method> {
 /// of the short-text index's 72 bands of 4 rows over 3-shingles (both texts short), the short-text
 /// rule alone (the 3-shingle Jaccard where it applies, else 0); 0 for a pair that is never a
 /// candidate. At t = 0.5 it is ≥ t exactly when the trigger rejects the pair (checked). Which
-/// bands each pair shares is also written to `dedup_candidates.tsv` (bench/containment_eval.py
+/// bands each pair shares is also written to `dedup_candidates.tsv` (bench/quality/containment_eval.py
 /// reads it).
 const SIM_METHODS: [&str; 5] =
     ["simdup_jaccard5", "simdup_jaccard3", "simdup_minhash128", "simdup_dedup_similar", "simdup_dedup_default"];
@@ -777,14 +776,7 @@ fn score(dir: &str) {
         sh5.iter().map(|s| [0.7, 0.8].map(|c| similar::containment_keys(s, 5, c))).collect();
     eprintln!("shingles and MinHash done ({})", ftime(t1));
 
-    // Format-2 candidates (bench/rust/src/format2.rs).
-    let t1 = Instant::now();
-    let f2 = format2::candidates();
-    for (_, c) in &f2 {
-        fps.push(texts.iter().map(|t| c.simhash(&t.body).unwrap_or(0)).collect());
-    }
-    eprintln!("format-2 candidates done ({})", ftime(t1));
-    let names: Vec<&str> = ms.iter().map(|m| m.name).chain(f2.iter().map(|x| x.0)).collect();
+    let names: Vec<&str> = ms.iter().map(|m| m.name).collect();
 
     let path = format!("{dir}/scores_simdup.tsv");
     let mut out = BufWriter::new(std::fs::File::create(&path).unwrap());
@@ -901,7 +893,6 @@ fn pool_fpr(a: &ExportArgs) {
             false,
         ),
     ];
-    let f2 = format2::candidates();
     let mut langs: Vec<(Lang, &str, Vec<(String, String, String)>)> = Vec::new();
     if let Some(p) = &a.zh {
         langs.push((Lang::Zh, "zh", load_with_ids(p)));
@@ -916,7 +907,7 @@ fn pool_fpr(a: &ExportArgs) {
                 continue;
             }
             let bname = BUCKETS[b].2;
-            let mut fps: Vec<Vec<u64>> = simhash_methods
+            let fps: Vec<Vec<u64>> = simhash_methods
                 .iter()
                 .map(|(_, o, with_title)| {
                     pool.iter()
@@ -927,9 +918,6 @@ fn pool_fpr(a: &ExportArgs) {
                         .collect()
                 })
                 .collect();
-            for (_, c) in &f2 {
-                fps.push(pool.iter().map(|t| c.simhash(&t.body).unwrap_or(0)).collect());
-            }
             let sh: Vec<Vec<u64>> = pool.iter().map(|t| char5(&t.body)).collect();
             let sigs: Vec<Vec<u64>> = sh.iter().map(|s| minhash::minhash(s, 128).unwrap()).collect();
             let mut hist = vec![[0u64; 65]; fps.len()];
@@ -949,7 +937,7 @@ fn pool_fpr(a: &ExportArgs) {
                     }
                 }
             }
-            let names = simhash_methods.iter().map(|x| x.0).chain(f2.iter().map(|x| x.0));
+            let names = simhash_methods.iter().map(|x| x.0);
             for (m, name) in names.enumerate() {
                 let mut cum = 0;
                 for k in 0..=32 {

@@ -3,10 +3,7 @@
 //!
 //! cargo run --release -p simdup-bench --example throughput -- FILE.jsonl [REPEATS] [--stages]
 //!
-//! FILE.jsonl: one {"body": "..."} per line (bench/fetch_data.sh makes them).
-//!
-//! `--format2 NAME,...`: also time these format-2 candidates (bench/rust/src/format2.rs) in the
-//! same alternating passes; their MB/s and ratio to raw jieba-rs are added to the JSON.
+//! FILE.jsonl: one {"body": "..."} per line (bench/fetch/news.sh makes them).
 //!
 //! `--stages`: where the time goes instead: each stage of the pipeline added in turn
 //! (normalize, cut, filter, hash, tally, IDF, full fingerprint), timed over the same documents
@@ -30,15 +27,6 @@ fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let stages = args.iter().any(|a| a == "--stages");
     args.retain(|a| a != "--stages");
-    let mut f2: Vec<(&str, simdup_bench::format2::Format2)> = Vec::new();
-    if let Some(i) = args.iter().position(|a| a == "--format2") {
-        let names = args.remove(i + 1);
-        args.remove(i);
-        let all = simdup_bench::format2::candidates();
-        for n in names.split(',') {
-            f2.push(*all.iter().find(|c| c.0 == n).unwrap_or_else(|| panic!("no format-2 candidate {n}")));
-        }
-    }
     let mut args = args.into_iter();
     let path = args.next().expect("usage: throughput FILE.jsonl [REPEATS] [--stages]");
     let repeats: usize = args.next().map_or(5, |r| r.parse().expect("REPEATS"));
@@ -61,7 +49,6 @@ fn main() {
     }
 
     let (mut seg, mut fp) = (Vec::new(), Vec::new());
-    let mut f2_mbs: Vec<Vec<f64>> = vec![Vec::new(); f2.len()];
     let mut sink = 0u64;
     for _ in 0..repeats {
         // Alternate so that both see the same machine state.
@@ -75,27 +62,11 @@ fn main() {
             sink = sink.wrapping_add(simhash(d).unwrap_or(0));
         }
         fp.push(mb / t.elapsed().as_secs_f64());
-        for (c, (_, f)) in f2.iter().enumerate() {
-            let t = Instant::now();
-            for d in &docs {
-                sink = sink.wrapping_add(f.simhash(d).unwrap_or(0));
-            }
-            let v = mb / t.elapsed().as_secs_f64();
-            f2_mbs[c].push(v);
-        }
-    }
-    let mut extra = String::new();
-    for (c, (name, _)) in f2.iter().enumerate() {
-        extra += &format!(
-            ", \"{name}_mb_s\": {:.3}, \"{name}_ratio\": {:.3}",
-            median(f2_mbs[c].clone()),
-            median(f2_mbs[c].clone()) / median(seg.clone())
-        );
     }
     let (s, f) = (median(seg), median(fp));
     println!(
         "{{\"file\": {path:?}, \"docs\": {}, \"mb\": {mb:.3}, \"repeats\": {repeats}, \
-         \"jieba_cut_mb_s\": {s:.3}, \"simhash_mb_s\": {f:.3}, \"ratio\": {:.3}{extra}, \"sink\": {}}}",
+         \"jieba_cut_mb_s\": {s:.3}, \"simhash_mb_s\": {f:.3}, \"ratio\": {:.3}, \"sink\": {}}}",
         docs.len(),
         f / s,
         sink % 10

@@ -4,4 +4,3 @@
 
 pub mod edits;
 pub mod experiment;
-pub mod format2;

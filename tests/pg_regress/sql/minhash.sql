@@ -150,7 +150,7 @@ WHERE minhash_bands(sig, 16, 8) && minhash_bands(minhash($1), 16, 8)
 ORDER BY minhash_jaccard(sig, minhash($1)) DESC, id;
 
 -- On a table this small the planner would rather read it all; a large one uses the index
--- without being told (see bench/minhash_bench.sh).
+-- without being told (see bench/fingerprint/minhash_bench.sh).
 SET enable_seqscan = off;
 SET plan_cache_mode = force_generic_plan;
 EXPLAIN (COSTS OFF) EXECUTE near('anything');

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""What the short-text and containment rules of dedup by similarity add, on the quality
+benchmark's pairs.
+
+The similarity dedup trigger counts a candidate pair as near-duplicates when its exact Jaccard
+of character 5-shingles reaches the threshold (0.5 by default), or, when the shorter text has
+fewer than 50 characters and both are short (at most 100 distinct 3-shingles and 1000
+characters), when the Jaccard of their 3-shingles does; with `containment => c` also when its
+containment (the share of the smaller text's 5-shingles found in the other) reaches c
+(simdup_core::similar; 0.8 by default). A candidate shares one of the similarity index's 35 LSH
+bands of 3 rows, one of the short-text index's bands, or (with containment) meeting containment
+keys. This script scores those rules on the labelled pairs that `bench/quality/quality.sh` exports
+(bench/data/quality/pairs.jsonl, texts.jsonl), with the candidate tests taken from the same
+run's dedup_candidates.tsv (band, short band, keys at 0.7 and 0.8), each pair judged as the
+trigger judges it (simdup_core::similar::Rule::judge): through a shared band by the rule, its
+containment part only when both texts have at least 50 5-shingles; through meeting keys by
+containment or the short-text rule; through a shared short band by the short-text rule alone.
+
+Shingles are computed here as simdup computes them (NFKC, lower case, whitespace runs as one
+space, character k-grams; a text shorter than k characters is one shingle), as strings rather
+than xxh3 hashes; the script checks that its Jaccard equals the exported `j5` of every pair.
+
+Usage: python3 bench/quality/containment_eval.py [QUALITY_DIR]   (default bench/data/quality)
+Prints markdown tables: recall per edit kind, precision over the labelled pairs of the language
+without merge50, and the share of hard negatives and half-merged texts flagged; for all texts and for
+texts of 50 characters or more.
+"""
+import collections
+import json
+import re
+import sys
+import unicodedata
+
+DIR = sys.argv[1] if len(sys.argv) > 1 else "bench/data/quality"
+K = 5
+# (name, rule(j5, c5, short_j3)); short_j3 is the 3-shingle Jaccard where the short-text rule
+# applies, else 0.
+RULES = [
+    ("Jaccard >= 0.5 (no short-text rule)", lambda j, c, s: j >= 0.5),
+    ("... or short texts' 3-shingle Jaccard >= 0.5 (0.3.0's rule)", lambda j, c, s: j >= 0.5 or s >= 0.5),
+    ("... or containment >= 0.7", lambda j, c, s: j >= 0.5 or s >= 0.5 or c >= 0.7),
+    ("... or containment >= 0.8", lambda j, c, s: j >= 0.5 or s >= 0.5 or c >= 0.8),
+]
+# The rules above with the short-text rule, which then also judges the pairs sharing only a
+# short band (the first rule had neither the rule nor its index).
+SHORT_TEXT_RULE = [False, True, True, True]
+# The containment threshold of each rule (None: no containment rule, no containment keys).
+CONTAINMENT = [None, None, 0.7, 0.8]
+TINY_SHINGLES = 50
+SHORT_TEXT_CHARS, SHORT_MAX_SHINGLES, SHORT_MAX_CHARS = 50, 100, 1000
+
+
+def shingles(text, k=K):
+    t = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).lower()).strip()
+    if not t:
+        return set()
+    if len(t) < k:
+        return {t}
+    return {t[i:i + k] for i in range(len(t) - k + 1)}
+
+
+def short_set(text):
+    """simdup_core::similar::short_set: the 3-shingles of a short text, None for another."""
+    if len(text) > SHORT_MAX_CHARS:
+        return None
+    s = shingles(text, 3)
+    return s if s and len(s) <= SHORT_MAX_SHINGLES else None
+
+
+def load(directory):
+    """The exported texts (id -> body) and the candidate test of each pair (id -> (shares a
+    band, shares a short band)) of a quality run's directory."""
+    texts = {}
+    for line in open(f"{directory}/texts.jsonl", encoding="utf-8"):
+        d = json.loads(line)
+        texts[d["id"]] = d["body"]
+    with open(f"{directory}/dedup_candidates.tsv", encoding="utf-8") as f:
+        f.readline()
+        band = {p[0]: tuple(x == "1" for x in p[1:5]) for p in (line.rstrip("\n").split("\t") for line in f)}
+    return texts, band
+
+
+def decided(shared, rule, j, c, short_j, short_text_rule=True, containment=None, tiny=False):
+    """The trigger's decision on a pair (simdup_core::similar::Rule::judge): for a pair sharing
+    a band, the rule (its containment part only when neither text is tiny, `tiny`: fewer than
+    50 5-shingles); for one whose containment keys meet, containment or the short-text rule; for
+    one sharing only a short band, the short-text rule alone (short_j, the 3-shingle Jaccard
+    where it applies)."""
+    band, short_band, key70, key80 = shared
+    key = {0.7: key70, 0.8: key80}.get(containment, False)
+    by_band = band and (rule(j, 0.0 if tiny else c, short_j))
+    by_key = key and (c >= containment or short_j >= 0.5)
+    return by_band or by_key or (short_text_rule and short_band and short_j >= 0.5)
+
+
+def tally(scored):
+    """From (kind, label, flagged) triples: per kind [flagged, pairs] of the positives and of
+    the negatives, and the precision over the labelled pairs without merge50."""
+    pos = collections.defaultdict(lambda: [0, 0])
+    neg = collections.defaultdict(lambda: [0, 0])
+    tp = fp = 0
+    for kind, label, y in scored:
+        if label == 1:
+            tp += y
+            pos[kind][0] += y
+            pos[kind][1] += 1
+        else:
+            fp += y and kind != "merge50"
+            neg[kind][0] += y
+            neg[kind][1] += 1
+    return pos, neg, tp / (tp + fp)
+
+
+def main():
+    texts, band = load(DIR)
+    cache = {}
+
+    def sets(i):
+        if i not in cache:
+            cache[i] = shingles(texts[i])
+        return cache[i]
+
+    rows, mismatched = [], 0
+    for line in open(f"{DIR}/pairs.jsonl", encoding="utf-8"):
+        p = json.loads(line)
+        a, b = sets(p["a"]), sets(p["b"])
+        if not a or not b:
+            continue
+        inter = len(a & b)
+        j, c = inter / len(a | b), inter / min(len(a), len(b))
+        if p.get("j5") is not None and abs(p["j5"] - j) > 0.00051:
+            mismatched += 1
+        s = 0.0
+        if min(len(a), len(b)) + K - 1 < SHORT_TEXT_CHARS:
+            sa, sb = short_set(texts[p["a"]]), short_set(texts[p["b"]])
+            if sa is not None and sb is not None:
+                s = len(sa & sb) / len(sa | sb)
+        tiny = min(len(a), len(b)) < TINY_SHINGLES
+        rows.append((p["lang"], p["kind"], p["label"], p["bucket"], j, c, s, band[p["id"]], tiny))
+    print(f"{len(rows)} pairs; Jaccard differing from the exported j5: {mismatched}\n")
+
+    for title, keep in [("all texts", lambda b: True), ("texts of 50 characters or more", lambda b: b != "0-50")]:
+        print(f"### {title} (each pair judged as the trigger judges it: by the rule through a shared band, containment only between texts of 50 shingles or more; through meeting containment keys by containment or the short-text rule; through a shared short band by the short-text rule alone)\n")
+        kinds = sorted({(r[0], r[1]) for r in rows if r[2] == 1 and keep(r[3])})
+        langs = [lg for lg in ["zh", "en"] if any(r[0] == lg for r in rows)]
+        header = ["rule", "lang"] + sorted({k for _, k in kinds}) + ["precision", "hard flagged", "merge50 flagged"]
+        print("| " + " | ".join(header) + " |")
+        print("|" + " --- |" * len(header))
+        for (name, rule), short_text_rule, containment in zip(RULES, SHORT_TEXT_RULE, CONTAINMENT):
+            for lang in langs:
+                pos, neg, precision = tally(
+                    (kind, label, decided(shared, rule, j, c, short_j, short_text_rule, containment, tiny))
+                    for lg, kind, label, bucket, j, c, short_j, shared, tiny in rows
+                    if lg == lang and keep(bucket)
+                )
+                cells = [f"{pos[k][0] / pos[k][1]:.3f}" if pos[k][1] else "–" for k in header[2:-3]]
+                rate = lambda k: f"{neg[k][0] / neg[k][1]:.4f}" if neg[k][1] else "–"
+                print(f"| {name} | {lang} | " + " | ".join(cells) + f" | {precision:.4f} | {rate('hard')} | {rate('merge50')} |")
+        print()
+
+
+if __name__ == "__main__":
+    main()
