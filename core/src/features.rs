@@ -177,7 +177,6 @@ impl Tally {
 }
 
 /// A guess at the number of distinct tokens of a text of `bytes` bytes, to size a [`Tally`].
-#[cfg_attr(feature = "experiments", visibility::make(pub))]
 pub(crate) fn expected_distinct(bytes: usize) -> usize {
     bytes / 8
 }
