@@ -11,11 +11,14 @@ mod access;
 mod args;
 mod batch;
 mod catalog;
+mod citus;
+mod copy;
 mod dedup;
 mod errors;
 mod explain;
 mod fingerprint;
 mod gucs;
+mod hooks;
 mod minhash;
 mod operators;
 mod search;
@@ -28,8 +31,7 @@ pg_module_magic!();
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     gucs::init();
-    search::planner::init();
-    dedup::init();
+    hooks::init();
     // Listed in shared_preload_libraries: load jieba's dictionary and the IDF tables once, in
     // the postmaster, so that every backend shares them copy-on-write and no first call pays
     // for them. Otherwise they load lazily on first use in each backend.

@@ -176,7 +176,7 @@ pub(super) fn give_hint(relid: pg_sys::Oid, context: pg_sys::MemoryContext, fps:
 /// the trigger fingerprints (the read-ahead fingerprints the batch's texts itself,
 /// [`super::readahead`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum HintSource {
+pub(crate) enum HintSource {
     Fingerprint(i32),
     Text(i32),
 }

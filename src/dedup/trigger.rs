@@ -19,12 +19,12 @@ use pgrx::spi::quote_identifier;
 use crate::args::Mode;
 use crate::errors::{Code, ConstraintError, Error};
 
-use super::citus::Shard;
+use super::bulk;
 use super::config::{Config, TRIGGER};
 use super::lookup::{smallest_key_match, Found};
+use super::placement::{self, Gate};
 use super::tuple::{bigint_value, columns, text_value, with_dup_of};
 use super::verify::Verifier;
-use super::{bulk, citus};
 use crate::catalog::relation_name;
 
 /// 39P01 (trigger protocol violated), saying which function installs the trigger.
@@ -124,7 +124,7 @@ extension_sql!(
 ///
 /// # Safety
 /// `rel` is an open relation.
-pub(super) unsafe fn dedup_config(rel: pg_sys::Relation) -> Option<Config> {
+pub(crate) unsafe fn dedup_config(rel: pg_sys::Relation) -> Option<Config> {
     // SAFETY: the caller guarantees an open relation.
     unsafe { trigger_args_named(rel, TRIGGER).map(|args| Config::parse(&args)) }
 }
@@ -133,7 +133,7 @@ pub(super) unsafe fn dedup_config(rel: pg_sys::Relation) -> Option<Config> {
 ///
 /// # Safety
 /// `rel` is an open relation.
-pub(super) unsafe fn trigger_args_named(rel: pg_sys::Relation, name: &str) -> Option<Vec<String>> {
+pub(crate) unsafe fn trigger_args_named(rel: pg_sys::Relation, name: &str) -> Option<Vec<String>> {
     // SAFETY: the trigger descriptor of an open relation is valid while it is open.
     unsafe {
         let desc = (*rel).trigdesc;
@@ -149,7 +149,7 @@ pub(super) unsafe fn trigger_args_named(rel: pg_sys::Relation, name: &str) -> Op
 
 /// The near-duplicate error (23505, constraint simdup_dedup of table `name`): the key it
 /// names only to a role that may read it (`may_read_key`), as a unique index's DETAIL.
-pub(super) fn duplicate_error(
+pub(crate) fn duplicate_error(
     rel: pg_sys::Relation,
     cfg: &Config,
     name: &str,
@@ -292,13 +292,16 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                 Source::Fingerprint(fp)
             }
         };
-        // A shard of a Citus distributed table holds part of the rows: only the coordinator's
-        // checked writes, and Citus filling a shard it is creating, pass (src/dedup/citus.rs).
-        let shard = citus::shard_of(rel);
-        if citus::passes_unchecked(rel, shard.as_ref()) {
-            *outcome = Some(Outcome::Row(unchanged));
-            return;
-        }
+        // One part of a distributed table holds part of the rows: only the writes its
+        // distribution layer checked pass (src/dedup/placement.rs; src/citus/shard.rs).
+        let shard = match placement::gate(rel) {
+            Gate::Pass => {
+                *outcome = Some(Outcome::Row(unchanged));
+                return;
+            }
+            Gate::Part(table) => Some(table),
+            Gate::Whole => None,
+        };
         let (fp, text) = match source {
             Source::Text(text) => (text.as_deref().and_then(crate::fingerprint::simhash), text),
             Source::Fingerprint(fp) => (fp, None),
@@ -375,7 +378,7 @@ pub(super) unsafe fn decide<M>(
     mode: Mode,
     dup_of: Option<c_int>,
     key_attnum: c_int,
-    shard: Option<Shard>,
+    shard: Option<String>,
     found: Option<Found<M>>,
     error: impl FnOnce(&str, &Found<M>, bool) -> ConstraintError,
 ) -> Outcome {
@@ -388,7 +391,7 @@ pub(super) unsafe fn decide<M>(
             (None, _, Some(f)) => {
                 let may_read =
                     crate::access::read((*rel).rd_id, key_attnum as pg_sys::AttrNumber) == crate::access::Read::Allowed;
-                let name = shard.map_or_else(|| relation_name(rel), |s| s.name);
+                let name = shard.unwrap_or_else(|| relation_name(rel));
                 Outcome::Duplicate(error(&name, &f, may_read))
             }
         }

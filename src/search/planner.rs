@@ -1,7 +1,7 @@
 //! The planner step that serves `hamming(fp, q) <= k` with the block indexes.
 //!
-//! For every scan of a table (`set_rel_pathlist_hook`, after the previous hook — Citus and
-//! others install their own), each restriction of the form
+//! For every scan of a table (`set_rel_pathlist_hook`, src/hooks.rs, after the previous hook —
+//! Citus and others install their own), each restriction of the form
 //!
 //! ```sql
 //! hamming(fp, q) <= k      fp <~> q <= k      hamming(fp, q) < k      k >= fp <~> q   ...
@@ -23,12 +23,9 @@
 use std::ffi::c_char;
 
 use pgrx::pg_sys;
-use pgrx::prelude::*;
 
 use super::indexes::{block_indexes, BlockIndexes};
 use crate::catalog::{cells, is_our_function};
-
-static mut PREVIOUS: pg_sys::set_rel_pathlist_hook_type = None;
 
 /// The display form of the `_simdup_tids` call this planner step puts in a Tid Scan. The
 /// parser gives `COERCE_SQL_SYNTAX` only to the pg_catalog functions behind SQL's special
@@ -36,27 +33,19 @@ static mut PREVIOUS: pg_sys::set_rel_pathlist_hook_type = None;
 /// tells the planner's call apart from a direct one; EXPLAIN shows it as an ordinary call.
 pub(crate) const PLANNED_CALL: pg_sys::CoercionForm::Type = pg_sys::CoercionForm::COERCE_SQL_SYNTAX;
 
-/// Installs the hook, after whatever hook was there. Called once from `_PG_init`.
-pub(crate) fn init() {
-    // SAFETY: _PG_init runs once per process, before any planning, single-threaded.
-    unsafe {
-        PREVIOUS = pg_sys::set_rel_pathlist_hook;
-        pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn set_rel_pathlist(
+/// Adds the block-index paths of a table scan's `hamming` restrictions to `rel`'s paths. Called
+/// by the `set_rel_pathlist_hook` (src/hooks.rs) after the previous hook.
+///
+/// # Safety
+/// The planner's `set_rel_pathlist_hook` arguments, inside pgrx's guard.
+pub(crate) unsafe fn add_paths(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     rti: pg_sys::Index,
     rte: *mut pg_sys::RangeTblEntry,
 ) {
-    // SAFETY: the planner passes valid pointers; PREVIOUS is only written by init().
+    // SAFETY: the planner passes valid pointers.
     unsafe {
-        if let Some(previous) = PREVIOUS {
-            previous(root, rel, rti, rte);
-        }
         if !crate::gucs::index_search()
             || (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
             || (*rte).relkind != pg_sys::RELKIND_RELATION as c_char
