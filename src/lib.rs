@@ -17,6 +17,7 @@ mod dedup;
 mod errors;
 mod explain;
 mod fingerprint;
+mod fmgr;
 mod gucs;
 mod hooks;
 mod minhash;
@@ -54,7 +55,7 @@ extension_sql_file!(
     requires = [
         "tables",
         "search_sql",
-        search::functions::_simdup_key,
+        search::indexes::_simdup_key,
         batch::simdup_max_distance,
         dedup::config::_simdup_dedup_trigger_args,
         "dedup_sql"

@@ -6,9 +6,9 @@ use std::ffi::c_char;
 use pgrx::pg_sys;
 
 use crate::catalog::qualified_name;
+use crate::dedup::config::trigger_args_named;
 use crate::dedup::config::TRIGGER;
 use crate::dedup::similar::TRIGGER_SIMILAR;
-use crate::dedup::trigger::trigger_args_named;
 use crate::errors::{Code, Error};
 
 /// Whether writes into table `relid` must go through the checked write here: it has a dedup

@@ -29,7 +29,9 @@
 //! concurrency"); `lookup` implements it step by step.
 
 pub(crate) mod bulk;
+mod check;
 pub(crate) mod config;
+mod event;
 pub(crate) mod lookup;
 pub(crate) mod placement;
 pub(crate) mod readahead;
@@ -46,7 +48,7 @@ mod window;
 /// `rel` is an open relation.
 pub(crate) unsafe fn simhash_config(rel: pgrx::pg_sys::Relation) -> Option<config::Config> {
     // SAFETY: the caller's.
-    unsafe { trigger::dedup_config(rel) }
+    unsafe { config::dedup_config(rel) }
 }
 
 /// Registers [`readahead`]'s custom scan. Called once from `_PG_init` (src/hooks.rs, which

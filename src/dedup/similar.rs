@@ -74,12 +74,11 @@ use crate::minhash::{
     char_set, set_bands, set_keys, short_set_of, text_bands, text_short, text_short_bands, ShortText,
 };
 
+use super::config::trigger_args_named;
 use super::config::DUP_OF;
+use super::event::{before_row_event, decide, no_duplicate, protocol_error, run, violation, Outcome, RowEvent};
 use super::lookup::{similar_stripes, smallest_key};
 use super::placement::{self, Gate};
-use super::trigger::{
-    before_row_event, decide, no_duplicate, protocol_error, run, trigger_args_named, violation, Outcome, RowEvent,
-};
 use super::tuple::{column_hinted, refuse_generated, text_of, text_value};
 use super::window;
 
@@ -718,13 +717,8 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
 /// of a candidate from a lossy bitmap page.
 type Shares<'a> = dyn Fn(&str, &[u64]) -> bool + 'a;
 
-/// `RETURNS trigger` function, declared in sql/similar.sql.
-#[unsafe(no_mangle)]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo_simdup_similar_dedup_trigger() -> &'static pg_sys::Pg_finfo_record {
-    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1
-}
+// `RETURNS trigger` function, declared in sql/similar.sql.
+crate::fmgr::finfo_v1!(pg_finfo_simdup_similar_dedup_trigger);
 
 /// # Safety
 /// Called by the trigger manager.

@@ -180,7 +180,7 @@ unsafe fn match_restriction(
 ) -> Option<Restriction> {
     // SAFETY: node tags say which struct a node is; Consts read only when not NULL.
     unsafe {
-        let (funcid, left, right) = super::planner::binary_op(clause)?;
+        let (funcid, left, right) = super::plan_nodes::binary_op(clause)?;
         // jaccard(...) >= t, > t; t <= jaccard(...), t < jaccard(...).
         let (call, bound) = match funcid {
             pg_sys::F_FLOAT8GE | pg_sys::F_FLOAT8GT => (left, right),
@@ -202,7 +202,7 @@ unsafe fn match_restriction(
         let k = int4(jargs[2])?;
         let reads_row = |n: *mut pg_sys::Node| pg_sys::bms_is_member(rti as i32, pg_sys::pull_varnos(root, n));
         let constant = |n: *mut pg_sys::Node| {
-            !pg_sys::contain_volatile_functions(n) && super::planner::bms_empty(pg_sys::pull_varnos(root, n))
+            !pg_sys::contain_volatile_functions(n) && super::plan_nodes::bms_empty(pg_sys::pull_varnos(root, n))
         };
         let (body, q) = match (reads_row(jargs[0]), reads_row(jargs[1])) {
             (true, false) => (jargs[0], jargs[1]),
@@ -234,7 +234,7 @@ pub(crate) unsafe fn add_paths(
     // planner's memory context, and the path is handed to add_path.
     unsafe {
         if (*rel).baserestrictinfo.is_null()
-            || pg_sys::check_enable_rls((*rte).relid, super::planner::check_as_user(root, rte, rti), true)
+            || pg_sys::check_enable_rls((*rte).relid, super::plan_nodes::check_as_user(root, rte, rti), true)
                 == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
         {
             return;
@@ -295,7 +295,7 @@ unsafe fn add_bitmap_path(
         (*clause).type_ = pg_sys::NodeTag::T_IndexClause;
         (*clause).rinfo = rinfo;
         (*clause).indexquals =
-            pg_sys::lappend(std::ptr::null_mut(), super::planner::restrictinfo(root, overlap.cast()).cast());
+            pg_sys::lappend(std::ptr::null_mut(), super::plan_nodes::restrictinfo(root, overlap.cast()).cast());
         (*clause).lossy = true;
         (*clause).indexcol = 0;
         let path = pg_sys::create_index_path(

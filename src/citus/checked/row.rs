@@ -177,13 +177,8 @@ pub(crate) unsafe fn write_row(
     }
 }
 
-/// `_simdup_checked_insert(tbl regclass, row jsonb) RETURNS bigint`, declared in sql/dedup.sql.
-#[unsafe(no_mangle)]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo_simdup_checked_insert() -> &'static pg_sys::Pg_finfo_record {
-    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1
-}
+// `_simdup_checked_insert(tbl regclass, row jsonb) RETURNS bigint`, declared in sql/dedup.sql.
+crate::fmgr::finfo_v1!(pg_finfo_simdup_checked_insert);
 
 /// # Safety
 /// Called by the function manager.

@@ -15,9 +15,9 @@ use crate::args::Mode;
 use crate::catalog::{qualified_name, relation_name};
 use crate::errors::{Code, Error, OrRaise};
 
+use crate::dedup::config::dedup_config;
 use crate::dedup::config::DUP_OF;
 use crate::dedup::similar::{check_columns, similar_config};
-use crate::dedup::trigger::dedup_config;
 use crate::dedup::tuple::columns;
 
 /// What every checked write into a table reads first: the relation (opened here, kept open and

@@ -16,8 +16,8 @@ use pgrx::spi::quote_identifier;
 use crate::args::Mode;
 use crate::errors::{Code, Error, OrRaise};
 
+use crate::dedup::config::dedup_config;
 use crate::dedup::similar::{check_columns, similar_config};
-use crate::dedup::trigger::dedup_config;
 use crate::dedup::tuple::{columns, text_of};
 
 /// The column a table's dedup check reads (the text, or an adopted fingerprint) and its key
