@@ -30,8 +30,9 @@ use crate::catalog::{cells, is_our_function};
 /// `min_recall`).
 pub(crate) const MIN_RECALL: f64 = 0.99;
 
-/// A similarity index as the planner sees it.
-struct SimilarityIndex {
+/// A similarity index as the planner sees it (its IndexOptInfo); the catalog's view of one is
+/// [`crate::similar::SimilarityIndex`].
+struct PlannedSimilarityIndex {
     index: *mut pg_sys::IndexOptInfo,
     /// The indexed text expression (`body`), in the planner's form.
     body: *mut pg_sys::Node,
@@ -44,7 +45,7 @@ struct SimilarityIndex {
 ///
 /// # Safety
 /// `index` is an IndexOptInfo of the relation being planned.
-unsafe fn similarity_index(index: *mut pg_sys::IndexOptInfo) -> Option<SimilarityIndex> {
+unsafe fn similarity_index(index: *mut pg_sys::IndexOptInfo) -> Option<PlannedSimilarityIndex> {
     // SAFETY: the planner's IndexOptInfo.
     unsafe {
         let ix = &*index;
@@ -52,7 +53,7 @@ unsafe fn similarity_index(index: *mut pg_sys::IndexOptInfo) -> Option<Similarit
             return None;
         }
         let (body, k, bands, rows) = bands_expression(cells(ix.indexprs).first()?.ptr_value as *mut pg_sys::Node)?;
-        Some(SimilarityIndex { index, body, k, bands, rows })
+        Some(PlannedSimilarityIndex { index, body, k, bands, rows })
     }
 }
 
@@ -239,7 +240,7 @@ pub(crate) unsafe fn add_paths(
         {
             return;
         }
-        let indexes: Vec<SimilarityIndex> = cells((*rel).indexlist)
+        let indexes: Vec<PlannedSimilarityIndex> = cells((*rel).indexlist)
             .iter()
             .filter_map(|c| similarity_index(c.ptr_value as *mut pg_sys::IndexOptInfo))
             .collect();
@@ -268,7 +269,7 @@ unsafe fn add_bitmap_path(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     rinfo: *mut pg_sys::RestrictInfo,
-    ix: &SimilarityIndex,
+    ix: &PlannedSimilarityIndex,
     q: *mut pg_sys::Node,
 ) {
     // SAFETY: the caller guarantees the planner structures of `rel`; `ix` is similarity_index's,
