@@ -56,7 +56,7 @@ COMMENT ON FUNCTION _simdup_install_dedup_trigger(regclass, name, name, text, bo
 --
 -- The INSERTs are checked as any INSERT is: on a plain table or a Citus reference table by the
 -- table's dedup trigger, on a Citus distributed table by simdup's planner hook on the
--- coordinator, each row against every shard (src/dedup/coordinator.rs, checked.rs: the one
+-- coordinator, each row against every shard (src/citus/, src/citus/checked/: the one
 -- check, in Rust). Only the coordinator's check holds its lock stripes for every writer, so on
 -- a worker this refuses the call.
 CREATE FUNCTION _simdup_insert(tbl regclass, source text, arg jsonb, caller_search_path text) RETURNS bigint
@@ -184,7 +184,7 @@ COMMENT ON FUNCTION _simdup_checked_insert(regclass, jsonb) IS
 -- Columns are matched by name, row by row; columns a row leaves out take their defaults. On a plain or
 -- reference table it is the same as INSERT (the trigger checks each row); on a Citus
 -- distributed table it is the checked write against every shard, as plain INSERT and COPY on
--- the coordinator are (src/dedup/coordinator.rs), text-changing UPDATEs too.
+-- the coordinator are (src/citus/), text-changing UPDATEs too.
 CREATE FUNCTION simdup_insert(tbl regclass, rows jsonb) RETURNS bigint
 LANGUAGE sql VOLATILE STRICT
 BEGIN ATOMIC

@@ -64,7 +64,7 @@ CREATE TRIGGER simdup_tables_guard BEFORE INSERT OR UPDATE OR DELETE ON simdup_t
 -- Runs a CREATE or DROP TRIGGER of the dedup trigger. Citus refuses trigger DDL on its
 -- distributed tables unless citus.enable_unsafe_triggers is on: set here for this one command
 -- and put back (the trigger on a shard only refuses writes that simdup_insert did not check,
--- src/dedup/citus.rs). Without Citus, the command alone.
+-- src/citus/shard.rs). Without Citus, the command alone.
 CREATE FUNCTION _simdup_trigger_ddl(command text) RETURNS void
 LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp

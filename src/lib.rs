@@ -12,11 +12,15 @@ mod args;
 mod batch;
 mod calibrate;
 mod catalog;
+mod citus;
+mod copy;
 mod dedup;
 mod errors;
 mod explain;
 mod fingerprint;
+mod fmgr;
 mod gucs;
+mod hooks;
 mod minhash;
 mod operators;
 mod search;
@@ -29,8 +33,7 @@ pg_module_magic!();
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     gucs::init();
-    search::planner::init();
-    dedup::init();
+    hooks::init();
     // Listed in shared_preload_libraries: load jieba's dictionary and the IDF tables once, in
     // the postmaster, so that every backend shares them copy-on-write and no first call pays
     // for them. Otherwise they load lazily on first use in each backend.
@@ -53,7 +56,7 @@ extension_sql_file!(
     requires = [
         "tables",
         "search_sql",
-        search::functions::_simdup_key,
+        search::indexes::_simdup_key,
         batch::simdup_max_distance,
         dedup::config::_simdup_dedup_trigger_args,
         "dedup_sql"

@@ -12,12 +12,7 @@ pub(crate) fn hamming(a: i64, b: i64) -> i32 {
     simdup_core::hamming(a as u64, b as u64) as i32
 }
 
-#[unsafe(no_mangle)]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo__simdup_hamming_support() -> &'static pg_sys::Pg_finfo_record {
-    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1
-}
+crate::fmgr::finfo_v1!(pg_finfo__simdup_hamming_support);
 
 /// The planner support function of `hamming` and `jaccard(text, text, integer)`. It answers no
 /// request (returns NULL); what matters is that the planner calls it while simplifying a

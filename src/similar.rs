@@ -335,7 +335,7 @@ fn chosen_index(tbl: pg_sys::Oid, threshold: f64, min_recall: f64) -> Search {
         ))
         .raise()
     };
-    if crate::dedup::citus::is_distributed(tbl) {
+    if crate::dedup::placement::is_distributed(tbl) {
         Error::new(Code::ERRCODE_FEATURE_NOT_SUPPORTED, format!("simdup_similar is not supported on distributed table {table}"))
             .detail("It returns ctids, which do not identify a row across shards.")
             .hint(format!(

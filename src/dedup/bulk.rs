@@ -176,7 +176,7 @@ pub(super) fn give_hint(relid: pg_sys::Oid, context: pg_sys::MemoryContext, fps:
 /// the trigger fingerprints (the read-ahead fingerprints the batch's texts itself,
 /// [`super::readahead`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum HintSource {
+pub(crate) enum HintSource {
     Fingerprint(i32),
     Text(i32),
 }
@@ -191,7 +191,7 @@ pub(super) unsafe fn hint_source(rel: pg_sys::Relation) -> Option<HintSource> {
     // SAFETY: the caller guarantees `rel` is open; its trigger and tuple descriptors live as long
     // as it is open.
     unsafe {
-        let cfg = super::trigger::dedup_config(rel)?;
+        let cfg = super::config::dedup_config(rel)?;
         let (name, wanted) = match &cfg.text_column {
             None => (cfg.fp_column.as_str(), Some(pg_sys::INT8OID)),
             Some(text) => (text.as_str(), None),
@@ -489,8 +489,11 @@ unsafe fn still_stored(
 /// An UPDATE of `rel` that changes a row's fingerprint inside the statement (`INSERT ... ON
 /// CONFLICT DO UPDATE`, MERGE): the copy no longer knows which stored fingerprints are still
 /// there, so the statement goes on row by row.
-pub(super) fn updated(rel: pg_sys::Relation) {
-    // SAFETY: an open relation.
+///
+/// # Safety
+/// `rel` is an open relation (its `rd_id` is read).
+pub(super) unsafe fn updated(rel: pg_sys::Relation) {
+    // SAFETY: the caller guarantees an open relation.
     let relid = unsafe { (*rel).rd_id };
     STATE.with(|cell| {
         if let Some(state) = cell.borrow_mut().as_mut().filter(|s| s.relid == relid) {
@@ -501,8 +504,11 @@ pub(super) fn updated(rel: pg_sys::Relation) {
 
 /// Records that the statement is letting a row with fingerprint `fp` into `rel` (a new row
 /// stored or marked, or an UPDATE's new fingerprint), for the copy in memory.
-pub(super) fn passed(rel: pg_sys::Relation, fp: i64) {
-    // SAFETY: an open relation.
+///
+/// # Safety
+/// `rel` is an open relation (its `rd_id` is read).
+pub(super) unsafe fn passed(rel: pg_sys::Relation, fp: i64) {
+    // SAFETY: the caller guarantees an open relation.
     let relid = unsafe { (*rel).rd_id };
     STATE.with(|cell| {
         if let Some(state) = cell.borrow_mut().as_mut().filter(|s| s.relid == relid) {

@@ -1,6 +1,10 @@
 //! The dedup trigger's arguments: one struct writes them (`simdup_enable`, through
-//! `_simdup_dedup_trigger_args`) and parses them (the trigger), so they cannot drift apart.
+//! `_simdup_dedup_trigger_args`) and parses them (the trigger), so they cannot drift apart; and
+//! the readers of a table's trigger arguments.
 
+use std::ffi::CStr;
+
+use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::spi::quote_literal;
 
@@ -142,6 +146,46 @@ extension_sql!(
     name = "comment__simdup_dedup_trigger_args",
     requires = [_simdup_dedup_trigger_args]
 );
+
+/// The arguments of a trigger.
+///
+/// # Safety
+/// `trigger` is a trigger of an open relation's trigger descriptor.
+pub(super) unsafe fn trigger_args(trigger: &pg_sys::Trigger) -> Vec<String> {
+    // SAFETY: tgargs holds tgnargs NUL-terminated strings.
+    unsafe {
+        (0..trigger.tgnargs as usize)
+            .map(|i| CStr::from_ptr(*trigger.tgargs.add(i)).to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+/// The configuration of `rel`'s simdup_dedup trigger, if it has one.
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(crate) unsafe fn dedup_config(rel: pg_sys::Relation) -> Option<Config> {
+    // SAFETY: the caller guarantees an open relation.
+    unsafe { trigger_args_named(rel, TRIGGER).map(|args| Config::parse(&args)) }
+}
+
+/// The arguments of `rel`'s trigger named `name`, if it has one.
+///
+/// # Safety
+/// `rel` is an open relation.
+pub(crate) unsafe fn trigger_args_named(rel: pg_sys::Relation, name: &str) -> Option<Vec<String>> {
+    // SAFETY: the trigger descriptor of an open relation is valid while it is open.
+    unsafe {
+        let desc = (*rel).trigdesc;
+        if desc.is_null() {
+            return None;
+        }
+        std::slice::from_raw_parts((*desc).triggers, (*desc).numtriggers as usize)
+            .iter()
+            .find(|t| CStr::from_ptr(t.tgname).to_bytes() == name.as_bytes())
+            .map(|t| trigger_args(t))
+    }
+}
 
 #[cfg(any(test, feature = "pg_test"))]
 #[pg_schema]

@@ -98,7 +98,7 @@ pub(crate) fn similar_stripes(stripes: &simdup_core::locks::SimilarStripes) -> V
 }
 
 /// Takes `stripes` in ascending order to the end of the transaction: the Citus checked write
-/// (src/dedup/checked.rs), whose searches run on the workers with snapshots that see committed
+/// (src/citus/checked), whose searches run on the workers with snapshots that see committed
 /// rows only, so that its rows must stay covered by their stripes until they commit.
 pub(crate) fn lock_to_commit(relid: pg_sys::Oid, mut stripes: Vec<Stripe>) {
     stripes.sort_unstable();

@@ -17,10 +17,9 @@
 //! * [`readahead`]: an `INSERT ... SELECT`'s rows read before the first is written, so that
 //!   the bulk check knows the batch;
 //! * [`trigger`]: the trigger function, its protocol checks and the reject error;
-//! * [`citus`]: on a shard of a Citus distributed table, only `simdup_insert`'s checked writes;
-//! * [`checked`]: that checked write of one row, on the coordinator, as the table's owner;
-//! * [`coordinator`]: plain `INSERT` and `COPY` into such a table on the coordinator (planner
-//!   and utility hooks, a custom scan), each row through the checked write;
+//! * [`placement`]: whether a relation is one part of a distributed table, and which writes its
+//!   trigger lets through, as the distribution layer (src/citus, which this engine does not
+//!   know) answers it;
 //! * [`similar`]: the other dedup trigger, `simdup_similar_dedup_trigger` of
 //!   `simdup_enable_similar(..., on_duplicate => ...)`: near-duplicates by verified Jaccard
 //!   similarity, candidates from the similarity index, the same lookup and outcomes.
@@ -29,16 +28,16 @@
 //! snapshot, deadlocks and the bound on locks — is argued in docs/dedup.md ("Under
 //! concurrency"); `lookup` implements it step by step.
 
-mod bulk;
-mod checked;
-pub(crate) mod citus;
+pub(crate) mod bulk;
+mod check;
 pub(crate) mod config;
-mod coordinator;
-mod lookup;
-mod readahead;
+mod event;
+pub(crate) mod lookup;
+pub(crate) mod placement;
+pub(crate) mod readahead;
 pub(crate) mod similar;
-mod trigger;
-mod tuple;
+pub(crate) mod trigger;
+pub(crate) mod tuple;
 mod verify;
 mod window;
 
@@ -49,12 +48,11 @@ mod window;
 /// `rel` is an open relation.
 pub(crate) unsafe fn simhash_config(rel: pgrx::pg_sys::Relation) -> Option<config::Config> {
     // SAFETY: the caller's.
-    unsafe { trigger::dedup_config(rel) }
+    unsafe { config::dedup_config(rel) }
 }
 
-/// Installs the hooks of [`coordinator`] and registers [`readahead`]'s custom scan. Called once
-/// from `_PG_init`.
+/// Registers [`readahead`]'s custom scan. Called once from `_PG_init` (src/hooks.rs, which
+/// installs the hooks that call the read-ahead).
 pub(crate) fn init() {
-    coordinator::init();
     readahead::init();
 }

@@ -26,7 +26,7 @@
 //! (when the statement runs) it passes every row through. `simdup_insert_select` and
 //! `simdup_insert` write their rows by one such `INSERT ... SELECT`.
 //!
-//! A `COPY` read ahead is written by one such INSERT a batch (src/dedup/coordinator.rs), and
+//! A `COPY` read ahead is written by one such INSERT a batch (src/copy.rs), and
 //! the texts of its next batch are fingerprinted on threads of their own while the backend
 //! writes the current one ([`fingerprint_ahead`]): the batch's read-ahead then takes each
 //! row's fingerprint from that work where the row's text is the very text fingerprinted there
@@ -78,7 +78,7 @@ pub(super) fn init() {
 /// # Safety
 /// `stmt` was just planned; the statement holds its lock on the INSERT's target.
 #[pg_guard]
-pub(super) unsafe extern "C-unwind" fn plan(stmt: *mut pg_sys::PlannedStmt) {
+pub(crate) unsafe extern "C-unwind" fn plan(stmt: *mut pg_sys::PlannedStmt) {
     // SAFETY: a finished plan; the nodes built are palloc'd in the planner's memory context,
     // as the planner's own.
     unsafe {
@@ -130,7 +130,7 @@ unsafe fn target_column(relid: pg_sys::Oid) -> Option<HintSource> {
             return None;
         }
         let source = ((*(*rel).rd_rel).relkind == pg_sys::RELKIND_RELATION as std::ffi::c_char
-            && !super::citus::is_distributed(relid))
+            && !super::placement::is_distributed(relid))
         .then(|| hint_source(rel))
         .flatten();
         pg_sys::RelationClose(rel);
@@ -140,7 +140,7 @@ unsafe fn target_column(relid: pg_sys::Oid) -> Option<HintSource> {
 
 /// Where the hint of `COPY … FROM` into `rel` comes from, if the COPY is read ahead too (None:
 /// not read ahead): written by simdup as one `INSERT ...
-/// SELECT` a batch of `simdup.copy_batch_memory` (src/dedup/coordinator.rs reads the rows with
+/// SELECT` a batch of `simdup.copy_batch_memory` (src/copy.rs reads the rows with
 /// PostgreSQL's COPY reader), which this module reads ahead. Only where that INSERT does what
 /// the COPY would: a plain table with the SimHash dedup trigger that Citus does not know (no
 /// shard, no Citus table), the bulk check not off, a role with the INSERT privilege on the
@@ -151,7 +151,7 @@ unsafe fn target_column(relid: pg_sys::Oid) -> Option<HintSource> {
 ///
 /// # Safety
 /// `rel` is an open relation; `stmt` its `COPY … FROM`.
-pub(super) unsafe fn copies_ahead(rel: pg_sys::Relation, stmt: *mut pg_sys::CopyStmt) -> Option<HintSource> {
+pub(crate) unsafe fn copies_ahead(rel: pg_sys::Relation, stmt: *mut pg_sys::CopyStmt) -> Option<HintSource> {
     // SAFETY: the caller guarantees `rel` is open (rd_rel, rd_att valid) and `stmt` its COPY …
     // FROM, whose options are DefElems; catalog and ACL lookups of the open relation.
     unsafe {
@@ -176,8 +176,8 @@ pub(super) unsafe fn copies_ahead(rel: pg_sys::Relation, stmt: *mut pg_sys::Copy
                 == pg_sys::AclResult::ACLCHECK_OK
             && pg_sys::check_enable_rls(relid, pg_sys::InvalidOid, true)
                 == pg_sys::CheckEnableRlsResult::RLS_NONE as i32
-            && !super::citus::is_citus_table(relid)
-            && super::citus::shard_of(rel).is_none())
+            && !super::placement::is_managed(relid)
+            && !super::placement::is_part(rel))
         .then_some(source)
     }
 }
@@ -369,7 +369,7 @@ thread_local! {
 /// after those begun before (at most [`AHEAD_MAX`] are kept: the oldest is stopped). Nothing is
 /// begun when there is nothing to do, when `simdup.batch_threads` is the backend alone, or when
 /// no thread is to be had: the read-ahead then computes them as usual.
-pub(super) fn fingerprint_ahead(relid: pg_sys::Oid, texts: Vec<(usize, String)>) {
+pub(crate) fn fingerprint_ahead(relid: pg_sys::Oid, texts: Vec<(usize, String)>) {
     let threads = crate::gucs::batch_threads();
     if texts.is_empty() || threads < 2 {
         return;
@@ -394,7 +394,7 @@ pub(super) fn fingerprint_ahead(relid: pg_sys::Oid, texts: Vec<(usize, String)>)
 }
 
 /// Stops and frees the work begun ahead (each thread stops at its next text).
-pub(super) fn clear_ahead() {
+pub(crate) fn clear_ahead() {
     let left = AHEAD.with(|a| a.try_borrow_mut().map(|mut a| std::mem::take(&mut *a)).unwrap_or_default());
     drop(left);
 }

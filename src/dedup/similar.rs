@@ -44,7 +44,7 @@
 //! shared stripe" for "a shared piece".
 //!
 //! On a shard of a Citus distributed table the trigger lets through only `simdup_insert`'s
-//! checked writes (src/dedup/checked.rs runs the same check across shards), as the SimHash
+//! checked writes (src/citus/checked runs the same check across shards), as the SimHash
 //! trigger does.
 //!
 //! What the trigger promises is therefore: no two stored rows that share a band value and are
@@ -74,12 +74,11 @@ use crate::minhash::{
     char_set, set_bands, set_keys, short_set_of, text_bands, text_short, text_short_bands, ShortText,
 };
 
-use super::citus;
+use super::config::trigger_args_named;
 use super::config::DUP_OF;
+use super::event::{before_row_event, decide, no_duplicate, protocol_error, run, violation, Outcome, RowEvent};
 use super::lookup::{similar_stripes, smallest_key};
-use super::trigger::{
-    before_row_event, decide, no_duplicate, protocol_error, run, trigger_args_named, violation, Outcome, RowEvent,
-};
+use super::placement::{self, Gate};
 use super::tuple::{column_hinted, refuse_generated, text_of, text_value};
 use super::window;
 
@@ -246,7 +245,7 @@ fn judge_texts(
 /// character k-shingles of `a` and `b` when dedup by similarity counts them as near-duplicates
 /// sharing a band ([`judge_texts`]), NULL otherwise or for text without shingles; `containment`
 /// NULL: Jaccard only. The condition of the checked write's query on every shard
-/// (src/dedup/checked.rs). COST 2500: shingling two articles takes about 0.13 ms (measured, as
+/// (src/citus/checked). COST 2500: shingling two articles takes about 0.13 ms (measured, as
 /// `jaccard`).
 #[pg_extern(immutable, parallel_safe, cost = 2500)]
 fn _simdup_similar_match(
@@ -270,7 +269,7 @@ extension_sql!(
 /// k-shingles of `a` and `b` when the short-text rule alone counts them as near-duplicates
 /// ([`judge_texts`] for a pair sharing only a short band: the shorter text under 50 characters, both
 /// short, their 3-shingle Jaccard ≥ `threshold`), NULL otherwise: the cross-shard check's
-/// condition for the rows that share only a short band (src/dedup/checked.rs), as the trigger
+/// condition for the rows that share only a short band (src/citus/checked), as the trigger
 /// judges them. COST 2500, as `_simdup_similar_match`.
 #[pg_extern(immutable, parallel_safe, cost = 2500)]
 fn _simdup_similar_short_match(
@@ -293,7 +292,7 @@ extension_sql!(
 /// character k-shingles of `a` and `b` when dedup by similarity counts them as near-duplicates
 /// whose containment keys meet ([`judge_texts`] for a pair found through the containment index:
 /// containment ≥ `containment`, or the short-text rule), NULL otherwise: the cross-shard check's
-/// condition for the rows found through the containment index (src/dedup/checked.rs). COST 2500,
+/// condition for the rows found through the containment index (src/citus/checked). COST 2500,
 /// as `_simdup_similar_match`.
 #[pg_extern(immutable, parallel_safe, cost = 2500)]
 fn _simdup_similar_key_match(
@@ -366,7 +365,7 @@ pub(crate) unsafe fn similar_config(rel: pg_sys::Relation) -> Option<SimilarConf
 }
 
 /// The columns the trigger reads and writes.
-pub(super) struct Columns {
+pub(crate) struct Columns {
     pub text: c_int,
     pub key: c_int,
     /// `dup_of`, in mark mode: of the key's type.
@@ -380,7 +379,7 @@ pub(super) struct Columns {
 ///
 /// # Safety
 /// `rel` is an open relation.
-pub(super) unsafe fn check_columns(rel: pg_sys::Relation, cfg: &SimilarConfig) -> Columns {
+pub(crate) unsafe fn check_columns(rel: pg_sys::Relation, cfg: &SimilarConfig) -> Columns {
     // SAFETY: the caller guarantees an open relation; catalog lookups of its columns.
     unsafe {
         let relid = (*rel).rd_id;
@@ -422,7 +421,7 @@ pub(super) unsafe fn check_columns(rel: pg_sys::Relation, cfg: &SimilarConfig) -
 /// of table `name`): the key it names only to a role that may read it (`may_read_key`), and
 /// the rule that matched (`by`; None: not known, the rules that can match below the threshold
 /// are named).
-pub(super) fn similar_error(
+pub(crate) fn similar_error(
     rel: pg_sys::Relation,
     cfg: &SimilarConfig,
     name: &str,
@@ -643,13 +642,16 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             *outcome = Some(Outcome::Row(unchanged));
             return;
         }
-        // A shard of a Citus distributed table holds part of the rows: only the coordinator's
-        // checked writes, and Citus filling a shard it is creating, pass (src/dedup/citus.rs).
-        let shard = citus::shard_of(rel);
-        if citus::passes_unchecked(rel, shard.as_ref()) {
-            *outcome = Some(Outcome::Row(unchanged));
-            return;
-        }
+        // One part of a distributed table holds part of the rows: only the writes its
+        // distribution layer checked pass (src/dedup/placement.rs; src/citus/shard.rs).
+        let shard = match placement::gate(rel) {
+            Gate::Pass => {
+                *outcome = Some(Outcome::Row(unchanged));
+                return;
+            }
+            Gate::Part(table) => Some(table),
+            Gate::Whole => None,
+        };
         let text = text.unwrap_or_default();
         let set = char_set(&text, cfg.k);
         if set.is_empty() {
@@ -715,13 +717,8 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
 /// of a candidate from a lossy bitmap page.
 type Shares<'a> = dyn Fn(&str, &[u64]) -> bool + 'a;
 
-/// `RETURNS trigger` function, declared in sql/similar.sql.
-#[unsafe(no_mangle)]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo_simdup_similar_dedup_trigger() -> &'static pg_sys::Pg_finfo_record {
-    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1
-}
+// `RETURNS trigger` function, declared in sql/similar.sql.
+crate::fmgr::finfo_v1!(pg_finfo_simdup_similar_dedup_trigger);
 
 /// # Safety
 /// Called by the trigger manager.

@@ -47,7 +47,7 @@ const REENABLE: &str =
 /// retype columns after `simdup_enable`; the trigger then refuses (42703 for a missing column,
 /// 42804 for a wrong type, 0A000 for a generated adopted fingerprint) instead of reading or
 /// writing a datum of the wrong type.
-pub(super) struct Columns {
+pub(crate) struct Columns {
     /// The text column (None: an adopted fingerprint column).
     pub text: Option<c_int>,
     pub fp: c_int,
@@ -60,7 +60,7 @@ pub(super) struct Columns {
 ///
 /// # Safety
 /// `rel` is an open relation.
-pub(super) unsafe fn columns(rel: pg_sys::Relation, cfg: &Config) -> Columns {
+pub(crate) unsafe fn columns(rel: pg_sys::Relation, cfg: &Config) -> Columns {
     // SAFETY: the caller guarantees an open relation; catalog lookups of its columns.
     unsafe {
         let relid = (*rel).rd_id;
@@ -159,7 +159,7 @@ pub(super) unsafe fn text_value(tuple: pg_sys::HeapTuple, tupdesc: pg_sys::Tuple
 ///
 /// # Safety
 /// `datum` is a valid, non-NULL datum of type `typid`.
-pub(super) unsafe fn text_of(datum: pg_sys::Datum, typid: pg_sys::Oid) -> Option<String> {
+pub(crate) unsafe fn text_of(datum: pg_sys::Datum, typid: pg_sys::Oid) -> Option<String> {
     // SAFETY: the caller guarantees the datum; it is read as its type says.
     unsafe {
         let typid = pg_sys::getBaseType(typid);

@@ -501,7 +501,8 @@ impl Reader {
         let serializable = unsafe { pg_sys::XactIsoLevel } == pg_sys::XACT_SERIALIZABLE as i32;
         let mut out = Collect { keep, visit, found: Vec::new(), read: 0, serializable };
         // SAFETY: buffers are pinned and locked as described in the module; every pin taken is
-        // released before returning (on error, by the resource owner, with the locks).
+        // released before returning (on error, by the resource owner, with the locks); the index
+        // stays open while the reader reads it (prefetch_buffer_header reads its OID).
         unsafe {
             let starts = self.start_leaves(ranges);
             // Distinct start leaves, in order (ascending keys: consecutive ranges share them),
@@ -851,8 +852,11 @@ fn prefetch(addr: *const u8) {
 
 /// Prefetches the header of the shared buffer in which this backend last found block `blkno`
 /// of `index` ([`RECENT`]), which pinning it will lock (a hint: nothing is read).
-fn prefetch_buffer_header(index: pg_sys::Relation, blkno: pg_sys::BlockNumber) {
-    // SAFETY: an open relation's OID.
+///
+/// # Safety
+/// `index` is an open relation (its `rd_id` is read).
+unsafe fn prefetch_buffer_header(index: pg_sys::Relation, blkno: pg_sys::BlockNumber) {
+    // SAFETY: the caller guarantees an open relation.
     let oid = unsafe { (*index).rd_id };
     if let Some(buf) = RECENT.with(|r| r.borrow_mut().get(oid, blkno)).filter(|&b| b > 0) {
         // SAFETY: shared buffers are numbered from 1 to NBuffers, their headers an array of

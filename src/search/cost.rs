@@ -71,3 +71,8 @@ pub(crate) fn nearest_cost(found: &BlockIndexes, rows: f64, n: f64, first_radius
     }
     probe_cost(found, rows, k.max(first_radius))
 }
+
+/// The search radius tried first by [`nearest`]: near-duplicate text lies within 10 bits
+/// (docs/quality.md), so where the neighbours are near duplicates the search costs one k = 10
+/// lookup.
+pub(crate) const FIRST_RADIUS: i32 = 10;

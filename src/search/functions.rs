@@ -1,33 +1,15 @@
-//! The search's SQL functions: the block-index key, the tids of a served query, the exact
+//! The search's SQL functions: the tids of a served query, the exact
 //! nearest rows of `simdup_nearest`, and the catalog listing of a column's block indexes. A
 //! direct call checks the caller's access as a query of the table would ([`check_access`]).
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
-use simdup_core::blocks::key;
-
-use super::{indexes, planner, scan};
+use super::cost::FIRST_RADIUS;
+use super::plan_nodes::PLANNED_CALL;
+use super::{indexes, scan};
 use crate::catalog::{estimated_rows, open_relation, open_table};
 use crate::errors::{invalid_parameter, not_in_prerequisite_state};
-
-/// The B-tree key of the block of `fp` that starts at bit `offset` (0 = most significant): `fp`
-/// rotated left by `offset` with its sign bit flipped, so that the keys of one block value form
-/// one range. Rotation does not change Hamming distance, so the key is the whole fingerprint.
-#[pg_extern(immutable, strict, parallel_safe)]
-fn _simdup_key(fp: i64, offset: i32) -> i64 {
-    if !(0..64).contains(&offset) {
-        invalid_parameter(format!("bit offset {offset} is out of range"), "A block starts at bit 0 to 63.");
-    }
-    key(fp as u64, offset as u32)
-}
-
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_key(bigint, integer) IS \
-     'simdup (internal): the block-index key of a fingerprint: fp rotated left by offset bits, sign bit flipped (the keys of one block value form one range)';",
-    name = "comment__simdup_key",
-    requires = [_simdup_key]
-);
 
 /// The heap relation `relid` ([`crate::catalog::open_table`]) with its block indexes on column `attnum`; 55000
 /// when it has none. With `check`, the current user's access is checked first
@@ -126,7 +108,7 @@ fn tids(relid: pg_sys::Oid, attnum: i32, q: i64, k: i32, planned: bool) -> Vec<p
 }
 
 /// Whether this call of a search function is the one the planner step put in a Tid Scan
-/// (its FuncExpr carries [`planner::PLANNED_CALL`], which SQL cannot give a call of it).
+/// (its FuncExpr carries [`PLANNED_CALL`], which SQL cannot give a call of it).
 ///
 /// # Safety
 /// `fcinfo` is the function manager's call information.
@@ -139,8 +121,7 @@ unsafe fn planned_call(fcinfo: pg_sys::FunctionCallInfo) -> bool {
             return false;
         }
         let expr = (*flinfo).fn_expr;
-        (*expr).type_ == pg_sys::NodeTag::T_FuncExpr
-            && (*(expr as *mut pg_sys::FuncExpr)).funcformat == planner::PLANNED_CALL
+        (*expr).type_ == pg_sys::NodeTag::T_FuncExpr && (*(expr as *mut pg_sys::FuncExpr)).funcformat == PLANNED_CALL
     }
 }
 
@@ -187,12 +168,7 @@ fn tid_array(tids: &[pg_sys::ItemPointerData]) -> pg_sys::Datum {
 // EXTENSION UPDATE the old version's SQL calls the new library, so the symbols must keep
 // their names (`#[pg_extern]` would export `_simdup_tids_wrapper`). They also read the call's
 // expression (`flinfo->fn_expr`, [`planned_call`]).
-#[unsafe(no_mangle)]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo__simdup_tids() -> &'static pg_sys::Pg_finfo_record {
-    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1
-}
+crate::fmgr::finfo_v1!(pg_finfo__simdup_tids);
 
 /// # Safety
 /// Called by the function manager as a V1 function declared STRICT with arguments
@@ -220,11 +196,6 @@ COMMENT ON FUNCTION _simdup_tids(oid, integer, bigint, integer) IS
 "#,
     name = "_simdup_tids"
 );
-
-/// The search radius tried first by [`nearest`]: near-duplicate text lies within 10 bits
-/// (docs/quality.md), so where the neighbours are near duplicates the search costs one k = 10
-/// lookup.
-pub(crate) const FIRST_RADIUS: i32 = 10;
 
 /// The tids of the rows of `heap` nearest to `q` in column `attnum`: every row whose distance
 /// is at most the n-th smallest (ties at the n-th distance included, so that any `ORDER BY
@@ -384,12 +355,7 @@ fn nearest_tids(
     }
 }
 
-#[unsafe(no_mangle)]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo__simdup_nearest_tids() -> &'static pg_sys::Pg_finfo_record {
-    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1
-}
+crate::fmgr::finfo_v1!(pg_finfo__simdup_nearest_tids);
 
 /// # Safety
 /// Called by the function manager as a V1 function declared with arguments

@@ -12,10 +12,12 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use pgrx::pg_sys::{self, AttrNumber, Oid};
+use pgrx::prelude::*;
 
 use crate::catalog::{cells, is_our_function};
+use crate::errors::invalid_parameter;
 
-use simdup_core::blocks::{Layout, BLOCKS};
+use simdup_core::blocks::{key, Layout, BLOCKS};
 
 /// How one block index is probed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +76,7 @@ unsafe fn classify(index: pg_sys::Relation) -> Option<(AttrNumber, Kind, u32)> {
             return None;
         }
         let n = konst.constvalue.value() as i32;
-        if form.indnatts == 1 && is_our_function(func.funcid, Some(crate::search::functions::_simdup_key_wrapper)) {
+        if form.indnatts == 1 && is_our_function(func.funcid, Some(_simdup_key_wrapper)) {
             return (0..64).contains(&n).then_some((var.varattno, Kind::Key, n as u32));
         }
         if form.indnatts == 2
@@ -182,3 +184,21 @@ unsafe fn read_block_indexes(heap: pg_sys::Relation, attnum: AttrNumber) -> Opti
     }
     None
 }
+
+/// The B-tree key of the block of `fp` that starts at bit `offset` (0 = most significant): `fp`
+/// rotated left by `offset` with its sign bit flipped, so that the keys of one block value form
+/// one range. Rotation does not change Hamming distance, so the key is the whole fingerprint.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn _simdup_key(fp: i64, offset: i32) -> i64 {
+    if !(0..64).contains(&offset) {
+        invalid_parameter(format!("bit offset {offset} is out of range"), "A block starts at bit 0 to 63.");
+    }
+    key(fp as u64, offset as u32)
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_key(bigint, integer) IS \
+     'simdup (internal): the block-index key of a fingerprint: fp rotated left by offset bits, sign bit flipped (the keys of one block value form one range)';",
+    name = "comment__simdup_key",
+    requires = [_simdup_key]
+);

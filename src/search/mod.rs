@@ -1,6 +1,7 @@
 //! Near-duplicate search served by the block indexes.
 //!
-//! * [`indexes`]: which block indexes a table has (catalog, not names);
+//! * [`indexes`]: which block indexes a table has (catalog, not names), and their key
+//!   `_simdup_key`;
 //! * [`scan`]: the search itself, heap only for matches;
 //! * [`btree`]: the page reader the search reads the key indexes with;
 //! * [`planner`]: the planner step that serves `hamming(fp, q) <= k` (and `fp <~> q <= k`,
@@ -11,7 +12,8 @@
 //! * [`gin`]: reading a similarity index directly: the rows sharing an LSH band value with a
 //!   text, for the similarity dedup trigger;
 //! * [`cost`]: the cost model of a search, for the thresholds and for the planner;
-//! * [`functions`]: the SQL functions: `_simdup_key` (the index key), `_simdup_tids`,
+//! * [`plan_nodes`]: the plan-node helpers both planner steps share;
+//! * [`functions`]: the SQL functions `_simdup_tids`,
 //!   `_simdup_nearest_tids` (the nearest search) and `_simdup_block_indexes`, and the access check of a direct
 //!   call.
 
@@ -20,6 +22,7 @@ pub(crate) mod cost;
 pub(crate) mod functions;
 pub(crate) mod gin;
 pub(crate) mod indexes;
+pub(crate) mod plan_nodes;
 pub(crate) mod planner;
 pub(crate) mod scan;
 pub(crate) mod similarity;

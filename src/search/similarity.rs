@@ -30,8 +30,9 @@ use crate::catalog::{cells, is_our_function};
 /// `min_recall`).
 pub(crate) const MIN_RECALL: f64 = 0.99;
 
-/// A similarity index as the planner sees it.
-struct SimilarityIndex {
+/// A similarity index as the planner sees it (its IndexOptInfo); the catalog's view of one is
+/// [`crate::similar::SimilarityIndex`].
+struct PlannedSimilarityIndex {
     index: *mut pg_sys::IndexOptInfo,
     /// The indexed text expression (`body`), in the planner's form.
     body: *mut pg_sys::Node,
@@ -44,7 +45,7 @@ struct SimilarityIndex {
 ///
 /// # Safety
 /// `index` is an IndexOptInfo of the relation being planned.
-unsafe fn similarity_index(index: *mut pg_sys::IndexOptInfo) -> Option<SimilarityIndex> {
+unsafe fn similarity_index(index: *mut pg_sys::IndexOptInfo) -> Option<PlannedSimilarityIndex> {
     // SAFETY: the planner's IndexOptInfo.
     unsafe {
         let ix = &*index;
@@ -52,7 +53,7 @@ unsafe fn similarity_index(index: *mut pg_sys::IndexOptInfo) -> Option<Similarit
             return None;
         }
         let (body, k, bands, rows) = bands_expression(cells(ix.indexprs).first()?.ptr_value as *mut pg_sys::Node)?;
-        Some(SimilarityIndex { index, body, k, bands, rows })
+        Some(PlannedSimilarityIndex { index, body, k, bands, rows })
     }
 }
 
@@ -180,7 +181,7 @@ unsafe fn match_restriction(
 ) -> Option<Restriction> {
     // SAFETY: node tags say which struct a node is; Consts read only when not NULL.
     unsafe {
-        let (funcid, left, right) = super::planner::binary_op(clause)?;
+        let (funcid, left, right) = super::plan_nodes::binary_op(clause)?;
         // jaccard(...) >= t, > t; t <= jaccard(...), t < jaccard(...).
         let (call, bound) = match funcid {
             pg_sys::F_FLOAT8GE | pg_sys::F_FLOAT8GT => (left, right),
@@ -202,7 +203,7 @@ unsafe fn match_restriction(
         let k = int4(jargs[2])?;
         let reads_row = |n: *mut pg_sys::Node| pg_sys::bms_is_member(rti as i32, pg_sys::pull_varnos(root, n));
         let constant = |n: *mut pg_sys::Node| {
-            !pg_sys::contain_volatile_functions(n) && super::planner::bms_empty(pg_sys::pull_varnos(root, n))
+            !pg_sys::contain_volatile_functions(n) && super::plan_nodes::bms_empty(pg_sys::pull_varnos(root, n))
         };
         let (body, q) = match (reads_row(jargs[0]), reads_row(jargs[1])) {
             (true, false) => (jargs[0], jargs[1]),
@@ -234,12 +235,12 @@ pub(crate) unsafe fn add_paths(
     // planner's memory context, and the path is handed to add_path.
     unsafe {
         if (*rel).baserestrictinfo.is_null()
-            || pg_sys::check_enable_rls((*rte).relid, super::planner::check_as_user(root, rte, rti), true)
+            || pg_sys::check_enable_rls((*rte).relid, super::plan_nodes::check_as_user(root, rte, rti), true)
                 == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
         {
             return;
         }
-        let indexes: Vec<SimilarityIndex> = cells((*rel).indexlist)
+        let indexes: Vec<PlannedSimilarityIndex> = cells((*rel).indexlist)
             .iter()
             .filter_map(|c| similarity_index(c.ptr_value as *mut pg_sys::IndexOptInfo))
             .collect();
@@ -268,7 +269,7 @@ unsafe fn add_bitmap_path(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     rinfo: *mut pg_sys::RestrictInfo,
-    ix: &SimilarityIndex,
+    ix: &PlannedSimilarityIndex,
     q: *mut pg_sys::Node,
 ) {
     // SAFETY: the caller guarantees the planner structures of `rel`; `ix` is similarity_index's,
@@ -295,7 +296,7 @@ unsafe fn add_bitmap_path(
         (*clause).type_ = pg_sys::NodeTag::T_IndexClause;
         (*clause).rinfo = rinfo;
         (*clause).indexquals =
-            pg_sys::lappend(std::ptr::null_mut(), super::planner::restrictinfo(root, overlap.cast()).cast());
+            pg_sys::lappend(std::ptr::null_mut(), super::plan_nodes::restrictinfo(root, overlap.cast()).cast());
         (*clause).lossy = true;
         (*clause).indexcol = 0;
         let path = pg_sys::create_index_path(

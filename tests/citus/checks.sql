@@ -296,7 +296,7 @@ EXCEPTION WHEN others THEN
   ok := st = code AND msg = want;
   detail := format('%s: %s / %s', st, msg, hint);
 END $$;
--- Plain writes on the coordinator are checked writes (src/dedup/coordinator.rs): stored when
+-- Plain writes on the coordinator are checked writes (src/citus/): stored when
 -- new, 23505 for a near-duplicate on any shard.
 INSERT INTO guarded (id, body) VALUES (100001, 'a text nobody has written before, for the guard');
 INSERT INTO guarded (id, body) VALUES (100002, 'one new text for the guard, about harbours and ships'), (100003, 'another new text, this one about mountains and snow');
@@ -397,7 +397,7 @@ SELECT create_distributed_table('marked', 'id');   -- citus.enable_unsafe_trigge
 SELECT create_distributed_table('skipped', 'id');
 SELECT create_distributed_table('sim_marked', 'id');
 -- Citus copies the rows into each shard over connections that do not see the shard metadata it
--- is writing: the shard trigger recognises that copy (src/dedup/citus.rs, citus_filling) and
+-- is writing: the shard trigger recognises that copy (src/citus/shard.rs, citus_filling) and
 -- keeps what was decided when the rows were first written, against the whole table.
 -- Of distributed mark-mode table tbl: the rows whose dup_of is not the one they had in
 -- tbl_before ("id: now, was before"), how many rows had theirs on another shard, and its rows.

@@ -204,7 +204,7 @@ SELECT check_that('similar skip with containment 0.7, one plain INSERT ... SELEC
   AND (SELECT count(*) FROM cs_contain) <= (SELECT count(*) FROM cs_skip_local),
   format('%s vs %s rows (Jaccard alone: %s)', (SELECT count(*) FROM cs_contain), (SELECT count(*) FROM cs_contain_local),
          (SELECT count(*) FROM cs_skip_local)));
--- Mark mode, one plain INSERT ... SELECT: the pool's rows are one batch (src/dedup/checked.rs,
+-- Mark mode, one plain INSERT ... SELECT: the pool's rows are one batch (src/citus/checked/batch.rs,
 -- write_batch), so every dup_of comes from the batch's own earlier rows (a shared band, then the
 -- trigger's decision in Rust); then the same texts under new keys, marked with the stored rows'
 -- keys (the query over every shard). dup_of = the local similarity trigger's for the same rows.
@@ -258,7 +258,7 @@ SELECT check_that('similar reject, one INSERT ... SELECT of two near-duplicates:
 FROM error_of(format('INSERT INTO cs_reject_batch (id, body) SELECT id, body FROM pool WHERE id IN (%s, %s) ORDER BY id', :s_a, :s_b)) e;
 
 -- ---------------------------------------------------------------------------------------------
--- Plain writes on the coordinator (src/dedup/coordinator.rs): INSERT ... SELECT, one INSERT a
+-- Plain writes on the coordinator (src/citus/): INSERT ... SELECT, one INSERT a
 -- row, a multi-row VALUES, prepared statements (custom and generic plans), each with the
 -- answers of the local trigger fed the same rows in the same order.
 -- ---------------------------------------------------------------------------------------------

@@ -294,7 +294,7 @@ SELECT simdup_insert('plain_table', '{"id": 1, "body": "x"}');
 DROP TABLE plain_table;
 SELECT simdup_insert(NULL, '{}'), simdup_insert_select('feed', NULL);
 -- A table named like a Citus shard (name_digits) on a server without Citus is an ordinary
--- table: its trigger checks the row (src/dedup/citus.rs finds no shard metadata).
+-- table: its trigger checks the row (src/citus/shard.rs finds no shard metadata).
 CREATE TABLE posts_2024 (id int PRIMARY KEY, body text);
 SELECT simdup_enable('posts_2024', 'body', on_duplicate => 'reject', max_distance => 3);
 INSERT INTO posts_2024 VALUES (1, 'The museum will reopen next month after a two-year renovation of its east wing and sculpture garden.');

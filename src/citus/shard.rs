@@ -1,8 +1,9 @@
-//! The dedup trigger on a shard of a Citus hash-distributed table.
+//! The dedup trigger on a shard of a Citus hash-distributed table: which relations are shards,
+//! and which writes their trigger lets through.
 //!
 //! There the trigger fires on one shard placement and sees only that shard's rows, so it cannot
 //! decide whether a row is a near-duplicate (docs/citus.md, "Dedup across shards"). Checked
-//! writes — plain INSERT and COPY on the coordinator ([`super::coordinator`]), `simdup_insert`
+//! writes — plain INSERT and COPY on the coordinator ([`super`]), `simdup_insert`
 //! — go through the checked write ([`super::checked`]), which locks the row's stripes there,
 //! searches every shard, and writes as the owner with `simdup.checked_write` set to the table's
 //! name (a `SET LOCAL` that Citus propagates to the workers in the same transaction). On a shard
@@ -21,11 +22,37 @@ use std::collections::HashMap;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
+use crate::dedup::placement::{Gate, Placement};
 use crate::errors::{Code, Error, OrRaise};
+
+/// The answers the dedup engine asks of Citus ([`crate::dedup::placement`]), registered by
+/// [`super::init`].
+pub(crate) static PLACEMENT: Placement =
+    Placement { gate, is_part: |rel| unsafe { shard_of(rel) }.is_some(), is_distributed, is_managed: is_citus_table };
+
+/// What the dedup trigger on `rel` does with a row: on a shard whose placements each hold part
+/// of the table's rows, only the coordinator's checked writes and Citus filling a shard pass
+/// (any other write is refused here); on a placement of a reference or Citus-local table the
+/// row is checked against that placement, named by its table; elsewhere it is checked, unless
+/// Citus is filling a shard it is creating.
+///
+/// # Safety
+/// `rel` is the open relation the trigger fired on.
+unsafe fn gate(rel: pg_sys::Relation) -> Gate {
+    // SAFETY: the caller's.
+    unsafe {
+        let shard = shard_of(rel);
+        if passes_unchecked(rel, shard.as_ref()) {
+            Gate::Pass
+        } else {
+            shard.map_or(Gate::Whole, |s| Gate::Part(s.name))
+        }
+    }
+}
 
 /// The distributed table a shard belongs to.
 #[derive(Clone, Debug)]
-pub(super) struct Shard {
+pub(crate) struct Shard {
     /// The table's name, unqualified (for messages, as PostgreSQL's own name relations).
     pub name: String,
     /// The table's schema-qualified, quoted name (`format('%I.%I', schema, table)`), as
@@ -307,7 +334,7 @@ const CITUS_INTERNAL: &[u8] = b"citus_internal gpid=";
 /// Refuses a write on a shard of distributed table `shard` that [`passes_unchecked`] does not
 /// let through: 0A000, naming the table (not the shard) and saying how to write. On the
 /// coordinator, plain INSERT, COPY and text-changing UPDATEs are checked writes
-/// ([`super::coordinator`]), so what reaches this refusal is a write through a worker, or a
+/// ([`super`]), so what reaches this refusal is a write through a worker, or a
 /// statement Citus sends to the shards some other way.
 fn refuse_unchecked(shard: &Shard) -> ! {
     Error::new(

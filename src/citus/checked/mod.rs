@@ -1,0 +1,51 @@
+//! The checked write of one row into a Citus distributed table, on the coordinator:
+//! `_simdup_checked_insert(tbl, row jsonb)`, which `simdup_insert` and `simdup_insert_select`
+//! (sql/dedup.sql) call for each row.
+//!
+//! A shard's dedup trigger sees that shard only ([`crate::citus::shard`]), so the check is made here,
+//! with what every node shares (docs/citus.md, "Dedup across shards"):
+//!
+//! 1. the fingerprint of the text the row will store;
+//! 2. its lock stripes on the coordinator ([`crate::dedup::lookup::lock_to_commit`], the trigger's
+//!    stripes, held to the end of the transaction: the workers' snapshots see committed rows only):
+//!    two writers of near-duplicates share a stripe, whichever shards their rows go to;
+//! 3. one query over every shard for the near-duplicate with the smallest key; READ COMMITTED,
+//!    so each worker's snapshot is taken after the locks are held;
+//! 4. the outcome the trigger would give ([`crate::dedup::trigger::duplicate_error`] for reject, skip,
+//!    or mark with `dup_of`), then the INSERT.
+//!
+//! The INSERT runs **as the table's owner**, with `simdup.checked_write` naming the table, and
+//! the shard trigger lets a write through only when both hold ([`crate::citus::shard::passes_unchecked`]).
+//! `simdup.checked_write` is an ordinary setting — Citus must propagate it — so it proves
+//! nothing alone: a writer could set it with `SET LOCAL`, `ALTER ROLE … SET` or `PGOPTIONS`.
+//! The owner's identity is what a writer cannot take, and the owner could disable the trigger
+//! anyway. Everything the check depends on is read here (the trigger's configuration, Citus's
+//! metadata, the isolation level), never taken from the caller, so calling this function
+//! directly gives exactly a checked write.
+//!
+//! While it acts as the owner, nothing of the caller's runs: the row is data, the statements
+//! are built here with every name qualified, `search_path` is `pg_catalog, pg_temp`, and the
+//! security context is restricted (as for VACUUM's index functions). Before that, the caller's
+//! own rights are checked: INSERT on the table or on every column written.
+//!
+//! The rows come as values the writer's statement made with the writer's settings; they cross to
+//! the workers, and back, as text, which Citus writes with the coordinator's output functions and
+//! a worker reads with its own settings. The write's statements therefore run with the settings
+//! that decide that text pinned on both sides ([`pin_transfer`]), so that every value is stored
+//! as the writer's statement gave it, and as it was checked.
+
+mod batch;
+mod probes;
+mod row;
+mod search;
+mod settings;
+mod target;
+mod types;
+mod update;
+
+pub(crate) use batch::*;
+pub(crate) use row::*;
+pub(crate) use settings::*;
+pub(crate) use target::*;
+pub(crate) use types::{Outcome, Returned};
+pub(crate) use update::*;

@@ -1,0 +1,51 @@
+//! `_simdup_check_dedup(tbl)`: the columns a table's dedup trigger (either one) reads and writes,
+//! checked once when `simdup_enable` or `simdup_enable_similar` installs it.
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use crate::catalog::relation_name;
+use crate::errors::{Code, Error};
+
+use super::config::{dedup_config, TRIGGER};
+use super::similar::{check_columns, similar_config, TRIGGER_SIMILAR};
+use super::tuple::columns;
+
+/// `_simdup_check_dedup(tbl)` (42P01 for a missing relation): the check of the columns that the dedup trigger makes on every
+/// row ([`columns`]), made once by `simdup_enable` right after it installs the trigger, so that
+/// a configuration the trigger would refuse is refused at once.
+#[pg_extern(volatile, strict)]
+fn _simdup_check_dedup(tbl: pg_sys::Oid) {
+    // SAFETY: the relation is opened (42P01 if missing) and closed here; its trigger
+    // descriptor is valid while it is open.
+    unsafe {
+        let rel = crate::catalog::open_relation(tbl);
+        let simhash = dedup_config(rel);
+        let similar = similar_config(rel);
+        if simhash.is_some() && similar.is_some() {
+            Error::new(
+                Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("table \"{}\" cannot have both dedup triggers", relation_name(rel)),
+            )
+            .detail(format!(
+                "Its rows would be checked twice, by SimHash distance ({TRIGGER}) and by Jaccard similarity ({}), and both would write dup_of.",
+                TRIGGER_SIMILAR
+            ))
+            .hint("Dedup a table by one of them: simdup_disable(table) or simdup_disable_similar(table) removes the other.")
+            .raise();
+        }
+        if let Some(cfg) = simhash {
+            columns(rel, &cfg);
+        }
+        if let Some(cfg) = similar {
+            check_columns(rel, &cfg);
+        }
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+}
+
+extension_sql!(
+    "COMMENT ON FUNCTION _simdup_check_dedup(oid) IS 'simdup (internal): checks the columns the dedup trigger of a table (simdup_dedup or simdup_dedup_similar) reads and writes (exist, types, not a generated adopted fingerprint), as the trigger does on every row, and that the table has not both; simdup_enable and simdup_enable_similar call it after installing the trigger';",
+    name = "comment__simdup_check_dedup",
+    requires = [_simdup_check_dedup]
+);
