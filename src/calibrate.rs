@@ -27,7 +27,7 @@ const BAR_WIDTH: usize = 40;
 fn _simdup_calibrate_settings(
     tbl: pg_sys::Oid,
 ) -> TableIterator<'static, (name!(max_distance, Option<i32>), name!(threshold, Option<f64>))> {
-    if crate::dedup::citus::is_distributed(tbl) {
+    if crate::dedup::placement::is_distributed(tbl) {
         Error::new(Code::ERRCODE_FEATURE_NOT_SUPPORTED, "simdup_calibrate is not supported on a distributed table")
             .detail("A row's nearest other row may be in another shard, which a shard's search does not see.")
             .hint("Calibrate on a local copy of a sample: CREATE TABLE s AS SELECT * FROM t TABLESAMPLE BERNOULLI (1), then enable and calibrate s.")
