@@ -368,8 +368,16 @@ unsafe fn assigns(targets: *mut pg_sys::List, attnum: i32) -> bool {
 /// trigger would refuse the write with an error about writes through a worker). A MERGE that
 /// only deletes, or updates other columns, is Citus's own, as such an UPDATE or DELETE is.
 ///
+/// PostgreSQL 14 has no MERGE.
+///
 /// # Safety
 /// `parse` is a query being planned.
+#[cfg(feature = "pg14")]
+unsafe fn refuse_unchecked_merge(_parse: *mut pg_sys::Query) {}
+
+/// # Safety
+/// `parse` is a query being planned.
+#[cfg(not(feature = "pg14"))]
 unsafe fn refuse_unchecked_merge(parse: *mut pg_sys::Query) {
     // SAFETY: a valid Query; the MERGE's actions are MergeAction nodes; the result relation is
     // locked by the statement.
@@ -451,7 +459,7 @@ unsafe fn plan_checked_update(
             } else {
                 typ = pg_sys::TIDOID;
             }
-            pg_sys::makeVar(result, attnum as pg_sys::AttrNumber, typ, typmod, coll, 0)
+            pg_sys::makeVar(result as _, attnum as pg_sys::AttrNumber, typ, typmod, coll, 0)
         };
         // The row as it is: ctid, key, checked value; then the new values. (Named: Citus names
         // its scan's columns after them, and EXPLAIN prints those names.)
@@ -494,11 +502,7 @@ unsafe fn plan_checked_update(
         // (deparsed with only pg_catalog on the search path), so it reads what this plan reads
         // under any search path; its constants as the pinned settings write them, and read
         // them. (Before planning, which changes the query in place.)
-        let nest = pg_sys::NewGUCNestLevel();
-        super::checked::set_local("search_path", "pg_catalog");
-        let again = pg_sys::pg_get_querydef(pg_sys::copyObjectImpl(rows.cast()) as *mut pg_sys::Query, false);
-        let again = CStr::from_ptr(again).to_string_lossy().into_owned();
-        pg_sys::AtEOXact_GUC(true, nest);
+        let again = query_sql(rows, &table);
         let options = cursor_options & !(pg_sys::CURSOR_OPT_PARALLEL_OK as c_int);
         let stmt = previous_planner(rows, query_string, options, bound_params);
         pg_sys::AtEOXact_GUC(true, pins);
@@ -563,11 +567,11 @@ unsafe fn plan_checked_insert(
             (*target).relkind = 0;
             (*target).rellockmode = 0;
             (*target).inh = false;
-            #[cfg(feature = "pg15")]
+            #[cfg(any(feature = "pg14", feature = "pg15"))]
             {
                 (*target).requiredPerms = 0;
             }
-            #[cfg(not(feature = "pg15"))]
+            #[cfg(not(any(feature = "pg14", feature = "pg15")))]
             {
                 (*target).perminfoindex = 0;
             }
@@ -699,6 +703,37 @@ unsafe fn conflict_clause(parse: *mut pg_sys::Query, relid: pg_sys::Oid, table: 
     }
 }
 
+/// Query `rows` as SQL, deparsed with only pg_catalog on the search path (every name
+/// qualified).
+///
+/// # Safety
+/// `rows` is a query being planned.
+#[cfg(not(feature = "pg14"))]
+unsafe fn query_sql(rows: *mut pg_sys::Query, _table: &str) -> String {
+    // SAFETY: a valid Query, deparsed from a copy; the GUC nest level is opened and closed here.
+    unsafe {
+        let nest = pg_sys::NewGUCNestLevel();
+        super::checked::set_local("search_path", "pg_catalog");
+        let sql = pg_sys::pg_get_querydef(pg_sys::copyObjectImpl(rows.cast()) as *mut pg_sys::Query, false);
+        let sql = CStr::from_ptr(sql).to_string_lossy().into_owned();
+        pg_sys::AtEOXact_GUC(true, nest);
+        sql
+    }
+}
+
+/// PostgreSQL 14 exports no deparser of a query (pg_get_querydef came in 15): 0A000.
+///
+/// # Safety
+/// None; unsafe as the other variant.
+#[cfg(feature = "pg14")]
+unsafe fn query_sql(_rows: *mut pg_sys::Query, table: &str) -> String {
+    not_supported(
+        "an UPDATE of the checked column on PostgreSQL 14",
+        table,
+        "Use PostgreSQL 15 or newer for such updates of distributed dedup tables.",
+    )
+}
+
 /// Adds `text` to the private list of the custom scan on top of `stmt` (after its integers, a
 /// String node): an INSERT's `ON CONFLICT` clause, an UPDATE's query of its rows.
 ///
@@ -725,8 +760,12 @@ unsafe fn private_text(scan: *mut pg_sys::CustomScan) -> Option<String> {
     unsafe {
         let private = (*scan).custom_private;
         (pg_sys::list_length(private) > 1).then(|| {
-            let node = pg_sys::list_nth(private, 1) as *mut pg_sys::String;
-            CStr::from_ptr((*node).sval).to_string_lossy().into_owned()
+            #[cfg(not(feature = "pg14"))]
+            let text = (*(pg_sys::list_nth(private, 1) as *mut pg_sys::String)).sval;
+            // PostgreSQL 14: a Value node of type T_String.
+            #[cfg(feature = "pg14")]
+            let text = (*(pg_sys::list_nth(private, 1) as *mut pg_sys::Value)).val.str_;
+            CStr::from_ptr(text).to_string_lossy().into_owned()
         })
     }
 }
@@ -752,7 +791,7 @@ unsafe fn returning_list(parse: *mut pg_sys::Query, table: &str, verb: &str) -> 
         }
         for cell in cells(pg_sys::pull_var_clause(list.cast(), 0)) {
             let var = cell.ptr_value as *mut pg_sys::Var;
-            if (*var).varno != (*parse).resultRelation {
+            if i64::from((*var).varno) != i64::from((*parse).resultRelation) {
                 not_supported(&format!("{verb} … RETURNING columns of another table"), table, hint);
             }
             if (*var).varattno < 0 {
@@ -810,11 +849,11 @@ unsafe fn wrap_in_scan(
                 as *mut pg_sys::RangeTblEntry;
             (*target).inh = false;
             (*target).inFromCl = false;
-            #[cfg(feature = "pg15")]
+            #[cfg(any(feature = "pg14", feature = "pg15"))]
             {
                 (*target).requiredPerms = 0;
             }
-            #[cfg(not(feature = "pg15"))]
+            #[cfg(not(any(feature = "pg14", feature = "pg15")))]
             {
                 (*target).perminfoindex = 0;
             }
