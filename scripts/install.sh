@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs simdup into a PostgreSQL installation, safely while it runs:
-#   scripts/install.sh [--pg-config PATH] [--debug | --profile NAME] [--source DIR]
+#   scripts/install.sh [--pg-config PATH] [--debug | --profile NAME] [--source DIR] [--manifest FILE]
 # Builds the extension (`cargo pgrx package`: release by default, --debug for a debug build,
 # --profile for a Cargo profile such as test-fast: optimized, without the release's fat LTO) from
 # the source tree DIR (default: this checkout) into a staging directory, then puts every file
@@ -9,6 +9,8 @@
 # running on it, and backends started afterwards load the new one. (Copying over the old file
 # in place, as `cargo pgrx install` does, rewrites the mapped library under running servers and
 # crashes them with signal 11.) Then, in each database: ALTER EXTENSION simdup UPDATE.
+# --manifest FILE: also writes the path of every file installed into FILE, one a line (the
+# package test compares a Debian package's contents with it).
 #
 # Needs write access to pg_config's pkglibdir and sharedir/extension (root, or sudo).
 set -euo pipefail
@@ -16,14 +18,16 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 pg_config="${SIMDUP_PG_CONFIG:-}"
 profile=()
 src="$(cd "$here/.." && pwd)"
+manifest=""
 while (($#)); do
   case "$1" in
     --pg-config) pg_config="$2"; shift 2 ;;
     --debug) profile=(--debug); shift ;;
     --profile) profile=(--profile "$2"); shift 2 ;;
     --source) src="$(cd "$2" && pwd)"; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
-    *) echo "install.sh: unknown argument $1 (--pg-config PATH, --debug, --profile NAME, --source DIR)" >&2; exit 2 ;;
+    --manifest) manifest="$2"; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "install.sh: unknown argument $1 (--pg-config PATH, --debug, --profile NAME, --source DIR, --manifest FILE)" >&2; exit 2 ;;
   esac
 done
 [ -n "$pg_config" ] || pg_config="$(command -v pg_config || true)"
@@ -46,7 +50,9 @@ put() {
   local tmp
   tmp="$(dirname "$2")/.$(basename "$2").new.$$"
   $SUDO cp "$1" "$tmp" && $SUDO chmod 644 "$tmp" && $SUDO mv -f "$tmp" "$2"
+  [ -z "$manifest" ] || echo "$2" >>"$manifest"
 }
+[ -z "$manifest" ] || : >"$manifest"
 n=0
 while IFS= read -r -d '' f; do
   rel="${f#"$stage"}"

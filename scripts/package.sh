@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Builds a Debian package of simdup for one PostgreSQL major, named as Debian names extension
 # packages (postgresql-15-pgvector, ...):
-#   scripts/package.sh [--pg-config PATH] [--out DIR]
+#   scripts/package.sh [--pg-config PATH] [--out DIR] [--profile NAME]
 #     -> DIR/postgresql-<major>-simdup_<version>_amd64.deb   (its path is the last line printed)
+#   scripts/package.sh --all [--out DIR]
+#     -> one package for each supported major (pgrx.toml: postgres.versions), built against the
+#        default major's pg_config (SIMDUP_PG_CONFIG or pgrx.toml) and scripts/postgres.sh MAJOR
+#        for the others; the path of each is printed, one a line
 # The package holds simdup.so, simdup.control and every install and upgrade script, installed
-# where that PostgreSQL looks for them (pg_config --pkglibdir and --sharedir), and depends on
-# postgresql-<major>. Install it with `apt-get install ./postgresql-<major>-simdup_…deb`: dpkg
+# where Debian's and PGDG's postgresql-<major> look for them (/usr/lib/postgresql/<major>/lib
+# and /usr/share/postgresql/<major>/extension, whatever prefix the PostgreSQL built against has),
+# and depends on postgresql-<major>. --profile builds with another Cargo profile than release
+# (the tests of other majors use test-fast: the same files, built in a fraction of the time). Install it with `apt-get install ./postgresql-<major>-simdup_…deb`: dpkg
 # writes each file beside the old one and renames it into place, so running servers that have
 # simdup.so loaded keep running; `apt-get remove postgresql-<major>-simdup` removes it.
 # Needs Rust and cargo-pgrx to build (scripts/setup.sh); the package itself needs neither.
@@ -14,14 +20,31 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 pg_config="${SIMDUP_PG_CONFIG:-}"
 out="$root/target/debian"
+profile=()
+all=0
 while (($#)); do
   case "$1" in
     --pg-config) pg_config="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
-    *) echo "package.sh: unknown argument $1 (--pg-config PATH, --out DIR)" >&2; exit 2 ;;
+    --profile) profile=(--profile "$2"); shift 2 ;;
+    --all) all=1; shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    *) echo "package.sh: unknown argument $1 (--pg-config PATH, --out DIR, --profile NAME, --all)" >&2; exit 2 ;;
   esac
 done
+setting() { python3 -c 'import sys,tomllib; v=tomllib.load(open(sys.argv[1],"rb"))["postgres"][sys.argv[2]]; print(" ".join(map(str,v)) if isinstance(v,list) else v)' "$root/pgrx.toml" "$1"; }
+if [ "$all" = 1 ]; then
+  default_major="$(setting default)"
+  for m in $(setting versions); do
+    if [ "$m" = "$default_major" ]; then
+      pgc="${SIMDUP_PG_CONFIG:-$(setting pg_config)}"
+    else
+      pgc="$("$here/postgres.sh" "$m" | tail -1)"
+    fi
+    SIMDUP_PG_CONFIG="" "$0" --pg-config "$pgc" --out "$out" "${profile[@]}" | tail -1
+  done
+  exit 0
+fi
 [ -n "$pg_config" ] || pg_config="$(command -v pg_config || true)"
 [ -x "$pg_config" ] || { echo "package.sh: no pg_config (pass --pg-config PATH)" >&2; exit 2; }
 major="$("$pg_config" --version | awk '{print $2}')"; major="${major%%.*}"
@@ -30,15 +53,17 @@ arch="$(dpkg --print-architecture)"
 # Who the package names as its maintainer: set SIMDUP_MAINTAINER to your own when you publish it.
 maintainer="${SIMDUP_MAINTAINER:-simdup developers <simdup@example.org>}"
 name="postgresql-$major-simdup"
-libdir="$("$pg_config" --pkglibdir)"
-extdir="$("$pg_config" --sharedir)/extension"
+# Debian's layout (postgresql-common; PGDG's packages use the same), not pg_config's: a build
+# against a PostgreSQL elsewhere (a relocated copy, scripts/postgres.sh's) still installs there.
+libdir="/usr/lib/postgresql/$major/lib"
+extdir="/usr/share/postgresql/$major/extension"
 
 # cargo-pgrx builds only for a PostgreSQL registered with `cargo pgrx init`: register this one
 # (scripts/setup.sh, idempotent; it also checks the headers and the supported majors), so that
 # this script works on its own for any supported major.
 SIMDUP_PG_CONFIG="$pg_config" bash -c '. "$1"' _ "$here/setup.sh" >&2
 stage="$(mktemp -d)"; trap 'rm -rf "$stage"' EXIT
-( cd "$root" && cargo pgrx package --pg-config "$pg_config" --out-dir "$stage/build" >"$stage/build.log" 2>&1 ) \
+( cd "$root" && cargo pgrx package --pg-config "$pg_config" "${profile[@]}" --out-dir "$stage/build" >"$stage/build.log" 2>&1 ) \
   || { cat "$stage/build.log" >&2; exit 1; }
 pkg="$stage/pkg"
 install -d -m 755 "$pkg/DEBIAN" "$pkg$libdir" "$pkg$extdir" "$pkg/usr/share/doc/$name"

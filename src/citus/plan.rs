@@ -160,8 +160,16 @@ pub(super) unsafe fn assigns(targets: *mut pg_sys::List, attnum: i32) -> bool {
 /// trigger would refuse the write with an error about writes through a worker). A MERGE that
 /// only deletes, or updates other columns, is Citus's own, as such an UPDATE or DELETE is.
 ///
+/// PostgreSQL 14 has no MERGE.
+///
 /// # Safety
 /// `parse` is a query being planned.
+#[cfg(feature = "pg14")]
+pub(super) unsafe fn refuse_unchecked_merge(_parse: *mut pg_sys::Query) {}
+
+/// # Safety
+/// `parse` is a query being planned.
+#[cfg(not(feature = "pg14"))]
 pub(super) unsafe fn refuse_unchecked_merge(parse: *mut pg_sys::Query) {
     // SAFETY: a valid Query; the MERGE's actions are MergeAction nodes; the result relation is
     // locked by the statement.
@@ -245,7 +253,7 @@ pub(super) unsafe fn plan_checked_update(
             } else {
                 typ = pg_sys::TIDOID;
             }
-            pg_sys::makeVar(result, attnum as pg_sys::AttrNumber, typ, typmod, coll, 0)
+            pg_sys::makeVar(result as _, attnum as pg_sys::AttrNumber, typ, typmod, coll, 0)
         };
         // The row as it is: ctid, key, checked value; then the new values. (Named: Citus names
         // its scan's columns after them, and EXPLAIN prints those names.)
@@ -288,11 +296,7 @@ pub(super) unsafe fn plan_checked_update(
         // (deparsed with only pg_catalog on the search path), so it reads what this plan reads
         // under any search path; its constants as the pinned settings write them, and read
         // them. (Before planning, which changes the query in place.)
-        let nest = pg_sys::NewGUCNestLevel();
-        crate::citus::checked::set_local("search_path", "pg_catalog");
-        let again = pg_sys::pg_get_querydef(pg_sys::copyObjectImpl(rows.cast()) as *mut pg_sys::Query, false);
-        let again = CStr::from_ptr(again).to_string_lossy().into_owned();
-        pg_sys::AtEOXact_GUC(true, nest);
+        let again = query_sql(rows, &table);
         let options = cursor_options & !(pg_sys::CURSOR_OPT_PARALLEL_OK as c_int);
         let stmt = previous_planner(previous, rows, query_string, options, bound_params);
         pg_sys::AtEOXact_GUC(true, pins);
@@ -358,11 +362,11 @@ pub(super) unsafe fn plan_checked_insert(
             (*target).relkind = 0;
             (*target).rellockmode = 0;
             (*target).inh = false;
-            #[cfg(feature = "pg15")]
+            #[cfg(any(feature = "pg14", feature = "pg15"))]
             {
                 (*target).requiredPerms = 0;
             }
-            #[cfg(not(feature = "pg15"))]
+            #[cfg(not(any(feature = "pg14", feature = "pg15")))]
             {
                 (*target).perminfoindex = 0;
             }
@@ -433,6 +437,37 @@ pub(super) unsafe fn reads_citus_tables(rows: *mut pg_sys::Query) -> bool {
         pg_sys::extract_query_dependencies(rows.cast(), &mut relations, &mut items, &mut row_security);
         cells(relations).iter().any(|cell| crate::citus::shard::is_citus_table(cell.oid_value))
     }
+}
+
+/// Query `rows` as SQL, deparsed with only pg_catalog on the search path (every name
+/// qualified).
+///
+/// # Safety
+/// `rows` is a query being planned.
+#[cfg(not(feature = "pg14"))]
+unsafe fn query_sql(rows: *mut pg_sys::Query, _table: &str) -> String {
+    // SAFETY: a valid Query, deparsed from a copy; the GUC nest level is opened and closed here.
+    unsafe {
+        let nest = pg_sys::NewGUCNestLevel();
+        crate::citus::checked::set_local("search_path", "pg_catalog");
+        let sql = pg_sys::pg_get_querydef(pg_sys::copyObjectImpl(rows.cast()) as *mut pg_sys::Query, false);
+        let sql = CStr::from_ptr(sql).to_string_lossy().into_owned();
+        pg_sys::AtEOXact_GUC(true, nest);
+        sql
+    }
+}
+
+/// PostgreSQL 14 exports no deparser of a query (pg_get_querydef came in 15): 0A000.
+///
+/// # Safety
+/// None; unsafe as the other variant.
+#[cfg(feature = "pg14")]
+unsafe fn query_sql(_rows: *mut pg_sys::Query, table: &str) -> String {
+    not_supported(
+        "an UPDATE of the checked column on PostgreSQL 14",
+        table,
+        "Use PostgreSQL 15 or newer for such updates of distributed dedup tables.",
+    )
 }
 
 /// The `ON CONFLICT … DO NOTHING` clause of INSERT `parse` into table `relid` (`table`, for
@@ -537,11 +572,11 @@ pub(super) unsafe fn wrap_in_scan(
                 as *mut pg_sys::RangeTblEntry;
             (*target).inh = false;
             (*target).inFromCl = false;
-            #[cfg(feature = "pg15")]
+            #[cfg(any(feature = "pg14", feature = "pg15"))]
             {
                 (*target).requiredPerms = 0;
             }
-            #[cfg(not(feature = "pg15"))]
+            #[cfg(not(any(feature = "pg14", feature = "pg15")))]
             {
                 (*target).perminfoindex = 0;
             }

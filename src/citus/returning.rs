@@ -33,7 +33,7 @@ pub(super) unsafe fn returning_list(parse: *mut pg_sys::Query, table: &str, verb
         }
         for cell in cells(pg_sys::pull_var_clause(list.cast(), 0)) {
             let var = cell.ptr_value as *mut pg_sys::Var;
-            if (*var).varno != (*parse).resultRelation {
+            if i64::from((*var).varno) != i64::from((*parse).resultRelation) {
                 not_supported(&format!("{verb} … RETURNING columns of another table"), table, hint);
             }
             if (*var).varattno < 0 {

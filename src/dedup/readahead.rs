@@ -226,7 +226,7 @@ unsafe fn read_ahead(
         for (i, cell) in cells((*child).targetlist).iter().enumerate() {
             let tle = cell.ptr_value as *mut pg_sys::TargetEntry;
             let expr = (*tle).expr as *mut pg_sys::Node;
-            let var = |varno: i32| {
+            let var = |varno| {
                 pg_sys::makeVar(
                     varno,
                     (i + 1) as pg_sys::AttrNumber,

@@ -290,6 +290,7 @@ unsafe fn entries(t: *const u8) -> i64 {
 /// `rel` is an open relation.
 pub(crate) unsafe fn count_stats(rel: pg_sys::Relation, scans: i64, returned: i64, fetched: i64) {
     // SAFETY: an open relation's pending statistics entry, associated on first use.
+    #[cfg(not(feature = "pg14"))]
     unsafe {
         if (*rel).pgstat_info.is_null() {
             if !(*rel).pgstat_enabled {
@@ -313,6 +314,22 @@ pub(crate) unsafe fn count_stats(rel: pg_sys::Relation, scans: i64, returned: i6
             info.counts.tuples_returned += returned;
             info.counts.tuples_fetched += fetched;
         }
+    }
+    // PostgreSQL 14: the statistics entry is set up by pgstat_initstats (the access methods'
+    // macros count only when it is there).
+    // SAFETY: an open relation; pgstat_initstats leaves pgstat_info NULL when statistics are off.
+    #[cfg(feature = "pg14")]
+    unsafe {
+        if (*rel).pgstat_info.is_null() {
+            pg_sys::pgstat_initstats(rel);
+            if (*rel).pgstat_info.is_null() {
+                return;
+            }
+        }
+        let counts = &mut (*(*rel).pgstat_info).t_counts;
+        counts.t_numscans += scans;
+        counts.t_tuples_returned += returned;
+        counts.t_tuples_fetched += fetched;
     }
 }
 
@@ -421,9 +438,9 @@ unsafe fn read_page(index: pg_sys::Relation, blkno: pg_sys::BlockNumber) -> pg_s
     unsafe {
         let oid = (*index).rd_id;
         if let Some(buf) = RECENT.with(|r| r.borrow_mut().get(oid, blkno)) {
-            #[cfg(feature = "pg15")]
+            #[cfg(any(feature = "pg14", feature = "pg15"))]
             let locator = (*index).rd_node;
-            #[cfg(not(feature = "pg15"))]
+            #[cfg(not(any(feature = "pg14", feature = "pg15")))]
             let locator = (*index).rd_locator;
             if pg_sys::ReadRecentBuffer(locator, pg_sys::ForkNumber::MAIN_FORKNUM, blkno, buf) {
                 return buf;

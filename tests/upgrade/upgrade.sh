@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The upgrades to this version, as a user does them, on a running server:
-#   1. build simdup 0.1.0, 0.2.0 and 0.3.0 from their commits; a cluster with a database whose
-#      tables were enabled under each of them (search, and dedup in reject and mark mode), with
-#      rows in them;
+#   1. build simdup 0.1.0, 0.2.0 and 0.3.0 from their commits, those that build on this
+#      PostgreSQL major (below); a cluster with a database whose tables were enabled under each
+#      of them (search, and dedup in reject and mark mode; from 0.3.0 also a similarity dedup
+#      table and stored MinHash signatures), with rows in them;
 #   2. install this build while the server runs and a backend is busy in a simdup call
 #      (scripts/install.sh renames files into place): the busy backend finishes, nothing crashes;
 #      a second server that preloads simdup (shared_preload_libraries, as Citus set-ups do)
@@ -12,9 +13,17 @@
 #      (sql/schema/<version>.txt); the old tables still search exactly, dedup (their triggers,
 #      installed before verification, still decide by the distance alone), and pair; then
 #      simdup_reindex rebuilds their indexes (0.1.0's move to the key indexes) and everything
-#      still holds; a table enabled after the update verifies its candidates.
-# Usage: tests/upgrade/upgrade.sh [--debug]   (the build of this tree to install: debug or release)
-# SIMDUP_UPGRADE_PORT (default 54331). Leaves this tree's build installed.
+#      still holds; the similarity table still marks near-duplicates and the stored MinHash
+#      signatures equal this version's; a table enabled after the update verifies its candidates.
+# Which old versions build on which major: 0.1.0 and 0.2.0 have a Cargo feature for PostgreSQL
+# 15 only; 0.3.0 builds on 15 to 18 but not on 14 (it calls MarkGUCPrefixReserved and
+# pgstat_assoc_relation, which PostgreSQL 14 does not have), so no 14 server can run an older
+# simdup: on 14 there is nothing to upgrade from and the test says so.
+# Usage: tests/upgrade/upgrade.sh [--debug | --profile NAME]   (the build of this tree to
+#   install: release by default)
+# SIMDUP_UPGRADE_PORT (default 54331); clusters "<SIMDUP_CLUSTER>-upgrade" and
+# "<SIMDUP_CLUSTER>-upgrade-preload" (default upgrade, upgrade-preload). Leaves this tree's
+# build installed.
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/setup.sh" >/dev/null
 cd "$SIMDUP_ROOT"
@@ -26,16 +35,31 @@ INDEX_PATH_RE="Tid Scan on fps"
 VERSION=$(python3 -c 'import tomllib,sys; print(tomllib.load(open(sys.argv[1],"rb"))["package"]["version"])' Cargo.toml)
 port=${SIMDUP_UPGRADE_PORT:-54331}
 pport=$((port + 10))   # the preloading server
-mode=(); [ "${1:-}" = --debug ] && mode=(--debug)
-sock=/tmp/simdup-upgrade/sock
+mode=()
+case "${1:-}" in
+  --debug) mode=(--debug) ;;
+  --profile) mode=(--profile "$2") ;;
+esac
+cluster="${SIMDUP_CLUSTER:+$SIMDUP_CLUSTER-}upgrade"
+sock=/tmp/simdup-$cluster/sock
+# The old versions that build on this major: VERSION COMMIT DATABASE, oldest first.
+case "$PG_MAJOR" in
+  15) olds=("0.1.0 $OLD_COMMIT upgrade" "0.2.0 $V020_COMMIT upgrade2" "0.3.0 $V030_COMMIT upgrade3") ;;
+  14) olds=() ;;
+  *) olds=("0.3.0 $V030_COMMIT upgrade3") ;;
+esac
+if ((${#olds[@]} == 0)); then
+  echo "upgrade: no earlier simdup release builds on PostgreSQL $PG_MAJOR (0.3.0 needs 15 or newer): nothing to upgrade from" >&2
+  exit 0
+fi
 fail() { echo "upgrade test: FAILED: $*" >&2; exit 1; }
 step() { printf '\033[1mupgrade:\033[0m %s\n' "$*" >&2; }
 db=upgrade   # the database q() talks to
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$sock" -p "$port" -U postgres -d "$db" "$@"; }
 
 old=$(mktemp -d); v020=$(mktemp -d); v030=$(mktemp -d)
-trap 'rm -rf "$old" "$v020" "$v030"; scripts/cluster.sh stop upgrade; scripts/cluster.sh stop upgrade-preload' EXIT
-pq() { psql -X -q -At -v ON_ERROR_STOP=1 -h /tmp/simdup-upgrade-preload/sock -p "$pport" -U postgres -d postgres "$@"; }
+trap 'rm -rf "$old" "$v020" "$v030"; scripts/cluster.sh stop "$cluster"; scripts/cluster.sh stop "$cluster-preload"' EXIT
+pq() { psql -X -q -At -v ON_ERROR_STOP=1 -h "/tmp/simdup-$cluster-preload/sock" -p "$pport" -U postgres -d postgres "$@"; }
 # The tables each old version's database gets: search on an adopted fingerprint column (random
 # fingerprints and a cluster of near-duplicates of row 1), dedup in reject and mark mode.
 make_tables() {
@@ -61,24 +85,43 @@ INSERT INTO archive VALUES
 ANALYZE;
 SQL
 }
+# From 0.3.0: a similarity dedup table in mark mode and stored MinHash signatures.
+make_similar_tables() {
+q <<'SQL'
+CREATE TABLE sim (id int PRIMARY KEY, body text);
+SELECT count(*) FROM simdup_enable_similar('sim', 'body', threshold => 0.5, on_duplicate => 'mark');
+INSERT INTO sim VALUES
+  (1, 'The city council approved a new budget for parks, libraries and public transport on Monday evening after a long debate.'),
+  (2, 'The city council approved a new budget for parks, libraries and public transport on Monday evening after a long debate!'),
+  (3, '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三。');
+CREATE TABLE mh (id int PRIMARY KEY, body text, sig bigint[]);
+INSERT INTO mh SELECT id, body, minhash(body, 5, 128) FROM sim;
+INSERT INTO mh SELECT 10 + id, body, minhash(body, 5, 128) FROM news;
+SQL
+}
+# The similarity and MinHash tables after the update: the stored signatures equal this version's
+# and estimate the same Jaccard similarity; a near-duplicate of an old row is marked with it.
+check_similar_tables() { # check_similar_tables PHASE
+  local got
+  [ "$(q -c "SELECT count(*) FROM mh WHERE sig IS DISTINCT FROM minhash(body, 5, 128)")" = 0 ] \
+    || fail "$1: stored MinHash signatures differ from this version's"
+  [ "$(q -c "SELECT minhash_jaccard(a.sig, b.sig) > 0.5 AND minhash_jaccard(a.sig, c.sig) < 0.2 FROM mh a, mh b, mh c WHERE a.id = 1 AND b.id = 2 AND c.id = 3")" = t ] \
+    || fail "$1: minhash_jaccard on the stored signatures"
+  [ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM sim WHERE id <= 3")" = "1:- 2:1 3:-" ] \
+    || fail "$1: the similarity table's rows stored before the update"
+  got=$(q -c "INSERT INTO sim VALUES (100 + (SELECT count(*) FROM sim), '国家统计局今天发布数据显示，今年前三季度全国居民人均可支配收入同比名义增长百分之六点三！') RETURNING dup_of")
+  [ "$got" = 3 ] || fail "$1: the similarity trigger marked a near-duplicate with dup_of = '$got'"
+  [ "$(q -c "SELECT count(*) FROM simdup_similar('sim', (SELECT body FROM sim WHERE id = 1)) s")" -ge 2 ] \
+    || fail "$1: simdup_similar"
+}
 
-step "build and install simdup 0.1.0 (commit ${OLD_COMMIT:0:7})"
-git -C "$SIMDUP_ROOT" archive "$OLD_COMMIT" | tar -x -C "$old"
 # One target directory for both old versions, kept between runs: they pin the same crates, which
 # build once. Their own crates have the same names in both trees (the library, libsimdup.so, is
 # one file name for both), and cargo judges a path crate fresh by the modification times of its
 # sources; tar gives the files their commit's time, older than the other tree's build. So every
 # file is touched first, and cargo rebuilds those crates from the tree at hand.
 old_target="$SIMDUP_ROOT/target/old-versions"
-find "$old" -type f -exec touch {} +
-CARGO_TARGET_DIR="$old_target" scripts/install.sh --source "$old" --debug --pg-config "$PG_CONFIG"
-
-scripts/cluster.sh start upgrade "$port"
-psql -X -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE upgrade"
-make_tables
-[ "$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = 0.1.0 ] || fail "0.1.0 is not installed"
-[ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM archive")" = "1:- 2:1" ] \
-  || fail "0.1.0 mark mode"
+scripts/cluster.sh start "$cluster" "$port"
 
 # An older version built from its commit into DIR and installed, and a database DB whose tables
 # were enabled under it.
@@ -94,16 +137,24 @@ old_version_db() { # old_version_db VERSION COMMIT DIR DB
   [ "$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = "$version" ] || fail "$version is not installed"
   [ "$(q -c "SELECT string_agg(id || ':' || coalesce(dup_of::text, '-'), ' ' ORDER BY id) FROM archive")" = "1:- 2:1" ] \
     || fail "$version mark mode"
+  [ "$version" = 0.3.0 ] && make_similar_tables
+  return 0
 }
-old_version_db 0.2.0 "$V020_COMMIT" "$v020" upgrade2
-old_version_db 0.3.0 "$V030_COMMIT" "$v030" upgrade3
-db=upgrade
+dbs=()
+for o in "${olds[@]}"; do
+  read -r version commit odb <<<"$o"
+  case "$version" in 0.1.0) dir=$old ;; 0.2.0) dir=$v020 ;; *) dir=$v030 ;; esac
+  old_version_db "$version" "$commit" "$dir" "$odb"
+  dbs+=("$odb")
+done
+last_old="$version"
+db=${dbs[0]}
 
-PG_EXTRA_OPTS="-c shared_preload_libraries=simdup" scripts/cluster.sh start upgrade-preload "$pport"
+PG_EXTRA_OPTS="-c shared_preload_libraries=simdup" scripts/cluster.sh start "$cluster-preload" "$pport"
 pq -c "CREATE EXTENSION simdup" >/dev/null
-[ "$(pq -c "SELECT simhash('preloaded server') IS NOT NULL")" = t ] || fail "the preloading server does not run simdup 0.3.0"
+[ "$(pq -c "SELECT simhash('preloaded server') IS NOT NULL")" = t ] || fail "the preloading server does not run simdup $last_old"
 
-step "install this build while a backend is busy in simdup (0.3.0 library mapped)"
+step "install this build while a backend is busy in simdup ($last_old library mapped)"
 q -c "SELECT count(simhash(repeat(body, 20000))) FROM news, generate_series(1, 40)" >/tmp/simdup-upgrade-busy.out 2>&1 &
 busy=$!
 sleep 1
@@ -113,16 +164,16 @@ wait "$busy" || { cat /tmp/simdup-upgrade-busy.out; fail "a backend running simd
 pg_isready -q -h "$sock" -p "$port" || fail "the server is down after the install"
 # The preloading server keeps running on the library its postmaster loaded: new backends
 # inherit it, so this version's functions are not there until a restart.
-pg_isready -q -h /tmp/simdup-upgrade-preload/sock -p "$pport" || fail "the preloading server is down after the install"
+pg_isready -q -h "/tmp/simdup-$cluster-preload/sock" -p "$pport" || fail "the preloading server is down after the install"
 [ "$(pq -c "SELECT simhash('preloaded server') IS NOT NULL")" = t ] || fail "the preloading server cannot run simdup after the install"
 pq -c "ALTER EXTENSION simdup UPDATE" >/dev/null 2>&1 && fail "$VERSION functions loaded without a restart of the preloading server"
-scripts/cluster.sh restart upgrade-preload
+scripts/cluster.sh restart "$cluster-preload"
 pq -c "ALTER EXTENSION simdup UPDATE"
 [ "$(pq -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")" = "$VERSION" ] || fail "the preloading server did not update"
 [ "$(pq -c "SELECT _simdup_key(1, 0) IS NOT NULL")" = t ] || fail "the preloading server does not run the new library after its restart"
 step "preloading server: kept running on its library during the install, runs the new one after a restart"
 
-for db in upgrade upgrade2 upgrade3; do
+for db in "${dbs[@]}"; do
 from=$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'")
 step "$db: ALTER EXTENSION simdup UPDATE ($from -> $VERSION)"
 q -c "ALTER EXTENSION simdup UPDATE"
@@ -173,6 +224,10 @@ SQL
   [ "$(q -c "SELECT count(*) FROM simdup_pairs('archive', 10, verify => true) WHERE a = '1'")" -ge 1 ] || fail "$phase: simdup_pairs verified"
   # The old triggers keep their five arguments: no verification, as before the update.
   [ "$(q -c "SELECT threshold IS NULL FROM simdup_tables WHERE tbl = 'archive'::regclass")" = t ] || fail "$phase: archive's thresholds"
+  if [ "$from" = 0.3.0 ]; then
+    check_similar_tables "$phase"
+    step "$db $phase: similarity table and stored MinHash signatures: ok"
+  fi
   step "$db $phase: kind $want_kind, search exact ($mism), reject, mark, pairs: ok"
 done
 # A table enabled after the update verifies its candidates: an unrelated text within k (every
