@@ -33,14 +33,7 @@ fn _simdup_calibrate_settings(
             .hint("Calibrate on a local copy of a sample: CREATE TABLE s AS SELECT * FROM t TABLESAMPLE BERNOULLI (1), then enable and calibrate s.")
             .raise()
     }
-    // SAFETY: the relation is opened (42P01 if missing) and closed here; its trigger descriptor
-    // is valid while it is open.
-    let (simhash, similar) = unsafe {
-        let rel = crate::catalog::open_relation(tbl);
-        let found = (crate::dedup::simhash_config(rel), crate::dedup::similar::similar_config(rel));
-        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        found
-    };
+    let (_, simhash, similar) = crate::dedup::trigger_configs(tbl);
     TableIterator::once((simhash.map(|c| c.k as i32), similar.map(|c| c.threshold)))
 }
 
@@ -242,7 +235,7 @@ fn _simdup_calibrate_similarity(
     let mut extra: Vec<Option<String>> = (0..SIMILARITY_BUCKETS)
         .map(|i| {
             let p = mh::s_curve(similarity_lower_edge(i), bands, rows);
-            (p < 0.99).then(|| {
+            (p < crate::search::similarity::MIN_RECALL).then(|| {
                 format!("the index finds a pair of similarity {:.2} with probability {p:.2}", similarity_lower_edge(i))
             })
         })

@@ -62,18 +62,7 @@ fn simdup_explain_passages(
 /// The dedup triggers of `tbl` (its SimHash trigger or its similarity trigger), read from their
 /// arguments; 55000 when it has neither.
 fn table_triggers(tbl: pg_sys::Oid) -> (String, Option<Config>, Option<SimilarConfig>) {
-    // SAFETY: the relation is opened (42P01 if missing) and closed here; its trigger descriptor
-    // is valid while it is open.
-    let (name, simhash, similar) = unsafe {
-        let rel = crate::catalog::open_relation(tbl);
-        let found = (
-            crate::catalog::qualified_name(rel),
-            crate::dedup::simhash_config(rel),
-            crate::dedup::similar::similar_config(rel),
-        );
-        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        found
-    };
+    let (name, simhash, similar) = crate::dedup::trigger_configs(tbl);
     if simhash.is_none() && similar.is_none() {
         Error::new(Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, format!("table {name} has no simdup dedup trigger"))
             .hint(

@@ -42,13 +42,29 @@ mod verify;
 mod window;
 
 /// The configuration of a table's SimHash dedup trigger (`simdup_dedup`), read from its
-/// arguments as the trigger reads them; None without one. For `simdup_explain`.
+/// arguments as the trigger reads them; None without one.
 ///
 /// # Safety
 /// `rel` is an open relation.
 pub(crate) unsafe fn simhash_config(rel: pgrx::pg_sys::Relation) -> Option<config::Config> {
     // SAFETY: the caller's.
     unsafe { config::dedup_config(rel) }
+}
+
+/// The qualified name of table `tbl` and the configurations of its SimHash and similarity dedup
+/// triggers (None where it has none); 42P01 for a missing relation. For `simdup_explain` and
+/// `simdup_calibrate`.
+pub(crate) fn trigger_configs(
+    tbl: pgrx::pg_sys::Oid,
+) -> (String, Option<config::Config>, Option<similar::SimilarConfig>) {
+    // SAFETY: the relation is opened (42P01 if missing) and closed here; its trigger descriptor
+    // is valid while it is open.
+    unsafe {
+        let rel = crate::catalog::open_relation(tbl);
+        let found = (crate::catalog::qualified_name(rel), simhash_config(rel), similar::similar_config(rel));
+        pgrx::pg_sys::table_close(rel, pgrx::pg_sys::AccessShareLock as pgrx::pg_sys::LOCKMODE);
+        found
+    }
 }
 
 /// Registers [`readahead`]'s custom scan. Called once from `_PG_init` (src/hooks.rs, which
