@@ -20,7 +20,9 @@ use serde_json::{json, Map, Value};
 
 use simdup_core::explain::{align, AlignError, Alignment};
 use simdup_core::minhash as mh;
-use simdup_core::similar::{By, Match, Rule, Via, VERIFY_CONTAINMENT, VERIFY_SHINGLE, VERIFY_THRESHOLD};
+use simdup_core::similar::{
+    By, Match, Rule, Via, MIN_CONTAINED_SHINGLES, VERIFY_CONTAINMENT, VERIFY_SHINGLE, VERIFY_THRESHOLD,
+};
 
 use crate::args::Mode;
 use crate::dedup::config::{Config, Verify};
@@ -229,7 +231,13 @@ fn rule_reason(rule: &Rule, m: Option<Match>, t: &Texts<'_>, sa: &[u64], sb: &[u
         None => {
             let mut why = format!("Jaccard similarity {j:.3} < threshold {th}");
             if let Some(cc) = rule.containment {
-                why.push_str(&format!(", containment {c:.3} < {cc}"));
+                if c < cc {
+                    why.push_str(&format!(", containment {c:.3} < {cc}"));
+                } else {
+                    why.push_str(&format!(
+                        ", containment {c:.3} >= {cc} but the smaller text has fewer than {MIN_CONTAINED_SHINGLES} distinct shingles (one k-gram, which every text holding it contains: not a copy)"
+                    ));
+                }
             }
             if sa.len().min(sb.len()) + rule.k <= simdup_core::similar::SHORT_TEXT_CHARS {
                 why.push_str(&format!(", 3-character-shingle Jaccard similarity {} < {th}", short()));

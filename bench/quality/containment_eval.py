@@ -50,6 +50,11 @@ TINY_SHINGLES = 50
 SHORT_TEXT_CHARS, SHORT_MAX_SHINGLES, SHORT_MAX_CHARS = 50, 100, 1000
 
 
+# simdup_core::similar::MIN_CONTAINED_SHINGLES: the containment rule needs the smaller text to
+# hold at least this many distinct 5-shingles.
+MIN_CONTAINED_SHINGLES = 2
+
+
 def shingles(text, k=K):
     t = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).lower()).strip()
     if not t:
@@ -128,6 +133,8 @@ def main():
             continue
         inter = len(a & b)
         j, c = inter / len(a | b), inter / min(len(a), len(b))
+        if min(len(a), len(b)) < MIN_CONTAINED_SHINGLES:
+            c = 0.0  # one distinct shingle: contained in every text holding it, no copy
         if p.get("j5") is not None and abs(p["j5"] - j) > 0.00051:
             mismatched += 1
         s = 0.0

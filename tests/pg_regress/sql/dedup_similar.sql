@@ -412,6 +412,20 @@ SELECT count(*) AS indexes_left FROM pg_index WHERE indrelid = 'short_reject'::r
 SELECT simdup_disable_similar('short_skip');
 SELECT count(*) AS indexes_left FROM pg_index WHERE indrelid = 'short_skip'::regclass AND NOT indisprimary;
 
+-- A row of one distinct shingle (mis-encoded text: one character repeated) is inside every text
+-- holding that 5-gram, containment 1: the containment rule needs at least two shingles in the
+-- smaller text, so neither direction marks; two identical junk rows are still copies (Jaccard 1),
+-- and a text of two shingles is still found inside a longer one.
+CREATE TABLE junk (id int PRIMARY KEY, body text);
+SELECT bands, rows FROM simdup_enable_similar('junk', 'body', on_duplicate => 'mark');
+INSERT INTO junk VALUES (1, '??????'), (2, '汉阳的老铁们玫瑰街还可以吃鸡吗？？？？？'), (3, '??????????'),
+                        (4, '独家报道！！'), (5, '今天的新闻很多。独家报道！！记者从有关部门获悉，以下为最新发布的统计公报摘要。');
+INSERT INTO junk VALUES (6, '肤白貌美陈妍希?????');
+SELECT id, dup_of, round(containment(body, '??????')::numeric, 3) AS c_junk FROM junk ORDER BY id;
+SELECT e->'verdicts'->1->>'duplicate' AS duplicate, e->'verdicts'->1->>'reason' AS reason
+FROM simdup_explain('??????', '肤白貌美陈妍希?????') e;
+DROP TABLE junk;
+
 -- ---------------------------------------------------------------------------------------------
 -- Privileges and row-level security: the trigger sees every row, names a key only to a
 -- role that may read it.
