@@ -335,7 +335,7 @@ BEGIN
 
     IF on_duplicate IS NOT NULL THEN
         -- On a Citus distributed table the trigger goes to every shard, where it lets through
-        -- only the writes simdup_insert checked across shards (src/dedup/citus.rs). The check
+        -- only the writes simdup_insert checked across shards (src/citus/checked/). The check
         -- of its columns (src/dedup/tuple.rs) refuses e.g. an adopted generated fingerprint.
         PERFORM @extschema@._simdup_install_dedup_trigger(tbl, 'simdup_dedup', 'simdup_dedup_trigger', trigger_args,
                                                           on_duplicate = 'mark', pk.key_type);
