@@ -14,15 +14,18 @@
 # Prints the marked rows, those judged not near-duplicates by kind, and the precision.
 #
 #   bench/quality/marked_precision.sh
+#   SIMDUP_BENCH_CONTAINMENT=NULL bench/quality/marked_precision.sh   # containment => NULL (or a threshold)
 #
 # Runs on its own throwaway cluster "<SIMDUP_CLUSTER>-markedprecision" (bench/common.sh).
 . "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 JUDGED="$BENCH/quality/judged/demo_marked.tsv"
+CONTAINMENT="${SIMDUP_BENCH_CONTAINMENT:-}"
+[[ -z "$CONTAINMENT" || "$CONTAINMENT" == NULL || "$CONTAINMENT" =~ ^[0-9.]+$ ]] || { echo "SIMDUP_BENCH_CONTAINMENT is NULL or a number" >&2; exit 2; }
 bench/fetch/news.sh >/dev/null
 bench_cluster markedprecision
 bench_workdir markedprecision
 bench_db
-banner "marked rows of dedup by similarity on the demo corpus, judged"
+banner "marked rows of dedup by similarity on the demo corpus, judged (containment ${CONTAINMENT:-default})"
 
 python3 - "$DATA/zh_news.jsonl" "$DATA/en_news.jsonl" >"$WORK/news.csv" <<'PY'
 import csv, json, sys
@@ -35,7 +38,7 @@ PY
 cp "$JUDGED" "$WORK/judged.tsv"
 db <<SQL
 CREATE TABLE news (id text PRIMARY KEY, body text NOT NULL);
-SELECT index FROM simdup_enable_similar('news', 'body', on_duplicate => 'mark') \g /dev/null
+SELECT index FROM simdup_enable_similar('news', 'body', on_duplicate => 'mark'${CONTAINMENT:+, containment => $CONTAINMENT}) \g /dev/null
 \copy news (id, body) FROM '$WORK/news.csv' WITH (FORMAT csv)
 CREATE TABLE judged (id text, dup_of text, judgement text, class text, note text);
 \copy judged FROM '$WORK/judged.tsv' WITH (FORMAT csv, DELIMITER E'\t', HEADER true)
