@@ -282,57 +282,6 @@ unsafe fn entries(t: *const u8) -> i64 {
     }
 }
 
-/// Adds to the statistics of `rel` (pg_stat_user_indexes' idx_scan, idx_tup_read,
-/// idx_tup_fetch) what the index access method would have counted, as its macros
-/// (`pgstat_count_index_scan` and the like, behind `pgstat_should_count_relation`) do.
-///
-/// # Safety
-/// `rel` is an open relation.
-pub(crate) unsafe fn count_stats(rel: pg_sys::Relation, scans: i64, returned: i64, fetched: i64) {
-    // SAFETY: an open relation's pending statistics entry, associated on first use.
-    #[cfg(not(feature = "pg14"))]
-    unsafe {
-        if (*rel).pgstat_info.is_null() {
-            if !(*rel).pgstat_enabled {
-                return;
-            }
-            pg_sys::pgstat_assoc_relation(rel);
-            if (*rel).pgstat_info.is_null() {
-                return;
-            }
-        }
-        let info = &mut *(*rel).pgstat_info;
-        #[cfg(feature = "pg15")]
-        {
-            info.t_counts.t_numscans += scans;
-            info.t_counts.t_tuples_returned += returned;
-            info.t_counts.t_tuples_fetched += fetched;
-        }
-        #[cfg(not(feature = "pg15"))]
-        {
-            info.counts.numscans += scans;
-            info.counts.tuples_returned += returned;
-            info.counts.tuples_fetched += fetched;
-        }
-    }
-    // PostgreSQL 14: the statistics entry is set up by pgstat_initstats (the access methods'
-    // macros count only when it is there).
-    // SAFETY: an open relation; pgstat_initstats leaves pgstat_info NULL when statistics are off.
-    #[cfg(feature = "pg14")]
-    unsafe {
-        if (*rel).pgstat_info.is_null() {
-            pg_sys::pgstat_initstats(rel);
-            if (*rel).pgstat_info.is_null() {
-                return;
-            }
-        }
-        let counts = &mut (*(*rel).pgstat_info).t_counts;
-        counts.t_numscans += scans;
-        counts.t_tuples_returned += returned;
-        counts.t_tuples_fetched += fetched;
-    }
-}
-
 /// Pushes the heap TIDs of the leaf tuple `t` (one, or a posting list's) onto `out`.
 ///
 /// # Safety
@@ -438,11 +387,7 @@ unsafe fn read_page(index: pg_sys::Relation, blkno: pg_sys::BlockNumber) -> pg_s
     unsafe {
         let oid = (*index).rd_id;
         if let Some(buf) = RECENT.with(|r| r.borrow_mut().get(oid, blkno)) {
-            #[cfg(any(feature = "pg14", feature = "pg15"))]
-            let locator = (*index).rd_node;
-            #[cfg(not(any(feature = "pg14", feature = "pg15")))]
-            let locator = (*index).rd_locator;
-            if pg_sys::ReadRecentBuffer(locator, pg_sys::ForkNumber::MAIN_FORKNUM, blkno, buf) {
+            if crate::compat::read_recent_buffer(index, blkno, buf) {
                 return buf;
             }
         }
@@ -614,7 +559,7 @@ impl Reader {
                 pg_sys::ReleaseBuffer(a.buf);
             }
             // As the access method counts: a scan per range, every entry read.
-            count_stats(self.index, ranges.len() as i64, out.read, 0);
+            crate::compat::count_stats(self.index, ranges.len() as i64, out.read, 0);
         }
     }
 
