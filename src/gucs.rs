@@ -139,7 +139,7 @@ pub fn index_search() -> bool {
     INDEX_SEARCH.get()
 }
 
-/// `simdup.page_reader`: read the key indexes with src/search/btree.rs.
+/// `simdup.page_reader`: read the key indexes with src/search/btree/.
 pub fn page_reader() -> bool {
     PAGE_READER.get()
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The page reader (src/search/btree.rs) against the B-tree access method, side by
+# The page reader (src/search/btree/) against the B-tree access method, side by
 # side in one run, on a table of N random fingerprints (4 key indexes, the dedup trigger in skip
 # mode at k = 10):
 #
