@@ -3,19 +3,12 @@
 
 use pgrx::pg_sys;
 
-use super::page::{entries, heap_tids, Key, Page};
+use super::page::{entries, heap_tids, interpolate, Key, Page};
 use super::prefetch::prefetch;
 
 /// How many items ahead of the entry being read a leaf's tuples are prefetched: a range holds
 /// ~15 entries at 1M rows, ~150 at 10M.
 pub(super) const ENTRIES_AHEAD: u16 = 8;
-
-/// The offset in `a..=b` at the fraction of the way that `lo` is from `x` to `y`.
-pub(super) fn interpolate(a: u16, b: u16, x: i64, y: i64, lo: i64) -> u16 {
-    // In floating point: a guess needs no more precision, and no key difference overflows.
-    let frac = ((lo as f64 - x as f64) / (y as f64 - x as f64)).clamp(0.0, 1.0);
-    a + ((b - a) as f64 * frac) as u16
-}
 
 /// Reads the entries of the locked leaf `page` with keys in `lo..=hi` that `keep` keeps into
 /// `out`, counting the heap TIDs read into `read`. True if the range ends on this page: a key above `hi` was met, or the page is the

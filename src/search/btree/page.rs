@@ -177,6 +177,14 @@ pub(super) fn first_data(rightmost: bool) -> u16 {
     }
 }
 
+/// The offset in `a..=b` at the fraction of the way that `lo` is from `x` to `y`: where a key
+/// likely is among a page's items, whose keys (hashes) are evenly spread.
+pub(super) fn interpolate(a: u16, b: u16, x: i64, y: i64, lo: i64) -> u16 {
+    // In floating point: a guess needs no more precision, and no key difference overflows.
+    let frac = ((lo as f64 - x as f64) / (y as f64 - x as f64)).clamp(0.0, 1.0);
+    a + ((b - a) as f64 * frac) as u16
+}
+
 /// # Safety
 /// `t` points at an index tuple.
 pub(super) unsafe fn tid_offset(t: *const u8) -> u16 {

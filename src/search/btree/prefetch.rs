@@ -4,8 +4,7 @@
 use pgrx::pg_sys;
 
 use super::buffers::RECENT;
-use super::leaf::interpolate;
-use super::page::{first_data, is_btree_page, max_offset, Opaque, PAGE_HEADER, P_HIKEY, P_NONE};
+use super::page::{first_data, interpolate, is_btree_page, max_offset, Opaque, PAGE_HEADER, P_HIKEY, P_NONE};
 
 /// Line pointers around the guessed position of a range's first key whose tuples are
 /// prefetched: the guess is usually within a few items, and a range holds about 15 entries at
