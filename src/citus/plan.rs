@@ -1,10 +1,10 @@
 //! Planning of a plain INSERT or text-changing UPDATE into a distributed dedup table: the rows as a query
 //! of their own, under the checked write's custom scan.
 
-use super::insert_scan::*;
-use super::node::*;
-use super::returning::*;
+use super::node::add_private_text;
+use super::returning::returning_list;
 use super::rules::{needs_check, not_supported};
+use super::scan::{SCAN_METHODS, SCAN_METHODS_UPDATE};
 use std::ffi::{c_char, c_int, CStr};
 use std::ptr;
 

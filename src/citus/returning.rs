@@ -1,7 +1,7 @@
 //! RETURNING of a checked write: the list planned over the target, its privileges, and the
 //! rows the checked write returned, scanned back.
 
-use super::node::*;
+use super::node::State;
 use super::rules::not_supported;
 use std::ptr;
 
