@@ -20,32 +20,32 @@ pub(super) const NAME: &CStr = c"SimdupCheckedInsert";
 pub(super) static mut SCAN_METHODS: pg_sys::CustomScanMethods =
     pg_sys::CustomScanMethods { CustomName: NAME.as_ptr(), CreateCustomScanState: Some(create_state) };
 
-pub(super) static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
-    CustomName: NAME.as_ptr(),
-    BeginCustomScan: Some(begin),
-    ExecCustomScan: Some(exec),
-    EndCustomScan: Some(end),
-    ReScanCustomScan: Some(rescan),
-    ExplainCustomScan: Some(explain),
-    // SAFETY: the remaining callbacks are optional (NULL): no mark/restore, no parallel scan.
-    ..unsafe { std::mem::zeroed() }
-};
+pub(super) static mut EXEC_METHODS: pg_sys::CustomExecMethods = exec_methods(NAME, exec);
 
 pub(super) const NAME_UPDATE: &CStr = c"SimdupCheckedUpdate";
 
 pub(super) static mut SCAN_METHODS_UPDATE: pg_sys::CustomScanMethods =
     pg_sys::CustomScanMethods { CustomName: NAME_UPDATE.as_ptr(), CreateCustomScanState: Some(create_update_state) };
 
-pub(super) static mut EXEC_METHODS_UPDATE: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
-    CustomName: NAME_UPDATE.as_ptr(),
-    BeginCustomScan: Some(begin),
-    ExecCustomScan: Some(exec_update),
-    EndCustomScan: Some(end),
-    ReScanCustomScan: Some(rescan),
-    ExplainCustomScan: Some(explain),
-    // SAFETY: the remaining callbacks are optional (NULL): no mark/restore, no parallel scan.
-    ..unsafe { std::mem::zeroed() }
-};
+pub(super) static mut EXEC_METHODS_UPDATE: pg_sys::CustomExecMethods = exec_methods(NAME_UPDATE, exec_update);
+
+/// The executor's callbacks of the custom scan `name` whose rows `exec` writes: that one, and
+/// those both scans share.
+const fn exec_methods(
+    name: &'static CStr,
+    exec: unsafe extern "C-unwind" fn(*mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot,
+) -> pg_sys::CustomExecMethods {
+    pg_sys::CustomExecMethods {
+        CustomName: name.as_ptr(),
+        BeginCustomScan: Some(begin),
+        ExecCustomScan: Some(exec),
+        EndCustomScan: Some(end),
+        ReScanCustomScan: Some(rescan),
+        ExplainCustomScan: Some(explain),
+        // SAFETY: the remaining callbacks are optional (NULL): no mark/restore, no parallel scan.
+        ..unsafe { std::mem::zeroed() }
+    }
+}
 
 /// Registers both custom scans, so that a plan holding one can be read back from its text form.
 /// Called once from `_PG_init` (through [`super::init`]).
