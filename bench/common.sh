@@ -28,6 +28,27 @@
 #   news_tsv FILE...        the documents of corpora like bench/data/zh_news.jsonl as lines of
 #                           COPY's text format, title TAB body
 #   log TEXT                "bench: TEXT" on stderr
+#
+# The tables and reports several benchmarks share, in database bench:
+#   lookup_cluster NAME     bench_cluster NAME with the lookup benchmarks' settings
+#                           (shared_buffers SIMDUP_BENCH_SHARED_BUFFERS (1GB), max_wal_size 8GB,
+#                           synchronous_commit off, no parallel workers), then bench_db
+#   versions [SETTING...]   prints "simdup VERSION, SERVER VERSION" and each SETTING's value
+#   random_table N [ARGS]   table t (id bigint PRIMARY KEY, fp bigint) of N random fingerprints
+#                           (ids 1 to N), then simdup_enable('t', NULL, 'fp'ARGS): ARGS, if
+#                           given, begins with a comma
+#   random_batches N B V    table batch (variant, id, fp): V variants (0 to V - 1) of B new random
+#                           fingerprints each, ids after N; then VACUUM ANALYZE of t and batch
+#   pct_function            SQL function pct(xs float8[], p float8): the p-quantile of xs
+#   prewarm_keys            t's key indexes read into shared buffers (pg_prewarm, PostgreSQL's
+#                           contrib), then one lookup
+#   news_table N            the news of bench/data/{zh,en}_news.jsonl (bench/fetch/news.sh
+#                           fetches them if absent) and two edited copies of each (last sentence
+#                           dropped, first tenth dropped): table docs (title, body), table texts
+#                           (id, kind 'text' or 'text-edit', body), and table bench (id, fp,
+#                           kind): N random fingerprints (kind 'random', ids 1 to N) and the
+#                           texts' SimHash (ids N + texts.id); simdup_enable('bench', NULL, 'fp'),
+#                           VACUUM ANALYZE; prints the rows of each kind
 set -euo pipefail
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$BENCH/.." && pwd)"
@@ -102,4 +123,64 @@ for line in sys.stdin:
     d = json.loads(line)
     print(esc(d.get("title") or "") + "\t" + esc(d.get("body") or ""))
 '
+}
+
+lookup_cluster() {
+  PG_EXTRA_OPTS="-c shared_buffers=${SIMDUP_BENCH_SHARED_BUFFERS:-1GB} -c max_wal_size=8GB -c synchronous_commit=off -c max_parallel_workers_per_gather=0" \
+    bench_cluster "$1"
+  bench_db
+}
+
+versions() {
+  local line s
+  line="simdup $(db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'"), $(db -At -c 'SHOW server_version')"
+  for s in "$@"; do line="$line, $s $(db -At -c "SHOW $s")"; done
+  echo "$line"
+}
+
+random_table() {
+  db <<SQL
+CREATE TABLE t (id bigint PRIMARY KEY, fp bigint);
+INSERT INTO t SELECT g, hashint8extended(g, 1) FROM generate_series(1, $1) g;
+SELECT simdup_enable('t', NULL, 'fp'${2:-});
+SQL
+}
+
+random_batches() {
+  db <<SQL
+CREATE TABLE batch (variant int, id bigint, fp bigint);
+INSERT INTO batch SELECT v, $1 + g, hashint8extended(g, 2 + v) FROM generate_series(1, $2) g, generate_series(0, $3 - 1) v;
+VACUUM ANALYZE t; VACUUM ANALYZE batch;
+SQL
+}
+
+pct_function() {
+  db -c "CREATE FUNCTION pct(xs float8[], p float8) RETURNS float8 LANGUAGE sql AS
+    \$\$ SELECT percentile_cont(p) WITHIN GROUP (ORDER BY x) FROM unnest(xs) x \$\$"
+}
+
+prewarm_keys() {
+  db -At -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" -c "SELECT sum(pg_prewarm(index)) FROM simdup_block_indexes('t')" >/dev/null
+  db -At -c "SELECT count(*) FROM t WHERE hamming(fp, 1) <= 10" >/dev/null
+}
+
+news_table() {
+  [ -f "$DATA/zh_news.jsonl" ] || bench/fetch/news.sh >/dev/null
+  db -c "CREATE TABLE docs (title text, body text)"
+  news_tsv "$DATA"/zh_news.jsonl "$DATA"/en_news.jsonl | db -c "\copy docs FROM STDIN"
+  db <<SQL
+CREATE TABLE texts (id bigserial PRIMARY KEY, kind text, body text);
+INSERT INTO texts (kind, body)
+SELECT 'text', title || E'\n' || body FROM docs
+UNION ALL
+SELECT 'text-edit', title || E'\n' || regexp_replace(body, '[^。！？.!?]*[。！？.!?]?\s*$', '') FROM docs
+UNION ALL
+SELECT 'text-edit', title || E'\n' || substr(body, length(body) / 10) FROM docs;
+CREATE TABLE bench (id bigint PRIMARY KEY, fp bigint, kind text NOT NULL DEFAULT 'random');
+INSERT INTO bench (id, fp) SELECT g, hashint8extended(g, 7) FROM generate_series(1, $1) g;
+INSERT INTO bench (id, fp, kind) SELECT $1 + id, simhash(body), kind FROM texts WHERE simhash(body) IS NOT NULL;
+SELECT simdup_enable('bench', NULL, 'fp');
+VACUUM ANALYZE bench;
+SELECT kind, count(*) FROM bench GROUP BY kind ORDER BY kind;
+SQL
 }

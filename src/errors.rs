@@ -77,7 +77,7 @@ pub fn not_in_prerequisite_state(message: impl Into<String>, hint: &str) -> ! {
 }
 
 /// `index_corrupted` (XX002): an index page that is not what the B-tree format says, met by
-/// simdup's own page reader (src/search/btree.rs); the hint is the cure.
+/// simdup's own page reader (src/search/btree/); the hint is the cure.
 pub fn index_corrupted(index: &str, what: &str) -> ! {
     Error::new(Code::ERRCODE_INDEX_CORRUPTED, format!("index \"{index}\" is corrupted: {what}"))
         .hint("REINDEX the index; amcheck's bt_index_check tells more.")

@@ -126,16 +126,7 @@ pub fn init() {
     );
     let prefix: &CStr = c"simdup";
     // SAFETY: called from _PG_init, in the backend's main thread.
-    #[cfg(not(feature = "pg14"))]
-    unsafe {
-        pgrx::pg_sys::MarkGUCPrefixReserved(prefix.as_ptr())
-    };
-    // PostgreSQL 14 warns about unknown simdup.* settings only (its prefix reservation came in 15).
-    // SAFETY: as above.
-    #[cfg(feature = "pg14")]
-    unsafe {
-        pgrx::pg_sys::EmitWarningsOnPlaceholders(prefix.as_ptr())
-    };
+    unsafe { crate::compat::reserve_guc_prefix(prefix) };
 }
 
 /// `simdup.max_distance`.
@@ -148,7 +139,7 @@ pub fn index_search() -> bool {
     INDEX_SEARCH.get()
 }
 
-/// `simdup.page_reader`: read the key indexes with src/search/btree.rs.
+/// `simdup.page_reader`: read the key indexes with src/search/btree/.
 pub fn page_reader() -> bool {
     PAGE_READER.get()
 }

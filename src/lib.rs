@@ -13,6 +13,7 @@ mod batch;
 mod calibrate;
 mod catalog;
 mod citus;
+mod compat;
 mod copy;
 mod dedup;
 mod errors;

@@ -35,10 +35,8 @@ PG_EXTRA_OPTS="-c shared_buffers=2GB -c max_wal_size=8GB -c checkpoint_timeout=3
   bench_cluster bulkbench
 bench_db
 banner "simdup bulk-load benchmark: N = $N stored, B = $B inserted, k = 10, skip"
+random_table "$N" ", on_duplicate => 'skip', max_distance => 10"
 db <<SQL
-CREATE TABLE t (id bigint PRIMARY KEY, fp bigint);
-INSERT INTO t SELECT g, hashint8extended(g, 1) FROM generate_series(1, $N) g;
-SELECT simdup_enable('t', NULL, 'fp', on_duplicate => 'skip', max_distance => 10);
 CREATE TABLE batch (id bigint, fp bigint);
 INSERT INTO batch SELECT $N + g,
   CASE WHEN g % 10 = 0 THEN hashint8extended((g * 7919) % $N + 1, 1) # 257 ELSE hashint8extended(g, 2) END
@@ -46,7 +44,7 @@ FROM generate_series(1, $B) g;
 VACUUM ANALYZE t; VACUUM ANALYZE batch;
 COPY (SELECT id, fp FROM batch ORDER BY id) TO '/tmp/simdup-$cluster/batch.copy';
 SQL
-echo "simdup $(db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'"), $(db -At -c 'SHOW server_version')"
+versions
 
 # One variant: milliseconds of its INSERT and the rows it stored.
 run() {

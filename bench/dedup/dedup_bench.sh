@@ -2,7 +2,7 @@
 # Insert throughput with the dedup trigger against the same table with only the fingerprint
 # (generated column + block indexes, trigger disabled). The trigger searches the block indexes
 # (B-trees on _simdup_key(fp, offset), SIMDUP_BENCH_BLOCKS blocks, default 4) directly, page by
-# page (src/search/btree.rs), no SPI, no plan cache.
+# page (src/search/btree/), no SPI, no plan cache.
 #
 #   bench/dedup/dedup_bench.sh
 #

@@ -18,30 +18,14 @@
 N="${1:-1000000}"
 . "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 RUNS="${SIMDUP_BENCH_RUNS:-3}"
-[ -f "$DATA/zh_news.jsonl" ] || bench/fetch/news.sh >/dev/null
 PG_EXTRA_OPTS="-c shared_buffers=${SIMDUP_BENCH_SHARED_BUFFERS:-1GB} -c max_wal_size=8GB" bench_cluster calibrate
 bench_db
 banner "simdup_calibrate benchmark: N = $N random fingerprints"
-echo "simdup $(db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'"), $(db -At -c 'SHOW server_version')"
-
-db -c "CREATE TABLE docs (title text, body text)"
-news_tsv "$DATA"/zh_news.jsonl "$DATA"/en_news.jsonl | db -c "\copy docs FROM STDIN"
+versions
+news_table "$N"
 db <<SQL
-CREATE TABLE texts (id bigserial PRIMARY KEY, kind text, body text);
-INSERT INTO texts (kind, body)
-SELECT 'text', title || E'\n' || body FROM docs
-UNION ALL
-SELECT 'text-edit', title || E'\n' || regexp_replace(body, '[^。！？.!?]*[。！？.!?]?\s*$', '') FROM docs
-UNION ALL
-SELECT 'text-edit', title || E'\n' || substr(body, length(body) / 10) FROM docs;
-CREATE TABLE bench (id bigint PRIMARY KEY, fp bigint, kind text NOT NULL DEFAULT 'random');
-INSERT INTO bench (id, fp) SELECT g, hashint8extended(g, 7) FROM generate_series(1, $N) g;
-INSERT INTO bench (id, fp, kind) SELECT $N + id, simhash(body), kind FROM texts WHERE simhash(body) IS NOT NULL;
-SELECT simdup_enable('bench', NULL, 'fp');
 SELECT simdup_enable_similar('texts', 'body') IS NOT NULL AS similarity_index;
-VACUUM ANALYZE bench;
 VACUUM ANALYZE texts;
-SELECT kind, count(*) FROM bench GROUP BY kind ORDER BY kind;
 -- What a full computation would flag at the suggested k is not computed (1M lookups); the rows
 -- with a planted near-duplicate are the text rows, whose copies are a few bits away.
 CREATE TABLE timings (run int, what text, ms float8, flagged text);

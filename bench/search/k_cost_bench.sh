@@ -28,18 +28,13 @@ REPS="${SIMDUP_BENCH_REPS:-5}"
 QUERIES="${SIMDUP_BENCH_QUERIES:-200}"
 B_TRIG="${SIMDUP_BENCH_TRIGGER_ROWS:-5000}"
 K="${K:-10 11 12}"
-export PG_EXTRA_OPTS="-c shared_buffers=${SIMDUP_BENCH_SHARED_BUFFERS:-1GB} -c max_wal_size=8GB -c synchronous_commit=off -c max_parallel_workers_per_gather=0"
-bench_cluster kbench
-bench_db
+lookup_cluster kbench
 karr="{$(echo $K | tr ' ' ',')}"
 banner "cost of k: N = $N, k = $K"
+random_table "$N"
+random_batches "$N" "$B_TRIG" 21
+pct_function
 db <<SQL
-CREATE TABLE t (id bigint PRIMARY KEY, fp bigint);
-INSERT INTO t SELECT g, hashint8extended(g, 1) FROM generate_series(1, $N) g;
-SELECT simdup_enable('t', NULL, 'fp');
-CREATE TABLE batch (variant int, id bigint, fp bigint);
-INSERT INTO batch SELECT v, $N + g, hashint8extended(g, 2 + v) FROM generate_series(1, $B_TRIG) g, generate_series(0, 20) v;
-VACUUM ANALYZE t; VACUUM ANALYZE batch;
 -- Milliseconds of n lookups for each k of ks, interleaved query by query, each k its own
 -- queries; the first 20 of each also answered by a sequential scan and compared.
 CREATE FUNCTION lookups(ks int[], n int, seed bigint, OUT k int, OUT ms float8[], OUT differ int)
@@ -68,12 +63,9 @@ BEGIN
     RETURN NEXT;
   END LOOP;
 END \$\$;
-CREATE FUNCTION pct(xs float8[], p float8) RETURNS float8 LANGUAGE sql AS
-  \$\$ SELECT percentile_cont(p) WITHIN GROUP (ORDER BY x) FROM unnest(xs) x \$\$;
 SQL
-echo "simdup $(db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'"), $(db -At -c 'SHOW server_version'), shared_buffers $(db -At -c 'SHOW shared_buffers')"
-db -At -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" -c "SELECT sum(pg_prewarm(index)) FROM simdup_block_indexes('t')" >/dev/null
-db -At -c "SELECT count(*) FROM t WHERE hamming(fp, 1) <= 10" >/dev/null
+versions shared_buffers
+prewarm_keys
 
 trig() { # K VARIANT -> ms (K = 0: the trigger disabled)
   db -At -o /dev/null -c "SELECT simdup_disable('t')" \

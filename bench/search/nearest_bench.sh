@@ -26,31 +26,13 @@ NQ="${SIMDUP_BENCH_QUERIES:-40}"
 NS="${SIMDUP_BENCH_N:-1 3 10 50}"
 RUNS="${SIMDUP_BENCH_RUNS:-3}"
 
-[ -f "$DATA/zh_news.jsonl" ] || bench/fetch/news.sh >/dev/null
 PG_EXTRA_OPTS="-c shared_buffers=${SIMDUP_BENCH_SHARED_BUFFERS:-1GB} -c max_wal_size=8GB" bench_cluster nearest
 bench_db
 banner "simdup nearest-neighbour benchmark: N = $N random fingerprints"
-echo "simdup $(db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'"), $(db -At -c 'SHOW server_version'), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src core sql || echo ' + uncommitted changes')"
+echo "$(versions), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src core sql || echo ' + uncommitted changes')"
 
+news_table "$N"
 db <<SQL
-CREATE TABLE bench (id bigint PRIMARY KEY, fp bigint, kind text NOT NULL DEFAULT 'random');
-INSERT INTO bench (id, fp) SELECT g, hashint8extended(g, 7) FROM generate_series(1, $N) g;
-CREATE TABLE docs (title text, body text);
-SQL
-news_tsv "$DATA"/zh_news.jsonl "$DATA"/en_news.jsonl | db -c "\copy docs FROM STDIN"
-db <<SQL
-INSERT INTO bench (id, fp, kind)
-SELECT $N + row_number() OVER (), fp, kind FROM (
-  SELECT simhash(title || E'\n' || body) AS fp, 'text' AS kind FROM docs
-  UNION ALL
-  SELECT simhash(title || E'\n' || regexp_replace(body, '[^。！？.!?]*[。！？.!?]?\s*$', '')), 'text-edit' FROM docs
-  UNION ALL
-  SELECT simhash(title || E'\n' || substr(body, length(body) / 10)), 'text-edit' FROM docs
-) s WHERE fp IS NOT NULL;
-SELECT simdup_enable('bench', NULL, 'fp');
-VACUUM ANALYZE bench;
-SELECT kind, count(*) FROM bench GROUP BY kind ORDER BY kind;
-
 CREATE TABLE queries AS
 (SELECT 'near' AS kind, fp FROM bench WHERE kind = 'text' ORDER BY hashint8(id) LIMIT $NQ)
 UNION ALL

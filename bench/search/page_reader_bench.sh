@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The page reader (src/search/btree.rs) against the B-tree access method, side by
+# The page reader (src/search/btree/) against the B-tree access method, side by
 # side in one run, on a table of N random fingerprints (4 key indexes, the dedup trigger in skip
 # mode at k = 10):
 #
@@ -29,17 +29,12 @@ N="${1:-1000000}"
 REPS="${SIMDUP_BENCH_REPS:-5}"
 QUERIES="${SIMDUP_BENCH_QUERIES:-200}"
 B_TRIG="${SIMDUP_BENCH_TRIGGER_ROWS:-5000}"
-PG_EXTRA_OPTS="-c shared_buffers=${SIMDUP_BENCH_SHARED_BUFFERS:-1GB} -c max_wal_size=8GB -c synchronous_commit=off -c max_parallel_workers_per_gather=0" \
-  bench_cluster prbench
-bench_db
+lookup_cluster prbench
 banner "page reader vs access method: N = $N"
+random_table "$N" ", on_duplicate => 'skip', max_distance => 10"
+random_batches "$N" "$B_TRIG" 3
+pct_function
 db <<SQL
-CREATE TABLE t (id bigint PRIMARY KEY, fp bigint);
-INSERT INTO t SELECT g, hashint8extended(g, 1) FROM generate_series(1, $N) g;
-SELECT simdup_enable('t', NULL, 'fp', on_duplicate => 'skip', max_distance => 10);
-CREATE TABLE batch (variant int, id bigint, fp bigint);
-INSERT INTO batch SELECT v, $N + g, hashint8extended(g, 2 + v) FROM generate_series(1, $B_TRIG) g, generate_series(0, 2) v;
-VACUUM ANALYZE t; VACUUM ANALYZE batch;
 -- Milliseconds of each of n lookups at radius k with page_reader on and off, alternating;
 -- and whether the two paths ever answered differently.
 CREATE FUNCTION lookups(k int, n int, seed bigint, OUT on_ms float8[], OUT off_ms float8[], OUT differ int)
@@ -66,14 +61,10 @@ BEGIN
     END LOOP;
   END LOOP;
 END \$\$;
-CREATE FUNCTION pct(xs float8[], p float8) RETURNS float8 LANGUAGE sql AS
-  \$\$ SELECT percentile_cont(p) WITHIN GROUP (ORDER BY x) FROM unnest(xs) x \$\$;
 SQL
-echo "simdup $(db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'"), $(db -At -c 'SHOW server_version'), shared_buffers $(db -At -c 'SHOW shared_buffers')"
+versions shared_buffers
 db -At -c "SELECT format('table %s, key indexes %s', pg_size_pretty(pg_table_size('t')), pg_size_pretty(sum(pg_relation_size(index)))) FROM simdup_block_indexes('t')"
-# Warm: the key indexes read into shared buffers (pg_prewarm, PostgreSQL's contrib), then a lookup.
-db -At -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" -c "SELECT sum(pg_prewarm(index)) FROM simdup_block_indexes('t')" >/dev/null
-db -At -c "SELECT count(*) FROM t WHERE hamming(fp, 1) <= 10" >/dev/null
+prewarm_keys
 
 trig() { timed_rollback "$1" "INSERT INTO t SELECT id, fp FROM batch WHERE variant = $2 ORDER BY id"; } # SETUP VARIANT -> ms
 out=/tmp/simdup-prbench.$$

@@ -6,8 +6,8 @@
 //! * [`checked`]: the checked write of rows into a distributed table, as the table's owner;
 //! * [`plan`]: the planner side (called from the planner hook, src/hooks.rs): plain `INSERT`
 //!   and text-changing `UPDATE` planned under a custom scan;
-//! * [`insert_scan`], [`update_scan`]: the custom scans `SimdupCheckedInsert` and
-//!   `SimdupCheckedUpdate`;
+//! * [`insert_scan`], [`update_scan`]: the writes of the custom scans `SimdupCheckedInsert` and
+//!   `SimdupCheckedUpdate`; [`scan`]: their methods and the callbacks both share;
 //! * [`returning`]: `RETURNING` of those writes;
 //! * [`node`]: the plan-node helpers both scans share; [`rules`]: which writes are checked,
 //!   what they refuse, the batch sizes;
@@ -77,6 +77,7 @@ pub(crate) mod node;
 mod plan;
 mod returning;
 pub(crate) mod rules;
+mod scan;
 pub(crate) mod shard;
 mod update_scan;
 
@@ -86,6 +87,6 @@ pub(crate) use plan::plan_if_checked;
 /// and the shard recognition with the dedup engine. Called once from `_PG_init`
 /// (src/hooks.rs, which installs the hooks that call [`plan`]).
 pub(crate) fn init() {
-    insert_scan::register();
+    scan::register();
     crate::dedup::placement::register(&shard::PLACEMENT);
 }

@@ -165,11 +165,7 @@ pub(super) unsafe fn private_text(scan: *mut pg_sys::CustomScan) -> Option<Strin
     unsafe {
         let private = (*scan).custom_private;
         (pg_sys::list_length(private) > 1).then(|| {
-            #[cfg(not(feature = "pg14"))]
-            let text = (*(pg_sys::list_nth(private, 1) as *mut pg_sys::String)).sval;
-            // PostgreSQL 14: a Value node of type T_String.
-            #[cfg(feature = "pg14")]
-            let text = (*(pg_sys::list_nth(private, 1) as *mut pg_sys::Value)).val.str_;
+            let text = crate::compat::string_value(pg_sys::list_nth(private, 1) as *mut pg_sys::Node);
             CStr::from_ptr(text).to_string_lossy().into_owned()
         })
     }

@@ -1,10 +1,10 @@
 //! Planning of a plain INSERT or text-changing UPDATE into a distributed dedup table: the rows as a query
 //! of their own, under the checked write's custom scan.
 
-use super::insert_scan::*;
-use super::node::*;
-use super::returning::*;
+use super::node::add_private_text;
+use super::returning::returning_list;
 use super::rules::{needs_check, not_supported};
+use super::scan::{SCAN_METHODS, SCAN_METHODS_UPDATE};
 use std::ffi::{c_char, c_int, CStr};
 use std::ptr;
 
@@ -160,31 +160,17 @@ pub(super) unsafe fn assigns(targets: *mut pg_sys::List, attnum: i32) -> bool {
 /// trigger would refuse the write with an error about writes through a worker). A MERGE that
 /// only deletes, or updates other columns, is Citus's own, as such an UPDATE or DELETE is.
 ///
-/// PostgreSQL 14 has no MERGE.
-///
 /// # Safety
 /// `parse` is a query being planned.
-#[cfg(feature = "pg14")]
-pub(super) unsafe fn refuse_unchecked_merge(_parse: *mut pg_sys::Query) {}
-
-/// # Safety
-/// `parse` is a query being planned.
-#[cfg(not(feature = "pg14"))]
 pub(super) unsafe fn refuse_unchecked_merge(parse: *mut pg_sys::Query) {
-    // SAFETY: a valid Query; the MERGE's actions are MergeAction nodes; the result relation is
-    // locked by the statement.
+    // SAFETY: a valid Query; the result relation is locked by the statement.
     unsafe {
-        if (*parse).commandType != pg_sys::CmdType::CMD_MERGE {
-            return;
-        }
+        let Some(actions) = crate::compat::merge_actions(parse) else { return };
         let Some((relid, source, _)) = checked_target(parse) else { return };
-        let writes_text = cells((*parse).mergeActionList).iter().any(|cell| {
-            let action = cell.ptr_value as *mut pg_sys::MergeAction;
-            match (*action).commandType {
-                pg_sys::CmdType::CMD_INSERT => true,
-                pg_sys::CmdType::CMD_UPDATE => assigns((*action).targetList, source),
-                _ => false,
-            }
+        let writes_text = actions.iter().any(|&(command, targets)| match command {
+            pg_sys::CmdType::CMD_INSERT => true,
+            pg_sys::CmdType::CMD_UPDATE => assigns(targets, source),
+            _ => false,
         });
         if writes_text {
             let rel = pg_sys::RelationIdGetRelation(relid);
@@ -362,14 +348,7 @@ pub(super) unsafe fn plan_checked_insert(
             (*target).relkind = 0;
             (*target).rellockmode = 0;
             (*target).inh = false;
-            #[cfg(any(feature = "pg14", feature = "pg15"))]
-            {
-                (*target).requiredPerms = 0;
-            }
-            #[cfg(not(any(feature = "pg14", feature = "pg15")))]
-            {
-                (*target).perminfoindex = 0;
-            }
+            crate::compat::clear_required_permissions(target);
         }
         // The rows' own entries are read FROM (an INSERT's sub-SELECT is not marked so, and a
         // deparsed SELECT would leave it out of its FROM clause).
@@ -440,34 +419,27 @@ pub(super) unsafe fn reads_citus_tables(rows: *mut pg_sys::Query) -> bool {
 }
 
 /// Query `rows` as SQL, deparsed with only pg_catalog on the search path (every name
-/// qualified).
+/// qualified); 0A000 on PostgreSQL 14, which exports no deparser of a query.
 ///
 /// # Safety
 /// `rows` is a query being planned.
-#[cfg(not(feature = "pg14"))]
-unsafe fn query_sql(rows: *mut pg_sys::Query, _table: &str) -> String {
+unsafe fn query_sql(rows: *mut pg_sys::Query, table: &str) -> String {
     // SAFETY: a valid Query, deparsed from a copy; the GUC nest level is opened and closed here.
-    unsafe {
+    let sql = unsafe {
         let nest = pg_sys::NewGUCNestLevel();
         crate::citus::checked::set_local("search_path", "pg_catalog");
-        let sql = pg_sys::pg_get_querydef(pg_sys::copyObjectImpl(rows.cast()) as *mut pg_sys::Query, false);
-        let sql = CStr::from_ptr(sql).to_string_lossy().into_owned();
+        let sql = crate::compat::query_def(pg_sys::copyObjectImpl(rows.cast()) as *mut pg_sys::Query)
+            .map(|sql| CStr::from_ptr(sql).to_string_lossy().into_owned());
         pg_sys::AtEOXact_GUC(true, nest);
         sql
-    }
-}
-
-/// PostgreSQL 14 exports no deparser of a query (pg_get_querydef came in 15): 0A000.
-///
-/// # Safety
-/// None; unsafe as the other variant.
-#[cfg(feature = "pg14")]
-unsafe fn query_sql(_rows: *mut pg_sys::Query, table: &str) -> String {
-    not_supported(
-        "an UPDATE of the checked column on PostgreSQL 14",
-        table,
-        "Use PostgreSQL 15 or newer for such updates of distributed dedup tables.",
-    )
+    };
+    sql.unwrap_or_else(|| {
+        not_supported(
+            "an UPDATE of the checked column on PostgreSQL 14",
+            table,
+            "Use PostgreSQL 15 or newer for such updates of distributed dedup tables.",
+        )
+    })
 }
 
 /// The `ON CONFLICT … DO NOTHING` clause of INSERT `parse` into table `relid` (`table`, for
@@ -572,20 +544,10 @@ pub(super) unsafe fn wrap_in_scan(
                 as *mut pg_sys::RangeTblEntry;
             (*target).inh = false;
             (*target).inFromCl = false;
-            #[cfg(any(feature = "pg14", feature = "pg15"))]
-            {
-                (*target).requiredPerms = 0;
-            }
-            #[cfg(not(any(feature = "pg14", feature = "pg15")))]
-            {
-                (*target).perminfoindex = 0;
-            }
+            crate::compat::clear_required_permissions(target);
             (*stmt).rtable = pg_sys::lappend((*stmt).rtable, target.cast());
             let rti = pg_sys::list_length((*stmt).rtable);
-            #[cfg(feature = "pg18")]
-            {
-                (*stmt).unprunableRelids = pg_sys::bms_add_member((*stmt).unprunableRelids, rti);
-            }
+            crate::compat::mark_unprunable(stmt, rti);
             // (pull_var_clause lists the Var nodes themselves.)
             for cell in cells(pg_sys::pull_var_clause(returning.cast(), 0)) {
                 let var = cell.ptr_value as *mut pg_sys::Var;

@@ -1,7 +1,7 @@
 //! RETURNING of a checked write: the list planned over the target, its privileges, and the
 //! rows the checked write returned, scanned back.
 
-use super::node::*;
+use super::node::State;
 use super::rules::not_supported;
 use std::ptr;
 
@@ -39,8 +39,7 @@ pub(super) unsafe fn returning_list(parse: *mut pg_sys::Query, table: &str, verb
             if (*var).varattno < 0 {
                 not_supported(&format!("{verb} … RETURNING a system column"), table, hint);
             }
-            #[cfg(feature = "pg18")]
-            if (*var).varreturningtype == pg_sys::VarReturningType::VAR_RETURNING_OLD {
+            if crate::compat::returns_old(var) {
                 not_supported(&format!("{verb} … RETURNING old values"), table, hint);
             }
         }

@@ -1,8 +1,9 @@
-//! The custom scan `SimdupCheckedUpdate`: each changed row checked against every shard but
-//! itself and written by key and ctid, read again when another transaction changed it.
+//! The writes of the custom scan `SimdupCheckedUpdate`: each changed row checked against every
+//! shard but itself and written by key and ctid, read again when another transaction changed it
+//! (its methods and the callbacks it shares with `SimdupCheckedInsert` are in scan.rs).
 
-use super::node::*;
-use super::returning::*;
+use super::node::{pinned_if_sent, private, private_text, pull_batch, push_row, State};
+use super::returning::{returned, write_all};
 use super::rules::BATCH_ROWS;
 use std::collections::HashSet;
 use std::ffi::CStr;
@@ -160,6 +161,13 @@ impl<'a> UpdateRows<'a> {
             Some((rows.pop()?, olds.pop()?))
         }
     }
+}
+
+/// Writes every row of the child plan through the checked update on the first call; returns the
+/// RETURNING list of each row written, if the statement has one, else no tuple.
+pub(super) unsafe extern "C-unwind" fn exec_update(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    // SAFETY: the executor's node; `exec_update_rows` is guarded.
+    unsafe { write_all(node, exec_update_rows) }
 }
 
 /// # Safety

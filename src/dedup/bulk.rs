@@ -121,21 +121,10 @@ struct Hint {
     fps: Vec<u64>,
 }
 
-/// This backend's local transaction id: the one in which a hint was given.
-fn local_transaction() -> pg_sys::LocalTransactionId {
-    // SAFETY: MyProc is this backend's PGPROC, set up before any SQL function runs.
-    unsafe {
-        #[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15", feature = "pg16"))]
-        return (*pg_sys::MyProc).lxid;
-        #[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15", feature = "pg16")))]
-        return (*pg_sys::MyProc).vxid.lxid;
-    }
-}
-
 /// The hint for `relid` given by the statement whose executor memory is `context`, taken (a hint
 /// of another statement stays for its own).
 fn take_hint(relid: pg_sys::Oid, context: pg_sys::MemoryContext) -> Vec<u64> {
-    let transaction = local_transaction();
+    let transaction = crate::compat::local_transaction_id();
     HINT.with(|h| {
         let mut h = h.borrow_mut();
         if h.as_ref().is_some_and(|h| h.relid == relid && h.context == context && h.transaction == transaction) {
@@ -157,7 +146,7 @@ pub(super) fn hint_fits(n: usize) -> bool {
 /// were read first, [`super::readahead`]). Only that statement takes it: an INSERT whose
 /// dedup trigger is disabled leaves it to be replaced or freed with the transaction.
 pub(super) fn give_hint(relid: pg_sys::Oid, context: pg_sys::MemoryContext, fps: Vec<u64>) {
-    let transaction = local_transaction();
+    let transaction = crate::compat::local_transaction_id();
     HINT.with(|h| *h.borrow_mut() = Some(Hint { relid, context, transaction, fps }));
     // A hint its statement did not take (the dedup trigger disabled, or another BEFORE trigger
     // dropped every row first) is freed with its transaction.

@@ -4,6 +4,10 @@
 use pgrx::pg_sys;
 
 use crate::catalog::cells;
+use crate::compat;
+// Building a RestrictInfo and testing a relid set for emptiness differ by major: their home is
+// the compat module, used from here as the other helpers.
+pub(crate) use crate::compat::{bms_empty, restrictinfo};
 
 /// The display form of the `_simdup_tids` call this planner step puts in a Tid Scan. The
 /// parser gives `COERCE_SQL_SYNTAX` only to the pg_catalog functions behind SQL's special
@@ -16,52 +20,18 @@ pub(crate) const PLANNED_CALL: pg_sys::CoercionForm::Type = pg_sys::CoercionForm
 ///
 /// # Safety
 /// `root` is the planner's state for the query being planned; `rte` its entry `rti`.
-#[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15"))]
-pub(crate) unsafe fn check_as_user(
-    _root: *mut pg_sys::PlannerInfo,
-    rte: *mut pg_sys::RangeTblEntry,
-    _rti: pg_sys::Index,
-) -> pg_sys::Oid {
-    // SAFETY: the caller guarantees the entry; inheritance children carry their parent's
-    // checkAsUser.
-    let user = unsafe { (*rte).checkAsUser };
-    if user == pg_sys::InvalidOid {
-        // SAFETY: the current user of this backend.
-        unsafe { pg_sys::GetUserId() }
-    } else {
-        user
-    }
-}
-
-/// See the PostgreSQL 15 variant; from 16 on, checkAsUser lives in the query's
-/// RTEPermissionInfo list, which inheritance children share with their parent.
-///
-/// # Safety
-/// As the PostgreSQL 15 variant.
-#[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15")))]
 pub(crate) unsafe fn check_as_user(
     root: *mut pg_sys::PlannerInfo,
     rte: *mut pg_sys::RangeTblEntry,
     rti: pg_sys::Index,
 ) -> pg_sys::Oid {
-    // SAFETY: the planner's structures: an appendrel child's parent is in append_rel_array,
-    // and getRTEPermissionInfo returns the entry's permission info.
-    unsafe {
-        let (mut rte, mut rti) = (rte, rti);
-        while (*rte).perminfoindex == 0 {
-            let appinfos = (*root).append_rel_array;
-            if appinfos.is_null() || (*appinfos.add(rti as usize)).is_null() {
-                return pg_sys::GetUserId();
-            }
-            rti = (**appinfos.add(rti as usize)).parent_relid;
-            rte = *(*root).simple_rte_array.add(rti as usize);
-        }
-        let info = pg_sys::getRTEPermissionInfo((*(*root).parse).rteperminfos, rte);
-        if (*info).checkAsUser == pg_sys::InvalidOid {
-            pg_sys::GetUserId()
-        } else {
-            (*info).checkAsUser
-        }
+    // SAFETY: the caller guarantees the planner's state and the entry.
+    let user = unsafe { compat::check_as_user(root, rte, rti) };
+    if user == pg_sys::InvalidOid {
+        // SAFETY: the current user of this backend.
+        unsafe { pg_sys::GetUserId() }
+    } else {
+        user
     }
 }
 
@@ -87,47 +57,4 @@ pub(crate) unsafe fn binary_op(clause: *mut pg_sys::Node) -> Option<(u32, *mut p
             args[1].ptr_value as *mut pg_sys::Node,
         ))
     }
-}
-
-/// Whether a relid set is empty (PostgreSQL 16 and later represent every empty set as NULL;
-/// 15 may keep an empty one allocated).
-#[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15"))]
-pub(crate) fn bms_empty(set: pg_sys::Relids) -> bool {
-    // SAFETY: `set` is NULL or a valid Bitmapset.
-    unsafe { pg_sys::bms_is_empty(set) }
-}
-
-/// See the PostgreSQL 15 variant (`bms_is_empty` is a macro from 16 on).
-#[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15")))]
-pub(crate) fn bms_empty(set: pg_sys::Relids) -> bool {
-    set.is_null()
-}
-
-/// A plain restriction (pushed down, security level 0, no relids of its own) of `clause`.
-///
-/// # Safety
-/// Valid planner structures; `clause` a valid expression.
-#[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15"))]
-pub(crate) unsafe fn restrictinfo(
-    root: *mut pg_sys::PlannerInfo,
-    clause: *mut pg_sys::Expr,
-) -> *mut pg_sys::RestrictInfo {
-    let none = std::ptr::null_mut();
-    // SAFETY: the caller guarantees the planner structures; make_restrictinfo pallocs the node.
-    unsafe { pg_sys::make_restrictinfo(root, clause, true, false, false, 0, none, none, none) }
-}
-
-/// See the PostgreSQL 15 variant (16 added has_clone, is_clone and incompatible_relids).
-///
-/// # Safety
-/// As the PostgreSQL 15 variant.
-#[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15")))]
-pub(crate) unsafe fn restrictinfo(
-    root: *mut pg_sys::PlannerInfo,
-    clause: *mut pg_sys::Expr,
-) -> *mut pg_sys::RestrictInfo {
-    let none = std::ptr::null_mut();
-    // SAFETY: the caller guarantees valid planner structures and a valid `clause`, all
-    // make_restrictinfo reads; it pallocs the node; the relid sets passed are empty (NULL).
-    unsafe { pg_sys::make_restrictinfo(root, clause, true, false, false, false, 0, none, none, none) }
 }

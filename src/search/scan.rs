@@ -82,7 +82,7 @@ pub(crate) unsafe fn search(
                         found(slot, unkey(key, offset))
                     })
                 });
-                super::btree::count_stats(index, 0, 0, fetched);
+                crate::compat::count_stats(index, 0, 0, fetched);
             } else {
                 search_through_am(
                     heap,
@@ -160,7 +160,7 @@ unsafe fn search_through_am(
     // SAFETY: the caller guarantees the relations, the snapshot and the slot; the scan is ended
     // here (on error, the resource owner releases it).
     unsafe {
-        let scan = begin_index_scan(heap, index, snapshot);
+        let scan = crate::compat::index_beginscan(heap, index, snapshot, 2, 0);
         (*scan).xs_want_itup = true;
         let mut keys = [pg_sys::ScanKeyData::default(), pg_sys::ScanKeyData::default()];
         for &(lo, hi) in ranges {
@@ -195,35 +195,6 @@ unsafe fn search_through_am(
         }
         pg_sys::index_endscan(scan);
     }
-}
-
-/// `index_beginscan` with two scan keys and no ordering.
-///
-/// # Safety
-/// `heap` and `index` are open, `snapshot` valid for the scan.
-#[cfg(not(feature = "pg18"))]
-unsafe fn begin_index_scan(
-    heap: pg_sys::Relation,
-    index: pg_sys::Relation,
-    snapshot: pg_sys::Snapshot,
-) -> pg_sys::IndexScanDesc {
-    // SAFETY: the caller guarantees `heap` and `index` open and `snapshot` valid for the scan.
-    unsafe { pg_sys::index_beginscan(heap, index, snapshot, 2, 0) }
-}
-
-/// See the other variant (PostgreSQL 18 added the instrumentation argument; none here).
-///
-/// # Safety
-/// As the other variant.
-#[cfg(feature = "pg18")]
-unsafe fn begin_index_scan(
-    heap: pg_sys::Relation,
-    index: pg_sys::Relation,
-    snapshot: pg_sys::Snapshot,
-) -> pg_sys::IndexScanDesc {
-    // SAFETY: the caller guarantees `heap` and `index` open and `snapshot` valid for the scan;
-    // the instrumentation pointer may be NULL.
-    unsafe { pg_sys::index_beginscan(heap, index, snapshot, std::ptr::null_mut(), 2, 0) }
 }
 
 /// # Safety

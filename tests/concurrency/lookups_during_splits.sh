@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Exact lookups while the key indexes split and shrink under them (src/search/btree.rs, the
+# Exact lookups while the key indexes split and shrink under them (src/search/btree/, the
 # page reader, and its locking argument in docs/search.md).
 #
 #   tests/concurrency/lookups_during_splits.sh     (scripts/test.sh concurrency runs it)

@@ -1,10 +1,13 @@
 //! The checked write of a batch of rows: one cross-shard query for the batch, its rows decided
 //! in order against the stored rows and the batch's earlier rows.
 
-use super::probes::*;
-use super::target::*;
-use super::types::*;
-use super::update::*;
+use super::probes::{probes_of, stored_matches};
+use super::target::{
+    array_insert, become_owner, column_name, columns_written, dup_of_type, finish, insert_columns, open_target,
+    row_array, write_as_checked, Target,
+};
+use super::types::{Outcome, Returned};
+use super::update::{field, int_key};
 use std::collections::{HashMap, HashSet};
 
 use pgrx::datum::DatumWithOid;

@@ -2,10 +2,10 @@
 //! stored matches of all of them in one cross-shard query, and which earlier rows of the batch
 //! each row meets; shared by batch writes and batch updates.
 
-use super::search::*;
-use super::settings::*;
-use super::target::*;
-use super::types::*;
+use super::search::{similar_condition, verified_condition};
+use super::settings::on_index;
+use super::target::column_name;
+use super::types::{Check, Cols};
 use std::collections::HashMap;
 
 use pgrx::datum::DatumWithOid;

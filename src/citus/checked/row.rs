@@ -1,10 +1,13 @@
 //! The checked write of one row: `_simdup_checked_insert(tbl, row jsonb)`, and the row a
 //! checked INSERT or COPY writes on its own.
 
-use super::search::*;
-use super::settings::*;
-use super::target::*;
-use super::types::*;
+use super::search::nearest_stored;
+use super::settings::set_local;
+use super::target::{
+    become_owner, column_name, columns_written, dup_of_type, finish, insert_columns, open_target, write_as_checked,
+    Target,
+};
+use super::types::{query, Outcome, Returned};
 use std::ffi::{CStr, CString};
 
 use pgrx::datum::DatumWithOid;

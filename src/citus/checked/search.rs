@@ -1,9 +1,9 @@
 //! The cross-shard search of a checked write: one query over every shard for the near-duplicate
 //! with the smallest key, and the SQL conditions it tests.
 
-use super::settings::*;
-use super::target::*;
-use super::types::*;
+use super::settings::on_index;
+use super::target::column_name;
+use super::types::{query, Check, Cols};
 use pgrx::datum::DatumWithOid;
 use pgrx::pg_sys;
 

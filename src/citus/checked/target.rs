@@ -1,8 +1,8 @@
 //! The table a checked write writes, opened and written as its owner: the target, the columns
 //! written, the statements that write them.
 
-use super::settings::*;
-use super::types::*;
+use super::settings::{mark, pin_transfer, set_local};
+use super::types::{not_supported, Check, Cols, Outcome, Returned};
 use std::collections::HashSet;
 use std::ffi::CStr;
 

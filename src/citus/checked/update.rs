@@ -1,10 +1,12 @@
 //! The checked UPDATE of rows whose checked column changes: one row, or a batch, checked against
 //! every shard but itself and written by key and ctid.
 
-use super::probes::*;
-use super::search::*;
-use super::target::*;
-use super::types::*;
+use super::probes::{probes_of, stored_matches};
+use super::search::nearest_stored;
+use super::target::{
+    as_checked, become_owner, column_name, concurrent_update, datum_array, dup_of_type, finish, open_target, Target,
+};
+use super::types::{query, Cols, Outcome, Returned};
 use std::collections::{HashMap, HashSet};
 use std::ffi::CStr;
 
