@@ -6,8 +6,6 @@
 //! deparser, no reservation of a setting prefix). PostgreSQL 13 is not built; the conditions
 //! name it only so that "up to 15" reads as one condition.
 //!
-//! One file is not here: `search/gin.rs` keeps its own two PostgreSQL 18 forms (the bitmap index
-//! scan and the TID bitmap's iteration).
 
 use std::ffi::c_char;
 
@@ -312,5 +310,103 @@ pub(crate) unsafe fn restrictinfo(
         return pg_sys::make_restrictinfo(root, clause, true, false, false, 0, none, none, none);
         #[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15")))]
         return pg_sys::make_restrictinfo(root, clause, true, false, false, false, 0, none, none, none);
+    }
+}
+
+/// Starts a bitmap scan of `index` with `nkeys` scan keys (PostgreSQL 18 added the
+/// instrumentation argument, NULL here).
+///
+/// # Safety
+/// `index` is open and `snapshot` valid for the scan's life.
+pub(crate) unsafe fn index_beginscan_bitmap(
+    index: pg_sys::Relation,
+    snapshot: pg_sys::Snapshot,
+    nkeys: i32,
+) -> pg_sys::IndexScanDesc {
+    // SAFETY: the caller guarantees an open index and a valid snapshot, all the call reads.
+    unsafe {
+        #[cfg(not(feature = "pg18"))]
+        return pg_sys::index_beginscan_bitmap(index, snapshot, nkeys);
+        #[cfg(feature = "pg18")]
+        return pg_sys::index_beginscan_bitmap(index, snapshot, std::ptr::null_mut(), nkeys);
+    }
+}
+
+/// A new TID bitmap of at most `max_bytes` in the current memory context, not shared
+/// (PostgreSQL 18 takes the size as a `size_t`, earlier majors as a `long`).
+pub(crate) fn tbm_create(max_bytes: usize) -> *mut pg_sys::TIDBitmap {
+    // SAFETY: tbm_create pallocs a bitmap in the current memory context; a NULL area makes it
+    // private to this backend.
+    unsafe {
+        #[cfg(not(feature = "pg18"))]
+        return pg_sys::tbm_create(max_bytes as std::ffi::c_long, std::ptr::null_mut());
+        #[cfg(feature = "pg18")]
+        return pg_sys::tbm_create(max_bytes, std::ptr::null_mut());
+    }
+}
+
+/// `MaxHeapTuplesPerPage`: the most line pointers a heap page can have ((BLCKSZ − page header)
+/// / (aligned tuple header + line pointer) = (8192 − 24) / (24 + 4) = 291 for 8 kB pages):
+/// every offset of a lossy bitmap page.
+const MAX_HEAP_TUPLES_PER_PAGE: usize = (pg_sys::BLCKSZ as usize - 24) / (24 + 4);
+
+/// Calls `page(block, offsets, recheck)` for each heap page of the bitmap, in block order:
+/// its offsets, or every possible offset of a lossy page (with `recheck`).
+///
+/// # Safety
+/// `tbm` is a bitmap that is not being iterated.
+#[cfg(not(feature = "pg18"))]
+pub(crate) unsafe fn tbm_for_each_page(
+    tbm: *mut pg_sys::TIDBitmap,
+    mut page: impl FnMut(pg_sys::BlockNumber, &[u16], bool),
+) {
+    let every: Vec<u16> = (1..=MAX_HEAP_TUPLES_PER_PAGE as u16).collect();
+    // SAFETY: the iterator is created, read and ended here; a result is valid until the next
+    // tbm_iterate, and holds ntuples offsets (−1: lossy).
+    unsafe {
+        let it = pg_sys::tbm_begin_iterate(tbm);
+        loop {
+            let r = pg_sys::tbm_iterate(it);
+            if r.is_null() {
+                break;
+            }
+            let r = &*r;
+            if r.ntuples < 0 {
+                page(r.blockno, &every, true);
+            } else {
+                page(r.blockno, r.offsets.as_slice(r.ntuples as usize), r.recheck);
+            }
+        }
+        pg_sys::tbm_end_iterate(it);
+    }
+}
+
+/// See the other variant (PostgreSQL 18 iterates into a caller's result and extracts the
+/// offsets separately).
+///
+/// # Safety
+/// As the other variant.
+#[cfg(feature = "pg18")]
+pub(crate) unsafe fn tbm_for_each_page(
+    tbm: *mut pg_sys::TIDBitmap,
+    mut page: impl FnMut(pg_sys::BlockNumber, &[u16], bool),
+) {
+    let every: Vec<u16> = (1..=MAX_HEAP_TUPLES_PER_PAGE as u16).collect();
+    let mut offsets = vec![0u16; MAX_HEAP_TUPLES_PER_PAGE];
+    // SAFETY: the caller guarantees `tbm` is not being iterated; the private iterator is created,
+    // read and ended here, filling `r` on this frame; tbm_extract_page_tuple writes at most the
+    // given count of offsets into `offsets` and returns how many it wrote.
+    unsafe {
+        let it = pg_sys::tbm_begin_private_iterate(tbm);
+        let mut r = pg_sys::TBMIterateResult::default();
+        while pg_sys::tbm_private_iterate(it, &mut r) {
+            if r.lossy {
+                page(r.blockno, &every, true);
+            } else {
+                let n = pg_sys::tbm_extract_page_tuple(&mut r, offsets.as_mut_ptr(), offsets.len() as u32);
+                page(r.blockno, &offsets[..n.max(0) as usize], r.recheck);
+            }
+        }
+        pg_sys::tbm_end_private_iterate(it);
     }
 }

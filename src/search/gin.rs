@@ -17,13 +17,10 @@ use pgrx::pg_sys;
 use pgrx::IntoDatum;
 
 use super::scan::{fetch_heap, init_key};
+use crate::compat;
 
 /// GIN's overlap strategy of the array operator class (`GinOverlapStrategy`).
 const GIN_OVERLAP_STRATEGY: u32 = 1;
-
-/// `MaxHeapTuplesPerPage`: the most line pointers a heap page can have ((BLCKSZ − page header)
-/// / (aligned tuple header + line pointer) = (8192 − 24) / (24 + 4) = 291 for 8 kB pages).
-const MAX_HEAP_TUPLES_PER_PAGE: usize = (pg_sys::BLCKSZ as usize - 24) / (24 + 4);
 
 /// Calls `visit(slot, recheck)` for each row version of `heap` that `snapshot` sees among the
 /// rows of the GIN index `index` (a similarity index of `heap`) sharing a value with `bands`;
@@ -51,7 +48,7 @@ pub(crate) unsafe fn band_candidates(
 
         let slot = pg_sys::table_slot_create(heap, std::ptr::null_mut());
         let fetch = pg_sys::table_index_fetch_begin(heap);
-        for_each_page(tbm, |block, offsets, recheck| {
+        compat::tbm_for_each_page(tbm, |block, offsets, recheck| {
             pgrx::check_for_interrupts!();
             for &offset in offsets {
                 let mut tid = pg_sys::ItemPointerData::default();
@@ -74,76 +71,15 @@ unsafe fn bitmap(index: pg_sys::Relation, bands: &[i64], snapshot: pg_sys::Snaps
     // `snapshot` valid; the array datum lives in the current memory context for the scan,
     // which is ended here.
     unsafe {
-        #[cfg(not(feature = "pg18"))]
-        let scan = pg_sys::index_beginscan_bitmap(index, snapshot, 1);
-        #[cfg(feature = "pg18")]
-        let scan = pg_sys::index_beginscan_bitmap(index, snapshot, std::ptr::null_mut(), 1);
+        let scan = compat::index_beginscan_bitmap(index, snapshot, 1);
         let mut key = pg_sys::ScanKeyData::default();
         let query = bands.to_vec().into_datum().unwrap_or(pg_sys::Datum::from(0));
         init_key(&mut key, GIN_OVERLAP_STRATEGY, pg_sys::F_ARRAYOVERLAP, query);
         pg_sys::index_rescan(scan, &mut key, 1, std::ptr::null_mut(), 0);
         let max_bytes = pg_sys::work_mem as usize * 1024;
-        #[cfg(not(feature = "pg18"))]
-        let tbm = pg_sys::tbm_create(max_bytes as std::ffi::c_long, std::ptr::null_mut());
-        #[cfg(feature = "pg18")]
-        let tbm = pg_sys::tbm_create(max_bytes, std::ptr::null_mut());
+        let tbm = compat::tbm_create(max_bytes);
         pg_sys::index_getbitmap(scan, tbm);
         pg_sys::index_endscan(scan);
         tbm
-    }
-}
-
-/// Calls `page(block, offsets, recheck)` for each heap page of the bitmap, in block order:
-/// its offsets, or every possible offset of a lossy page (with `recheck`).
-///
-/// # Safety
-/// `tbm` is a bitmap that is not being iterated.
-#[cfg(not(feature = "pg18"))]
-unsafe fn for_each_page(tbm: *mut pg_sys::TIDBitmap, mut page: impl FnMut(pg_sys::BlockNumber, &[u16], bool)) {
-    let every: Vec<u16> = (1..=MAX_HEAP_TUPLES_PER_PAGE as u16).collect();
-    // SAFETY: the iterator is created, read and ended here; a result is valid until the next
-    // tbm_iterate, and holds ntuples offsets (−1: lossy).
-    unsafe {
-        let it = pg_sys::tbm_begin_iterate(tbm);
-        loop {
-            let r = pg_sys::tbm_iterate(it);
-            if r.is_null() {
-                break;
-            }
-            let r = &*r;
-            if r.ntuples < 0 {
-                page(r.blockno, &every, true);
-            } else {
-                page(r.blockno, r.offsets.as_slice(r.ntuples as usize), r.recheck);
-            }
-        }
-        pg_sys::tbm_end_iterate(it);
-    }
-}
-
-/// See the other variant (PostgreSQL 18 iterates into a caller's result and extracts the
-/// offsets separately).
-///
-/// # Safety
-/// As the other variant.
-#[cfg(feature = "pg18")]
-unsafe fn for_each_page(tbm: *mut pg_sys::TIDBitmap, mut page: impl FnMut(pg_sys::BlockNumber, &[u16], bool)) {
-    let every: Vec<u16> = (1..=MAX_HEAP_TUPLES_PER_PAGE as u16).collect();
-    let mut offsets = vec![0u16; MAX_HEAP_TUPLES_PER_PAGE];
-    // SAFETY: the caller guarantees `tbm` is not being iterated; the private iterator is created,
-    // read and ended here, filling `r` on this frame; tbm_extract_page_tuple writes at most the
-    // given count of offsets into `offsets` and returns how many it wrote.
-    unsafe {
-        let it = pg_sys::tbm_begin_private_iterate(tbm);
-        let mut r = pg_sys::TBMIterateResult::default();
-        while pg_sys::tbm_private_iterate(it, &mut r) {
-            if r.lossy {
-                page(r.blockno, &every, true);
-            } else {
-                let n = pg_sys::tbm_extract_page_tuple(&mut r, offsets.as_mut_ptr(), offsets.len() as u32);
-                page(r.blockno, &offsets[..n.max(0) as usize], r.recheck);
-            }
-        }
-        pg_sys::tbm_end_private_iterate(it);
     }
 }
