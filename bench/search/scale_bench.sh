@@ -4,10 +4,20 @@
 #
 #   bench/search/scale_bench.sh [N]          # default 1000000; 100000000 is the large run
 #
-# The table `t (id bigint PRIMARY KEY, fp bigint)`, fp = hashint8extended(id, 1), loaded by
-# INSERT ... SELECT of generate_series in chunks of 10M rows, in the transaction that creates
-# it (wal_level = minimal: no WAL for the rows), then simdup_enable('t', NULL, 'fp',
-# on_duplicate => 'skip', max_distance => 10, blocks => SIMDUP_BENCH_BLOCKS (4)). It prints:
+# The table `t (id bigint PRIMARY KEY, fp bigint)`, loaded by INSERT ... SELECT of
+# generate_series in chunks of 10M rows, in the transaction that creates it (wal_level =
+# minimal: no WAL for the rows), then simdup_enable('t', NULL, 'fp', on_duplicate => 'skip',
+# max_distance => 10, blocks => SIMDUP_BENCH_BLOCKS (4)). The fingerprints, SIMDUP_BENCH_SET:
+#
+#   random     (the default) fp = hashint8extended(id, 1): every bit fair, no near-duplicates;
+#   clustered  text-like: 70 % of the rows are centres whose fingerprints have the bit skew
+#              measured on fingerprints of text (26 of the 64 bits lean 62.5 : 37.5; 13 towards
+#              1, 13 towards 0), 30 % are near copies of the first 10 % of the centres, a copy's
+#              centre drawn with probability falling as 1/sqrt(rank) (the largest cluster a few
+#              thousand rows, most centres without a copy), each copy d bits from its centre:
+#              d = 0 for 20 %, 1-3 for 35 %, 4-6 for 25 %, 7-10 for 15 %, 11-14 for 5 %.
+#
+# It prints:
 #
 #   build     seconds to load, to build the primary key, to VACUUM, to simdup_enable (the block
 #             indexes and the trigger), and sizes: table, primary key, block indexes, bytes a row;
@@ -27,6 +37,11 @@
 #             by row (simdup.bulk_check = off: one index search a row, as a single-row insert
 #             does) against the same insert with the trigger disabled, each rolled back, each
 #             round its own rows; the overhead a row (median of the rounds).
+#   batch     with SIMDUP_BENCH_BATCH=1 (the default up to 20M rows): `simdup_pairs(t, 10)` and
+#             `simdup_groups(t, 10)` counted, each in a new session with simdup.batch_threads =
+#             SIMDUP_BENCH_BATCH_THREADS (2) and simdup.batch_memory = SIMDUP_BENCH_BATCH_MEMORY
+#             (1GB): seconds, rows, and the backend's peak resident memory (VmHWM, the shared
+#             buffers it touched included).
 #
 # Server: shared_buffers SIMDUP_BENCH_SHARED_BUFFERS (1GB below 10M rows, 3GB below 50M, 6GB
 # from 50M), maintenance_work_mem SIMDUP_BENCH_MWM (2GB), autovacuum off,
@@ -41,6 +56,8 @@ QUERIES="${SIMDUP_BENCH_QUERIES:-200}"
 EXACT="${SIMDUP_BENCH_EXACT:-20}"
 B_TRIG="${SIMDUP_BENCH_TRIGGER_ROWS:-2000}"
 BLOCKS="${SIMDUP_BENCH_BLOCKS:-4}"
+SET="${SIMDUP_BENCH_SET:-random}"
+if [ "$N" -le 20000000 ]; then BATCH="${SIMDUP_BENCH_BATCH:-1}"; else BATCH="${SIMDUP_BENCH_BATCH:-0}"; fi
 if [ "$N" -ge 50000000 ]; then sb=6GB; elif [ "$N" -ge 10000000 ]; then sb=3GB; else sb=1GB; fi
 SB="${SIMDUP_BENCH_SHARED_BUFFERS:-$sb}"
 
@@ -57,16 +74,43 @@ PG_EXTRA_OPTS+=" -c synchronous_commit=off -c autovacuum=off -c max_parallel_wor
 PG_EXTRA_OPTS+=" -c max_parallel_maintenance_workers=0"
 PG_EXTRA_OPTS="$PG_EXTRA_OPTS" bench_cluster scale
 bench_db
-banner "one node at scale: N = $N random fingerprints, $BLOCKS blocks"
+banner "one node at scale: N = $N $SET fingerprints, $BLOCKS blocks"
 echo "simdup $(db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'"), $(db -At -c 'SHOW server_version'), shared_buffers $SB, commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src core sql || echo ' + uncommitted changes')"
 
 secs() { local t0; t0=$(date +%s.%N); "$@" >/dev/null; echo "$(date +%s.%N) - $t0" | bc; } # COMMAND -> seconds
+# fp_of(id): the fingerprint of row id in the chosen set.
+centres=$((N / 10 * 7)); copied=$((N / 10))
+db <<SQL
+-- 26 bits leaning 62.5 : 37.5 (bits 0, 5, .., 60: r1 | r2 & r3, towards 1; bits 2, 7, .., 62:
+-- r1 & (r2 | r3), towards 0), the rest fair.
+CREATE FUNCTION skewed(i bigint) RETURNS bigint IMMUTABLE LANGUAGE sql AS \$\$
+  SELECT (r1 & ~(up | down)) | ((r1 | (r2 & r3)) & up) | ((r1 & (r2 | r3)) & down)
+  FROM (SELECT hashint8extended(i, 1) r1, hashint8extended(i, 21) r2, hashint8extended(i, 31) r3,
+               x'1084210842108421'::bigint up, x'4210842108421084'::bigint down) s \$\$;
+-- d bits drawn by hash (sometimes the same bit twice: then fewer).
+CREATE FUNCTION flips(i bigint, d int) RETURNS bigint IMMUTABLE LANGUAGE sql AS \$\$
+  SELECT coalesce(bit_or(1::bigint << (abs(hashint8extended(i * 64 + b, 61)) % 64)::int), 0)
+  FROM generate_series(1, d) b \$\$;
+CREATE FUNCTION copy_distance(i bigint) RETURNS int IMMUTABLE LANGUAGE sql AS \$\$
+  SELECT CASE WHEN v < 20 THEN 0 WHEN v < 55 THEN 1 + v % 3 WHEN v < 80 THEN 4 + v % 3
+              WHEN v < 95 THEN 7 + v % 4 ELSE 11 + v % 4 END
+  FROM (SELECT abs(hashint8extended(i, 51)) % 100 v) s \$\$;
+CREATE FUNCTION fp_of(i bigint) RETURNS bigint IMMUTABLE LANGUAGE sql AS \$\$
+  SELECT CASE WHEN '$SET' = 'random' THEN hashint8extended(i, 1)
+              WHEN i <= $centres THEN skewed(i)
+              ELSE skewed(1 + floor($copied * ((abs(hashint8extended(i, 41)) % 1000000000) / 1e9) ^ 2)::bigint)
+                   # flips(i, copy_distance(i)) END \$\$;
+SQL
 chunk=10000000
 load_sql() {
   echo "BEGIN; CREATE TABLE t (id bigint, fp bigint);"
   for ((lo = 1; lo <= N; lo += chunk)); do
     hi=$((lo + chunk - 1)); [ "$hi" -le "$N" ] || hi=$N
-    echo "INSERT INTO t SELECT g, hashint8extended(g, 1) FROM generate_series($lo, $hi) g;"
+    if [ "$SET" = random ]; then
+      echo "INSERT INTO t SELECT g, hashint8extended(g, 1) FROM generate_series($lo, $hi) g;"
+    else
+      echo "INSERT INTO t SELECT g, fp_of(g) FROM generate_series($lo, $hi) g;"
+    fi
   done
   echo "COMMIT;"
 }
@@ -195,4 +239,19 @@ each = ", ".join(f"{(r[1] - r[0]) / b * 1000:.0f}" for r in rows)
 print(f"dedup insert, {b} rows row by row (medians of {len(rows)} rounds): plain {p:.0f} ms, with the trigger {d:.0f} ms:"
       f" {(d - p) / b * 1000:.0f} us a row over plain (rounds: {each})")
 PY
+if [ "$BATCH" = 1 ]; then
+  bt="${SIMDUP_BENCH_BATCH_THREADS:-2}"; bm="${SIMDUP_BENCH_BATCH_MEMORY:-1GB}"
+  for what in pairs groups; do
+    if [ $what = pairs ]; then call="SELECT count(*) FROM simdup_pairs('t', 10)"
+    else call="SELECT count(*) || ' rows in ' || count(DISTINCT group_id) || ' groups' FROM simdup_groups('t', 10)"; fi
+    db -At <<SQL
+SET simdup.batch_threads = $bt; SET simdup.batch_memory = '$bm';
+SELECT clock_timestamp() AS t0, substring(pg_read_file('/proc/self/status') from 'VmHWM:\s*(\d+ kB)') AS hwm0 \gset
+SELECT ($call) AS result \gset
+SELECT format('batch: simdup_$what(t, 10), %s threads, batch_memory %s: %s s, %s; backend peak (VmHWM) %s (%s before the call)',
+  $bt, '$bm', round(extract(epoch FROM clock_timestamp() - :'t0')::numeric, 1), :'result',
+  substring(pg_read_file('/proc/self/status') from 'VmHWM:\s*(\d+ kB)'), :'hwm0');
+SQL
+  done
+fi
 banner "done"
