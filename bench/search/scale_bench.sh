@@ -44,7 +44,9 @@
 #             buffers it touched included).
 #
 # Server: shared_buffers SIMDUP_BENCH_SHARED_BUFFERS (1GB below 10M rows, 3GB below 50M, 6GB
-# from 50M), maintenance_work_mem SIMDUP_BENCH_MWM (2GB), autovacuum off,
+# from 50M; from about 30M rows these hold less than the block indexes and primary key, 112 bytes
+# a row, and the lookups then measure the OS page cache too: 8GB at 31.25M, 12GB at 100M hold
+# them), maintenance_work_mem SIMDUP_BENCH_MWM (2GB), autovacuum off,
 # max_parallel_workers_per_gather = 0. It stops before loading unless the disk holding the
 # cluster has N × 200 bytes + 10 GB free. Its own throwaway cluster "<SIMDUP_CLUSTER>-scale"
 # (bench/common.sh: bench_cluster; SIMDUP_BENCH_KEEP=1 leaves it running). 100M rows: about
