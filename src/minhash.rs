@@ -100,6 +100,15 @@ pub(crate) fn jaccard(a: &str, b: &str, k: default!(i32, 5)) -> Option<f64> {
     char_sets(a, b, shingle_size(k)).map(|(sa, sb)| mh::jaccard(&sa, &sb))
 }
 
+/// The overlap of a counter's set with the character `k`-shingle set of `body`
+/// ([`mh::OverlapCounter`]: `Overlap::of(set, &char_set(body, k))`, without sorting).
+pub(crate) fn counted_overlap(counter: &mut mh::OverlapCounter, body: &str, k: usize) -> mh::Overlap {
+    match counter.chars(body, k, &mut interrupt) {
+        Ok(o) => o,
+        Err(e) => invalid_parameter(e.to_string(), "k must be between 1 and 256."),
+    }
+}
+
 /// The character `k`-shingle sets of two texts, None when either has none (the second text is
 /// not shingled then).
 pub(crate) fn char_sets(a: &str, b: &str, k: usize) -> Option<(Vec<u64>, Vec<u64>)> {

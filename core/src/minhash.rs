@@ -239,6 +239,22 @@ pub fn shingles(text: &str, k: usize, interrupt: Interrupt<'_>) -> Result<Vec<u6
 pub(crate) fn char_shingles_in(text: &str, k: usize, piece_bytes: usize, interrupt: Interrupt<'_>) -> Vec<u64> {
     let mut out = Vec::new();
     let mut next_compact = COMPACT_MIN;
+    for_each_char_shingle(text, k, piece_bytes, interrupt, |h| {
+        out.push(h);
+        compact(&mut out, &mut next_compact);
+    });
+    to_set(out)
+}
+
+/// Calls `sink` with the hash of each character `k`-shingle of `text`, in text order, repeats
+/// included: the walk behind [`shingles`] (whose set is exactly the values passed here).
+fn for_each_char_shingle(
+    text: &str,
+    k: usize,
+    piece_bytes: usize,
+    interrupt: Interrupt<'_>,
+    mut sink: impl FnMut(u64),
+) {
     let mut norm = String::new();
     // The whitespace-collapsed text not yet fully shingled: the last k−1 characters of the
     // previous pieces, then the current piece. `starts` has the byte offset of each character.
@@ -269,10 +285,9 @@ pub(crate) fn char_shingles_in(text: &str, k: usize, piece_bytes: usize, interru
         let n = starts.len();
         if n >= k {
             any_full = true;
-            out.reserve(n + 1 - k);
             for i in 0..=n - k {
                 let end = starts.get(i + k).copied().unwrap_or(win.len());
-                out.push(xxh3_64_with_seed(&win.as_bytes()[starts[i]..end], SHINGLE_SEED));
+                sink(xxh3_64_with_seed(&win.as_bytes()[starts[i]..end], SHINGLE_SEED));
             }
             // Keep the last k−1 characters: every later shingle starting in them also contains
             // a later character, so no shingle is hashed twice and none is missed.
@@ -284,13 +299,151 @@ pub(crate) fn char_shingles_in(text: &str, k: usize, piece_bytes: usize, interru
                 *s -= cut;
             }
         }
-        compact(&mut out, &mut next_compact);
     }
     if !any_full && !win.is_empty() {
         // Shorter than k: the whole (collapsed) text is the one shingle.
-        out.push(xxh3_64_with_seed(win.as_bytes(), SHINGLE_SEED));
+        sink(xxh3_64_with_seed(win.as_bytes(), SHINGLE_SEED));
     }
-    to_set(out)
+}
+
+/// The [`Overlap`] of one fixed shingle set with the character shingle sets of many other texts,
+/// without sorting them: the dedup trigger's verification of its candidates. Each text's
+/// shingles are looked up in a hash table of the fixed set, and those not in it are counted
+/// once each in a second table, so the counts are exactly those of [`Overlap::of`] on
+/// [`shingles`]'s sets (the full 64-bit hashes are compared). The tables are kept between texts
+/// (a generation number marks what the current text has seen), so verifying a candidate
+/// allocates nothing once the tables have grown to its size.
+pub struct OverlapCounter {
+    /// The fixed set, open addressing on the hash's top bits; a slot's generation is the last
+    /// text that met its shingle (0: never), [`EMPTY`] marks a free slot.
+    fixed: Vec<Slot>,
+    len: usize,
+    /// The current text's shingles that are not in the fixed set: a slot is occupied when its
+    /// generation is the current one.
+    other: Vec<Slot>,
+    other_len: usize,
+    gen: u32,
+}
+
+/// A hash and a generation, side by side (one cache line holds four).
+#[derive(Clone, Copy)]
+struct Slot {
+    hash: u64,
+    gen: u32,
+}
+
+/// The generation of a free slot of the fixed set's table (the counter's generations stop below it).
+const EMPTY: u32 = u32::MAX;
+
+/// Table slots for `n` entries: a power of two at least twice `n` (at least 16).
+fn table_size(n: usize) -> usize {
+    (n.max(8) * 2).next_power_of_two()
+}
+
+/// The home slot of hash `h` in a table of `size` slots (a power of two).
+fn home(h: u64, size: usize) -> usize {
+    (h >> (64 - size.trailing_zeros())) as usize
+}
+
+impl OverlapCounter {
+    /// A counter for the fixed set `a` (strictly ascending, as [`shingles`] returns it).
+    pub fn new(a: &[u64]) -> OverlapCounter {
+        let size = table_size(a.len());
+        let mut fixed = vec![Slot { hash: 0, gen: EMPTY }; size];
+        for &h in a {
+            let mut i = home(h, size);
+            while fixed[i].gen != EMPTY && fixed[i].hash != h {
+                i = (i + 1) & (size - 1);
+            }
+            fixed[i] = Slot { hash: h, gen: 0 };
+        }
+        OverlapCounter {
+            fixed,
+            len: a.len(),
+            other: vec![Slot { hash: 0, gen: 0 }; table_size(256)],
+            other_len: 0,
+            gen: 0,
+        }
+    }
+
+    /// The overlap of the fixed set (`a`) with the character `k`-shingle set of `text` (`b`):
+    /// `Overlap::of(a, &shingles(text, k))`. Calls `interrupt` as [`shingles`] does.
+    pub fn chars(&mut self, text: &str, k: usize, interrupt: Interrupt<'_>) -> Result<Overlap, MinHashError> {
+        check_shingle_size(k)?;
+        Ok(self.chars_in(text, k, CHUNK_BYTES, interrupt))
+    }
+
+    fn chars_in(&mut self, text: &str, k: usize, piece_bytes: usize, interrupt: Interrupt<'_>) -> Overlap {
+        self.next_generation();
+        let (mut shared, mut own) = (0usize, 0usize);
+        let size = self.fixed.len();
+        for_each_char_shingle(text, k, piece_bytes, interrupt, |h| {
+            let mut i = home(h, size);
+            loop {
+                let slot = &mut self.fixed[i];
+                if slot.gen == EMPTY {
+                    break;
+                }
+                if slot.hash == h {
+                    if slot.gen != self.gen {
+                        slot.gen = self.gen;
+                        shared += 1;
+                    }
+                    return;
+                }
+                i = (i + 1) & (size - 1);
+            }
+            if self.insert_other(h) {
+                own += 1;
+            }
+        });
+        Overlap { shared, a: self.len, b: shared + own }
+    }
+
+    /// Starts a new text: every mark and every slot of the second table is stale.
+    fn next_generation(&mut self) {
+        self.other_len = 0;
+        self.gen += 1;
+        if self.gen == EMPTY {
+            for s in self.fixed.iter_mut().filter(|s| s.gen != EMPTY) {
+                s.gen = 0;
+            }
+            self.other.iter_mut().for_each(|s| s.gen = 0);
+            self.gen = 1;
+        }
+    }
+
+    /// Adds `h` to the current text's own shingles; whether it was new.
+    fn insert_other(&mut self, h: u64) -> bool {
+        let size = self.other.len();
+        let mut i = home(h, size);
+        while self.other[i].gen == self.gen {
+            if self.other[i].hash == h {
+                return false;
+            }
+            i = (i + 1) & (size - 1);
+        }
+        self.other[i] = Slot { hash: h, gen: self.gen };
+        self.other_len += 1;
+        // At most half full, so a probe always ends at a free slot.
+        if self.other_len * 2 > size {
+            self.grow();
+        }
+        true
+    }
+
+    /// Doubles the second table, keeping the current text's entries.
+    fn grow(&mut self) {
+        let size = self.other.len() * 2;
+        let old = std::mem::replace(&mut self.other, vec![Slot { hash: 0, gen: 0 }; size]);
+        for s in old.into_iter().filter(|s| s.gen == self.gen) {
+            let mut i = home(s.hash, size);
+            while self.other[i].gen == self.gen {
+                i = (i + 1) & (size - 1);
+            }
+            self.other[i] = s;
+        }
+    }
 }
 
 /// The set of hashes of the word `k`-shingles of `text` (format in the
@@ -363,12 +516,40 @@ pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
 /// holds without exception (an empty and a non-empty set give 0.0). The SQL layer returns NULL
 /// for text without shingles before it gets here anyway.
 pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
-    if a.is_empty() && b.is_empty() {
-        return 1.0;
+    Overlap::of(a, b).jaccard()
+}
+
+/// Two sets' sizes and the size of their intersection: one merge walk, from which both
+/// [`jaccard`] and [`containment`] follow (the dedup triggers need both of a candidate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overlap {
+    pub shared: usize,
+    pub a: usize,
+    pub b: usize,
+}
+
+impl Overlap {
+    /// The overlap of two sets given as strictly ascending slices.
+    pub fn of(a: &[u64], b: &[u64]) -> Overlap {
+        Overlap { shared: intersection_size(a, b), a: a.len(), b: b.len() }
     }
-    let inter = intersection_size(a, b);
-    let union = a.len() + b.len() - inter;
-    inter as f64 / union as f64
+
+    /// [`jaccard`]'s value.
+    pub fn jaccard(&self) -> f64 {
+        if self.a == 0 && self.b == 0 {
+            return 1.0;
+        }
+        self.shared as f64 / (self.a + self.b - self.shared) as f64
+    }
+
+    /// [`containment`]'s value.
+    pub fn containment(&self) -> f64 {
+        let smaller = self.a.min(self.b);
+        if smaller == 0 {
+            return 1.0;
+        }
+        self.shared as f64 / smaller as f64
+    }
 }
 
 /// Containment |A ∩ B| / min(|A|, |B|) of two sets given as strictly ascending slices: the share
@@ -377,11 +558,7 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
 /// high. Always in `[0, 1]`; an empty set gives 1.0 (it is contained in anything), as two empty
 /// sets give Jaccard 1.0.
 pub fn containment(a: &[u64], b: &[u64]) -> f64 {
-    let smaller = a.len().min(b.len());
-    if smaller == 0 {
-        return 1.0;
-    }
-    intersection_size(a, b) as f64 / smaller as f64
+    Overlap::of(a, b).containment()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -661,10 +838,45 @@ mod tests {
             prop_assert_eq!(char_shingles_in(&text, k, piece, &mut crate::no_interrupt), reference_chars(&text, k));
         }
 
+        /// One counter, many texts: each overlap equals the sorted sets' (tables reused across
+        /// texts, the second table grown from its smallest size, pieces of any size).
+        #[test]
+        fn counted_overlap_equals_sets(a in text_strategy(), others in proptest::collection::vec(text_strategy(), 1..6),
+                                       k in 1usize..8, piece in 1usize..40) {
+            let sa = reference_chars(&a, k);
+            let mut counter = OverlapCounter::new(&sa);
+            for b in others.iter().chain([&a]) {
+                let counted = counter.chars_in(b, k, piece, &mut crate::no_interrupt);
+                prop_assert_eq!(counted, Overlap::of(&sa, &reference_chars(b, k)));
+            }
+        }
+
         #[test]
         fn chunked_words_equal_reference(text in words_strategy(), k in 1usize..5, piece in 1usize..40) {
             prop_assert_eq!(word_shingles_in(&text, k, piece, &mut crate::no_interrupt), reference_words(&text, k));
         }
+    }
+
+    /// Long texts (the second table grows many times), repeats of the fixed set's shingles and of
+    /// the text's own, and a generation counter that wraps.
+    #[test]
+    fn counted_overlap_long_texts_and_wrap() {
+        let words: Vec<String> = (0..3000).map(|i| format!("w{}", i * 7919 % 4001)).collect();
+        let a = words[..1200].join(" ");
+        let sa = shingles(&a, 5, &mut crate::no_interrupt).unwrap();
+        let mut counter = OverlapCounter::new(&sa);
+        let texts =
+            [words[600..].join(" "), words[..300].join(" ").repeat(3), words.join(" "), String::new(), "ab".into()];
+        for round in 0..3 {
+            if round == 2 {
+                counter.gen = EMPTY - 2;
+            }
+            for t in &texts {
+                let want = Overlap::of(&sa, &shingles(t, 5, &mut crate::no_interrupt).unwrap());
+                assert_eq!(counter.chars(t, 5, &mut crate::no_interrupt).unwrap(), want);
+            }
+        }
+        assert_eq!(counter.chars("x", 0, &mut crate::no_interrupt), Err(MinHashError::ShingleSize(0)));
     }
 
     #[test]

@@ -376,13 +376,14 @@ impl Rule {
         if a.is_empty() || b.is_empty() {
             return None;
         }
-        let jaccard = minhash::jaccard(a, b);
+        let overlap = minhash::Overlap::of(a, b);
+        let jaccard = overlap.jaccard();
         if jaccard >= self.threshold {
             Some(Match { jaccard, by: By::Jaccard })
-        } else if self.contained(a, b) {
+        } else if self.contained(&overlap) {
             Some(Match { jaccard, by: By::Containment })
         } else {
-            self.short_text(a, b, short_sets)
+            self.short_text_overlap(&overlap, short_sets)
         }
     }
 
@@ -406,29 +407,40 @@ impl Rule {
         via: Via,
         short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
     ) -> Option<Match> {
-        if a.is_empty() || b.is_empty() {
+        self.judge_overlap(&minhash::Overlap::of(a, b), via, short_sets)
+    }
+
+    /// [`Rule::judge`] from the two sets' [`minhash::Overlap`] (as
+    /// [`minhash::OverlapCounter`] counts it without building the candidate's set).
+    pub fn judge_overlap(
+        &self,
+        overlap: &minhash::Overlap,
+        via: Via,
+        short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
+    ) -> Option<Match> {
+        if overlap.a == 0 || overlap.b == 0 {
             return None;
         }
-        let jaccard = minhash::jaccard(a, b);
+        let jaccard = overlap.jaccard();
         if via == Via::Band && jaccard >= self.threshold {
             return Some(Match { jaccard, by: By::Jaccard });
         }
         let contained = match via {
-            Via::Band => a.len().min(b.len()) >= TINY_SHINGLES,
+            Via::Band => overlap.a.min(overlap.b) >= TINY_SHINGLES,
             Via::Key => true,
             Via::ShortBand => false,
         };
-        if contained && self.contained(a, b) {
+        if contained && self.contained(overlap) {
             return Some(Match { jaccard, by: By::Containment });
         }
-        self.short_text(a, b, short_sets)
+        self.short_text_overlap(overlap, short_sets)
     }
 
     /// Rule 2: the table has a containment threshold c, the smaller set holds at least
     /// [`MIN_CONTAINED_SHINGLES`] shingles, and at least c of them are in the other set.
-    fn contained(&self, a: &[u64], b: &[u64]) -> bool {
-        a.len().min(b.len()) >= MIN_CONTAINED_SHINGLES
-            && self.containment.is_some_and(|c| minhash::containment(a, b) >= c)
+    fn contained(&self, overlap: &minhash::Overlap) -> bool {
+        overlap.a.min(overlap.b) >= MIN_CONTAINED_SHINGLES
+            && self.containment.is_some_and(|c| overlap.containment() >= c)
     }
 
     /// Rule 3 alone: whether two texts with k-shingle sets `a` and `b` are near-duplicates as
@@ -445,12 +457,21 @@ impl Rule {
         b: &[u64],
         short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
     ) -> Option<Match> {
-        if a.is_empty() || b.is_empty() || a.len().min(b.len()) + self.k > SHORT_TEXT_CHARS {
+        self.short_text_overlap(&minhash::Overlap::of(a, b), short_sets)
+    }
+
+    /// [`Rule::short_text`] from the two k-shingle sets' overlap.
+    fn short_text_overlap(
+        &self,
+        overlap: &minhash::Overlap,
+        short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
+    ) -> Option<Match> {
+        if overlap.a == 0 || overlap.b == 0 || overlap.a.min(overlap.b) + self.k > SHORT_TEXT_CHARS {
             return None;
         }
         match short_sets() {
             (Some(sa), Some(sb)) if minhash::jaccard(&sa, &sb) >= self.threshold => {
-                Some(Match { jaccard: minhash::jaccard(a, b), by: By::ShortText })
+                Some(Match { jaccard: overlap.jaccard(), by: By::ShortText })
             }
             _ => None,
         }

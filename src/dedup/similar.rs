@@ -71,7 +71,7 @@ use crate::args::{self, Mode};
 use crate::catalog::relation_name;
 use crate::errors::{not_in_prerequisite_state, Code, ConstraintError, Error};
 use crate::minhash::{
-    char_set, set_bands, set_keys, short_set_of, text_bands, text_short, text_short_bands, ShortText,
+    char_set, counted_overlap, set_bands, set_keys, short_set_of, text_bands, text_short, text_short_bands, ShortText,
 };
 
 use super::config::trigger_args_named;
@@ -152,8 +152,9 @@ impl SimilarConfig {
         self.containment.map(|c| set_keys(set, self.k, c))
     }
 
-    /// The decision's terms.
-    fn rule(&self) -> simdup_core::similar::Rule {
+    /// The decision's terms ([`SimilarConfig::similar`]'s rule; the trigger also judges a
+    /// candidate from its counted overlap with [`simdup_core::similar::Rule::judge_overlap`]).
+    pub fn rule(&self) -> simdup_core::similar::Rule {
         simdup_core::similar::Rule { k: self.k, threshold: self.threshold, containment: self.containment }
     }
 
@@ -678,16 +679,25 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         // whatever the bitmap's memory). Each candidate is judged by the rules its index covers
         // (`via`: simdup_core::similar::Rule::judge), since the lock stripes cover rule 1 only
         // between rows sharing a band, and rule 2 between rows sharing a band or a key.
+        // A candidate that needs no recheck is counted against the new row's set in hash
+        // tables (mh::OverlapCounter), without sorting its own set: the same overlap.
+        let counter = std::cell::RefCell::new(mh::OverlapCounter::new(&set));
         let candidate = |slot: *mut pg_sys::TupleTableSlot, recheck: Option<&Shares>, via: Via| {
             let mut isnull = false;
             let datum = pg_sys::slot_getattr(slot, cols.text, &mut isnull);
             let other = (!isnull).then(|| text_of(datum, text_type)).flatten()?;
-            let other_set = char_set(&other, cfg.k);
-            if other_set.is_empty() || recheck.is_some_and(|shares| !shares(&other, &other_set)) {
-                return None;
-            }
+            let overlap = match recheck {
+                None => counted_overlap(&mut counter.borrow_mut(), &other, cfg.k),
+                Some(shares) => {
+                    let other_set = char_set(&other, cfg.k);
+                    if other_set.is_empty() || !shares(&other, &other_set) {
+                        return None;
+                    }
+                    mh::Overlap::of(&set, &other_set)
+                }
+            };
             // The new row's 3-shingle set is the one its short bands came from.
-            cfg.similar(&set, &other_set, via, || (short.as_ref().map(|s| s.set.clone()), short_set_of(&other)))
+            cfg.rule().judge_overlap(&overlap, via, || (short.as_ref().map(|s| s.set.clone()), short_set_of(&other)))
         };
         let shares_band = |_: &str, other_set: &[u64]| cfg.shares_band(&bands, other_set);
         let shares_short_band = |other: &str, _: &[u64]| cfg.shares_short_band(short_bands, other);
