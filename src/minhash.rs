@@ -101,9 +101,9 @@ pub(crate) fn jaccard(a: &str, b: &str, k: default!(i32, 5)) -> Option<f64> {
 }
 
 /// The overlap of a counter's set with the character `k`-shingle set of `body`
-/// ([`mh::OverlapCounter`]: `Overlap::of(set, &char_set(body, k))`, without sorting).
+/// ([`mh::char_overlap`]: `Overlap::of(set, &char_set(body, k))`, without sorting).
 pub(crate) fn counted_overlap(counter: &mut mh::OverlapCounter, body: &str, k: usize) -> mh::Overlap {
-    match counter.chars(body, k, &mut interrupt) {
+    match mh::char_overlap(counter, body, k, &mut interrupt) {
         Ok(o) => o,
         Err(e) => invalid_parameter(e.to_string(), "k must be between 1 and 256."),
     }

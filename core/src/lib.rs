@@ -47,6 +47,7 @@ pub mod locks;
 pub mod minhash;
 pub mod nearset;
 pub mod normalize;
+pub mod overlap;
 pub mod pairs;
 pub mod parallel;
 pub mod scheme;

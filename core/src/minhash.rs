@@ -64,6 +64,7 @@ use crate::tokens::for_each_token_in;
 use crate::Interrupt;
 
 pub use crate::hash::{mix64, MIX_C1, MIX_C2, SPLITMIX_GAMMA};
+pub use crate::overlap::{containment, intersection_size, jaccard, Overlap, OverlapCounter};
 pub use crate::tokens::CHUNK_BYTES;
 
 /// Version of the MinHash format (normalization, whitespace rule, shingle hashes, permutation
@@ -235,6 +236,30 @@ pub fn shingles(text: &str, k: usize, interrupt: Interrupt<'_>) -> Result<Vec<u6
     Ok(char_shingles_in(text, k, CHUNK_BYTES, interrupt))
 }
 
+/// The [`Overlap`] of `counter`'s set with the character `k`-shingle set of `text`:
+/// `Overlap::of(set, &shingles(text, k))`, without building and sorting the text's set (see
+/// [`OverlapCounter`]). Calls `interrupt` as [`shingles`] does.
+pub fn char_overlap(
+    counter: &mut OverlapCounter,
+    text: &str,
+    k: usize,
+    interrupt: Interrupt<'_>,
+) -> Result<Overlap, MinHashError> {
+    check_shingle_size(k)?;
+    Ok(char_overlap_in(counter, text, k, CHUNK_BYTES, interrupt))
+}
+
+/// [`char_overlap`] with a chosen piece size.
+fn char_overlap_in(
+    counter: &mut OverlapCounter,
+    text: &str,
+    k: usize,
+    piece_bytes: usize,
+    interrupt: Interrupt<'_>,
+) -> Overlap {
+    counter.count(|sink| for_each_char_shingle(text, k, piece_bytes, interrupt, sink))
+}
+
 /// [`shingles`] with a chosen piece size (the result does not depend on it).
 pub(crate) fn char_shingles_in(text: &str, k: usize, piece_bytes: usize, interrupt: Interrupt<'_>) -> Vec<u64> {
     let mut out = Vec::new();
@@ -306,146 +331,6 @@ fn for_each_char_shingle(
     }
 }
 
-/// The [`Overlap`] of one fixed shingle set with the character shingle sets of many other texts,
-/// without sorting them: the dedup trigger's verification of its candidates. Each text's
-/// shingles are looked up in a hash table of the fixed set, and those not in it are counted
-/// once each in a second table, so the counts are exactly those of [`Overlap::of`] on
-/// [`shingles`]'s sets (the full 64-bit hashes are compared). The tables are kept between texts
-/// (a generation number marks what the current text has seen), so verifying a candidate
-/// allocates nothing once the tables have grown to its size.
-pub struct OverlapCounter {
-    /// The fixed set, open addressing on the hash's top bits; a slot's generation is the last
-    /// text that met its shingle (0: never), [`EMPTY`] marks a free slot.
-    fixed: Vec<Slot>,
-    len: usize,
-    /// The current text's shingles that are not in the fixed set: a slot is occupied when its
-    /// generation is the current one.
-    other: Vec<Slot>,
-    other_len: usize,
-    gen: u32,
-}
-
-/// A hash and a generation, side by side (one cache line holds four).
-#[derive(Clone, Copy)]
-struct Slot {
-    hash: u64,
-    gen: u32,
-}
-
-/// The generation of a free slot of the fixed set's table (the counter's generations stop below it).
-const EMPTY: u32 = u32::MAX;
-
-/// Table slots for `n` entries: a power of two at least twice `n` (at least 16).
-fn table_size(n: usize) -> usize {
-    (n.max(8) * 2).next_power_of_two()
-}
-
-/// The home slot of hash `h` in a table of `size` slots (a power of two).
-fn home(h: u64, size: usize) -> usize {
-    (h >> (64 - size.trailing_zeros())) as usize
-}
-
-impl OverlapCounter {
-    /// A counter for the fixed set `a` (strictly ascending, as [`shingles`] returns it).
-    pub fn new(a: &[u64]) -> OverlapCounter {
-        let size = table_size(a.len());
-        let mut fixed = vec![Slot { hash: 0, gen: EMPTY }; size];
-        for &h in a {
-            let mut i = home(h, size);
-            while fixed[i].gen != EMPTY && fixed[i].hash != h {
-                i = (i + 1) & (size - 1);
-            }
-            fixed[i] = Slot { hash: h, gen: 0 };
-        }
-        OverlapCounter {
-            fixed,
-            len: a.len(),
-            other: vec![Slot { hash: 0, gen: 0 }; table_size(256)],
-            other_len: 0,
-            gen: 0,
-        }
-    }
-
-    /// The overlap of the fixed set (`a`) with the character `k`-shingle set of `text` (`b`):
-    /// `Overlap::of(a, &shingles(text, k))`. Calls `interrupt` as [`shingles`] does.
-    pub fn chars(&mut self, text: &str, k: usize, interrupt: Interrupt<'_>) -> Result<Overlap, MinHashError> {
-        check_shingle_size(k)?;
-        Ok(self.chars_in(text, k, CHUNK_BYTES, interrupt))
-    }
-
-    fn chars_in(&mut self, text: &str, k: usize, piece_bytes: usize, interrupt: Interrupt<'_>) -> Overlap {
-        self.next_generation();
-        let (mut shared, mut own) = (0usize, 0usize);
-        let size = self.fixed.len();
-        for_each_char_shingle(text, k, piece_bytes, interrupt, |h| {
-            let mut i = home(h, size);
-            loop {
-                let slot = &mut self.fixed[i];
-                if slot.gen == EMPTY {
-                    break;
-                }
-                if slot.hash == h {
-                    if slot.gen != self.gen {
-                        slot.gen = self.gen;
-                        shared += 1;
-                    }
-                    return;
-                }
-                i = (i + 1) & (size - 1);
-            }
-            if self.insert_other(h) {
-                own += 1;
-            }
-        });
-        Overlap { shared, a: self.len, b: shared + own }
-    }
-
-    /// Starts a new text: every mark and every slot of the second table is stale.
-    fn next_generation(&mut self) {
-        self.other_len = 0;
-        self.gen += 1;
-        if self.gen == EMPTY {
-            for s in self.fixed.iter_mut().filter(|s| s.gen != EMPTY) {
-                s.gen = 0;
-            }
-            self.other.iter_mut().for_each(|s| s.gen = 0);
-            self.gen = 1;
-        }
-    }
-
-    /// Adds `h` to the current text's own shingles; whether it was new.
-    fn insert_other(&mut self, h: u64) -> bool {
-        let size = self.other.len();
-        let mut i = home(h, size);
-        while self.other[i].gen == self.gen {
-            if self.other[i].hash == h {
-                return false;
-            }
-            i = (i + 1) & (size - 1);
-        }
-        self.other[i] = Slot { hash: h, gen: self.gen };
-        self.other_len += 1;
-        // At most half full, so a probe always ends at a free slot.
-        if self.other_len * 2 > size {
-            self.grow();
-        }
-        true
-    }
-
-    /// Doubles the second table, keeping the current text's entries.
-    fn grow(&mut self) {
-        let size = self.other.len() * 2;
-        let old = std::mem::replace(&mut self.other, vec![Slot { hash: 0, gen: 0 }; size]);
-        for s in old.into_iter().filter(|s| s.gen == self.gen) {
-            let mut i = home(s.hash, size);
-            while self.other[i].gen == self.gen {
-                i = (i + 1) & (size - 1);
-            }
-            self.other[i] = s;
-        }
-    }
-}
-
 /// The set of hashes of the word `k`-shingles of `text` (format in the
 /// [module documentation](self)): sorted, deduplicated, empty when `text` has no feature token.
 /// Calls `interrupt` before each piece of input (about [`CHUNK_BYTES`]; at most 16 times that).
@@ -490,75 +375,6 @@ pub(crate) fn word_shingles_in(text: &str, k: usize, piece_bytes: usize, interru
         out.push(xxh3_64_with_seed(key.as_bytes(), WORD_SHINGLE_SEED));
     }
     to_set(out)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Jaccard
-// ---------------------------------------------------------------------------------------------
-
-/// Size of the intersection of two sets (strictly ascending slices), by a merge walk.
-pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
-    let (mut i, mut j, mut n) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        let (x, y) = (a[i], b[j]);
-        i += usize::from(x <= y);
-        j += usize::from(y <= x);
-        n += usize::from(x == y);
-    }
-    n
-}
-
-/// Jaccard similarity |A ∩ B| / |A ∪ B| of two sets given as strictly ascending slices (as
-/// [`shingles`] returns them; see [`to_set`]). Always in `[0, 1]`; unsorted input gives a
-/// meaningless value but no panic.
-///
-/// Two empty sets give **1.0**: they are equal, and "identical inputs have similarity 1" then
-/// holds without exception (an empty and a non-empty set give 0.0). The SQL layer returns NULL
-/// for text without shingles before it gets here anyway.
-pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
-    Overlap::of(a, b).jaccard()
-}
-
-/// Two sets' sizes and the size of their intersection: one merge walk, from which both
-/// [`jaccard`] and [`containment`] follow (the dedup triggers need both of a candidate).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Overlap {
-    pub shared: usize,
-    pub a: usize,
-    pub b: usize,
-}
-
-impl Overlap {
-    /// The overlap of two sets given as strictly ascending slices.
-    pub fn of(a: &[u64], b: &[u64]) -> Overlap {
-        Overlap { shared: intersection_size(a, b), a: a.len(), b: b.len() }
-    }
-
-    /// [`jaccard`]'s value.
-    pub fn jaccard(&self) -> f64 {
-        if self.a == 0 && self.b == 0 {
-            return 1.0;
-        }
-        self.shared as f64 / (self.a + self.b - self.shared) as f64
-    }
-
-    /// [`containment`]'s value.
-    pub fn containment(&self) -> f64 {
-        let smaller = self.a.min(self.b);
-        if smaller == 0 {
-            return 1.0;
-        }
-        self.shared as f64 / smaller as f64
-    }
-}
-
-/// Containment |A ∩ B| / min(|A|, |B|) of two sets given as strictly ascending slices: the share
-/// of the smaller set found in the other, 1.0 when one contains the other. Where Jaccard falls
-/// as text is added to one side (an inserted paragraph, a boilerplate header), containment stays
-/// high. Always in `[0, 1]`; an empty set gives 1.0 (it is contained in anything), as two empty
-/// sets give Jaccard 1.0.
-pub fn containment(a: &[u64], b: &[u64]) -> f64 {
-    Overlap::of(a, b).containment()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -838,15 +654,14 @@ mod tests {
             prop_assert_eq!(char_shingles_in(&text, k, piece, &mut crate::no_interrupt), reference_chars(&text, k));
         }
 
-        /// One counter, many texts: each overlap equals the sorted sets' (tables reused across
-        /// texts, the second table grown from its smallest size, pieces of any size).
+        /// One counter, many texts: each counted overlap equals the sorted shingle sets'.
         #[test]
-        fn counted_overlap_equals_sets(a in text_strategy(), others in proptest::collection::vec(text_strategy(), 1..6),
-                                       k in 1usize..8, piece in 1usize..40) {
+        fn char_overlap_equals_sets(a in text_strategy(), others in proptest::collection::vec(text_strategy(), 1..6),
+                                    k in 1usize..8, piece in 1usize..40) {
             let sa = reference_chars(&a, k);
             let mut counter = OverlapCounter::new(&sa);
             for b in others.iter().chain([&a]) {
-                let counted = counter.chars_in(b, k, piece, &mut crate::no_interrupt);
+                let counted = char_overlap_in(&mut counter, b, k, piece, &mut crate::no_interrupt);
                 prop_assert_eq!(counted, Overlap::of(&sa, &reference_chars(b, k)));
             }
         }
@@ -857,26 +672,16 @@ mod tests {
         }
     }
 
-    /// Long texts (the second table grows many times), repeats of the fixed set's shingles and of
-    /// the text's own, and a generation counter that wraps.
     #[test]
-    fn counted_overlap_long_texts_and_wrap() {
+    fn char_overlap_long_texts() {
         let words: Vec<String> = (0..3000).map(|i| format!("w{}", i * 7919 % 4001)).collect();
-        let a = words[..1200].join(" ");
-        let sa = shingles(&a, 5, &mut crate::no_interrupt).unwrap();
+        let sa = shingles(&words[..1200].join(" "), 5, &mut crate::no_interrupt).unwrap();
         let mut counter = OverlapCounter::new(&sa);
-        let texts =
-            [words[600..].join(" "), words[..300].join(" ").repeat(3), words.join(" "), String::new(), "ab".into()];
-        for round in 0..3 {
-            if round == 2 {
-                counter.gen = EMPTY - 2;
-            }
-            for t in &texts {
-                let want = Overlap::of(&sa, &shingles(t, 5, &mut crate::no_interrupt).unwrap());
-                assert_eq!(counter.chars(t, 5, &mut crate::no_interrupt).unwrap(), want);
-            }
+        for t in [words[600..].join(" "), words[..300].join(" ").repeat(3), words.join(" ")] {
+            let want = Overlap::of(&sa, &shingles(&t, 5, &mut crate::no_interrupt).unwrap());
+            assert_eq!(char_overlap(&mut counter, &t, 5, &mut crate::no_interrupt).unwrap(), want);
         }
-        assert_eq!(counter.chars("x", 0, &mut crate::no_interrupt), Err(MinHashError::ShingleSize(0)));
+        assert_eq!(char_overlap(&mut counter, "x", 0, &mut crate::no_interrupt), Err(MinHashError::ShingleSize(0)));
     }
 
     #[test]
