@@ -1,5 +1,5 @@
 //! SimHash fingerprints of text (format 1), what went into them, and the 16-bit blocks of the
-//! 0.1.0 block indexes. Each SQL function's COMMENT stands beside it.
+//! 0.1.0 block indexes. Their SQL declarations, each with its COMMENT, are in sql/functions.sql.
 
 use std::cell::RefCell;
 
