@@ -152,40 +152,22 @@ pub fn same_signature_length(a: usize, b: usize) {
 // invariant is spelled out twice.
 
 /// `k` itself when it is a valid maximum distance (0..64); 22023 otherwise.
-#[pgrx::pg_extern(immutable, strict, parallel_safe)]
+#[pgrx::pg_extern(sql = "")]
 fn _simdup_check_k(k: i32) -> i32 {
     max_distance(k) as i32
 }
 
-pgrx::extension_sql!(
-    "COMMENT ON FUNCTION _simdup_check_k(integer) IS 'simdup (internal): k when it is a valid maximum Hamming distance (0..64); 22023 otherwise';",
-    name = "comment__simdup_check_k",
-    requires = [_simdup_check_k]
-);
-
 /// `k` itself when it is a valid shingle size (1..=256); 22023 otherwise.
-#[pgrx::pg_extern(immutable, strict, parallel_safe)]
+#[pgrx::pg_extern(sql = "")]
 fn _simdup_check_shingle_size(k: i32) -> i32 {
     shingle_size(k) as i32
 }
 
-pgrx::extension_sql!(
-    "COMMENT ON FUNCTION _simdup_check_shingle_size(integer) IS 'simdup (internal): k when it is a valid shingle size (1..256); 22023 otherwise';",
-    name = "comment__simdup_check_shingle_size",
-    requires = [_simdup_check_shingle_size]
-);
-
 /// The bit offsets at which the blocks of an m-block layout start (one block index each).
-#[pgrx::pg_extern(immutable, strict, parallel_safe)]
+#[pgrx::pg_extern(sql = "")]
 fn _simdup_layout(blocks: i32) -> Vec<i32> {
     layout(blocks).offsets().iter().map(|&o| o as i32).collect()
 }
-
-pgrx::extension_sql!(
-    "COMMENT ON FUNCTION _simdup_layout(integer) IS 'simdup (internal): the bit offsets at which the blocks of a layout of m nearly equal blocks start (2..8 blocks; 22023 otherwise)';",
-    name = "comment__simdup_layout",
-    requires = [_simdup_layout]
-);
 
 /// How `simdup_groups` groups near-duplicates.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -213,19 +195,13 @@ impl GroupMethod {
 }
 
 /// The batch grouping method's name when it is a valid one; 22023 otherwise.
-#[pgrx::pg_extern(immutable, strict, parallel_safe)]
+#[pgrx::pg_extern(sql = "")]
 fn _simdup_check_group_method(method: &str) -> &str {
     match GroupMethod::parse(method) {
         GroupMethod::Components => "components",
         GroupMethod::Leader => "leader",
     }
 }
-
-pgrx::extension_sql!(
-    "COMMENT ON FUNCTION _simdup_check_group_method(text) IS 'simdup (internal): the grouping method when it is components or leader; 22023 otherwise';",
-    name = "comment__simdup_check_group_method",
-    requires = [_simdup_check_group_method]
-);
 
 const SIMILARITY_HINT: &str = "Jaccard similarity is a fraction: 0 for disjoint shingle sets, 1 for equal ones; \
      simdup_similar finds rows at or above a threshold in (0, 1], with at least a recall in (0, 1) at the threshold.";

@@ -16,16 +16,10 @@ use simdup_core::pairs::{near_pairs_limited, TooManyPairs};
 /// `current_setting(...)` in a DEFAULT) because it also loads the library, which defines the
 /// parameter: `current_setting('simdup.max_distance')` fails in a session that has not yet used
 /// simdup.
-#[pg_extern(stable, parallel_safe)]
+#[pg_extern(sql = "")]
 pub(crate) fn simdup_max_distance() -> i32 {
     crate::gucs::max_distance()
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION simdup_max_distance() IS 'simdup: the current simdup.max_distance (default k of the batch functions); loads the library, so it works before any other simdup call in a session';",
-    name = "comment_simdup_max_distance",
-    requires = [simdup_max_distance]
-);
 
 /// Rows fetched per cursor batch while reading fingerprints.
 const BATCH: i64 = 50_000;
@@ -154,7 +148,7 @@ fn table_pairs(tbl: &PgRelation, fp_column: &str, k: i32) -> Vec<(i64, i64)> {
 /// All pairs of distinct values of column `fingerprint_column` of `tbl` within Hamming
 /// distance k, each once (fa < fb), with their distance. Memory: about 16 bytes per distinct
 /// fingerprint, plus the output (simdup_core::pairs).
-#[pg_extern(stable, strict, parallel_restricted)]
+#[pg_extern(sql = "")]
 pub(crate) fn _simdup_fingerprint_pairs(
     tbl: PgRelation,
     fingerprint_column: &str,
@@ -164,16 +158,10 @@ pub(crate) fn _simdup_fingerprint_pairs(
     TableIterator::new(pairs.into_iter().map(|(a, b)| (a, b, simdup_core::hamming(a as u64, b as u64) as i32)))
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_fingerprint_pairs(regclass, text, integer) IS 'simdup (internal): all pairs of distinct fingerprints (fa < fb) of a table''s fingerprint column within Hamming distance k, each once, with the distance: identical fingerprints collapsed, then an in-memory join on the values of each 16-bit block within its threshold (never all pairs)';",
-    name = "comment__simdup_fingerprint_pairs",
-    requires = [_simdup_fingerprint_pairs]
-);
-
 /// Connected components of the graph "distinct fingerprints within distance k": one row per
 /// fingerprint that has at least one *other* fingerprint within distance k, with the smallest
 /// fingerprint (as a bigint) of its component as the component id.
-#[pg_extern(stable, strict, parallel_restricted)]
+#[pg_extern(sql = "")]
 pub(crate) fn _simdup_fingerprint_components(
     tbl: PgRelation,
     fingerprint_column: &str,
@@ -186,16 +174,10 @@ pub(crate) fn _simdup_fingerprint_components(
     TableIterator::new(uf.labels())
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_fingerprint_components(regclass, text, integer) IS 'simdup (internal): connected components of _simdup_fingerprint_pairs(tbl, fingerprint_column, k): each fingerprint with a near neighbour, and the smallest fingerprint of its component';",
-    name = "comment__simdup_fingerprint_components",
-    requires = [_simdup_fingerprint_components]
-);
-
 /// Leader clustering of the distinct fingerprints of a table (`simdup_core::leaders`), taken in
 /// the order of each fingerprint's smallest `key_column` value: each fingerprint in a group of
 /// two or more, with its group's leader. Every member is within k of its leader.
-#[pg_extern(stable, strict, parallel_restricted)]
+#[pg_extern(sql = "")]
 pub(crate) fn _simdup_fingerprint_leaders(
     tbl: PgRelation,
     fingerprint_column: &str,
@@ -212,18 +194,12 @@ pub(crate) fn _simdup_fingerprint_leaders(
     TableIterator::new(leaders(&order, &pairs).into_iter().map(|(m, l)| (m as i64, l as i64)))
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_fingerprint_leaders(regclass, text, text, integer) IS 'simdup (internal): leader clustering of a table''s distinct fingerprints in the order of their smallest key: each fingerprint in a group of two or more with its leader, every member within k of its leader';",
-    name = "comment__simdup_fingerprint_leaders",
-    requires = [_simdup_fingerprint_leaders]
-);
-
 /// The groups of a graph whose nodes are numbered 1..=n (`simdup_groups(..., verify => true)`
 /// numbers the rows of its verified pairs in key order), with edges `a[i]`–`b[i]`: per node in a
 /// group of two or more, the group's first node — by `method` 'components' (connected
 /// components, [`Components`]) or 'leader' (leader clustering in node order, [`leaders`]). As
 /// the nodes are numbered in key order, the first node is the group's smallest key.
-#[pg_extern(immutable, strict, parallel_safe)]
+#[pg_extern(sql = "")]
 fn _simdup_graph_groups(
     n: i64,
     a: Vec<i64>,
@@ -252,9 +228,3 @@ fn _simdup_graph_groups(
     };
     TableIterator::new(groups)
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_graph_groups(bigint, bigint[], bigint[], text) IS 'simdup (internal): groups of the graph of nodes 1..n with edges a[i]-b[i], by method components or leader (in node order): each node in a group of two or more with its group''s first node; simdup_groups(..., verify => true) numbers its rows in key order';",
-    name = "comment__simdup_graph_groups",
-    requires = [_simdup_graph_groups]
-);

@@ -1,5 +1,5 @@
 //! SimHash fingerprints of text (format 1), what went into them, and the 16-bit blocks of the
-//! 0.1.0 block indexes. Each SQL function's COMMENT stands beside it.
+//! 0.1.0 block indexes. Their SQL declarations, each with its COMMENT, are in sql/functions.sql.
 
 use std::cell::RefCell;
 
@@ -28,7 +28,7 @@ thread_local! {
 ///
 /// Declared with the default cost so that SQL functions taking `simhash(...)` as an argument
 /// are still inlined by the planner (see `simdup_match`); repeated calls are memoized.
-#[pg_extern(immutable, strict, parallel_safe)]
+#[pg_extern(sql = "")]
 pub(crate) fn simhash(body: &str) -> Option<i64> {
     if body.len() <= MEMO_MAX_BYTES {
         if let Some(hit) = LAST.with_borrow(|(text, fp)| (!text.is_empty() && text == body).then_some(*fp)) {
@@ -54,14 +54,8 @@ pub(crate) fn remember(body: &str, fp: Option<i64>) {
     }
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION simhash(text) IS 'simdup: 64-bit SimHash fingerprint of a Chinese/English text (NFKC + lower case, jieba segmentation, sublinear TF x IDF weights, xxh3-64); NULL for text without words';",
-    name = "comment_simhash",
-    requires = [simhash]
-);
-
 /// What went into `simhash(body)`: one row per distinct token, in order of first occurrence.
-#[pg_extern(immutable, strict, parallel_safe, cost = 1000)]
+#[pg_extern(sql = "")]
 fn simhash_features(
     body: &str,
 ) -> TableIterator<
@@ -70,12 +64,6 @@ fn simhash_features(
 > {
     TableIterator::new(feature_rows(features(body, true, &mut interrupt)))
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION simhash_features(text) IS 'simdup: the weighted features behind simhash(text), one row per distinct token: token, weight, hash, count, idf';",
-    name = "comment_simhash_features",
-    requires = [simhash_features]
-);
 
 /// The rows of `simhash_features`: token, weight, hash, count, idf.
 fn feature_rows(feats: Vec<Feature>) -> impl Iterator<Item = (String, f64, i64, i32, f64)> {
@@ -101,36 +89,24 @@ fn scheme_arg(scheme: Option<&str>) -> Scheme {
 /// SimHash of a document with a title: format 1 of `title || E'\n' || body`, the title-aware
 /// choice measured best (docs/quality.md). A NULL or empty title gives `simhash(body)`; a NULL
 /// body gives NULL. Not STRICT, so that a NULL title does not null the fingerprint.
-#[pg_extern(immutable, parallel_safe, name = "simhash")]
+#[pg_extern(sql = "")]
 fn simhash_title(body: Option<&str>, title: Option<&str>) -> Option<i64> {
     let body = body?;
     simdup_core::simhash_scheme(body, title, Scheme::Default, &mut interrupt).map(|fp| fp as i64)
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION simhash(text, text) IS 'simdup: SimHash of a document with a title: format 1 of title || E''\\n'' || body (the title-aware choice measured best, docs/quality.md); a NULL or empty title gives simhash(body), a NULL body NULL';",
-    name = "comment_simhash_title",
-    requires = [simhash_title]
-);
-
 /// SimHash of a document with a title under a named scheme (`default`, `title`, `improved`).
 /// A NULL body gives NULL, a NULL title means no title; a NULL scheme raises 22004, an unknown
 /// one 22023.
-#[pg_extern(immutable, parallel_safe, name = "simhash")]
+#[pg_extern(sql = "")]
 fn simhash_title_scheme(body: Option<&str>, title: Option<&str>, scheme: Option<&str>) -> Option<i64> {
     let scheme = scheme_arg(scheme);
     let body = body?;
     simdup_core::simhash_scheme(body, title, scheme, &mut interrupt).map(|fp| fp as i64)
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION simhash(text, text, text) IS 'simdup: SimHash of body (and title, may be NULL) under a named scheme: default (format 1, title fingerprinted with the body), title (body words also in the title x5), improved (Zhang & He 2020: part of speech, word length, cue words x5, title words x5); unknown scheme 22023, NULL scheme 22004';",
-    name = "comment_simhash_title_scheme",
-    requires = [simhash_title_scheme]
-);
-
 /// What went into `simhash(body, title, scheme)`: one row per distinct token.
-#[pg_extern(immutable, parallel_safe, cost = 1000, name = "simhash_features")]
+#[pg_extern(sql = "")]
 fn simhash_features_scheme(
     body: Option<&str>,
     title: Option<&str>,
@@ -147,33 +123,15 @@ fn simhash_features_scheme(
     TableIterator::new(feature_rows(feats))
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION simhash_features(text, text, text) IS 'simdup: the weighted features behind simhash(body, title, scheme), one row per distinct token: token, weight, hash, count, idf';",
-    name = "comment_simhash_features_scheme",
-    requires = [simhash_features_scheme]
-);
-
 /// 16-bit block `i` of a fingerprint (0 = most significant), as 0..65535: the key of the 0.1.0
 /// block indexes, which tables enabled before 0.2.0 keep until `simdup_reindex`.
-#[pg_extern(immutable, strict, parallel_safe)]
+#[pg_extern(sql = "")]
 fn simhash_block(fp: i64, i: i32) -> i32 {
     i32::from(simdup_core::blocks::block(fp as u64, crate::args::block_index(i)))
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION simhash_block(bigint, integer) IS 'simdup: 16-bit block i (0 = most significant, 0..3) of a fingerprint, as 0..65535 (the key of the block indexes of simdup 0.1.0)';",
-    name = "comment_simhash_block",
-    requires = [simhash_block]
-);
-
 /// Version of the fingerprint format computed by this build of simdup.
-#[pg_extern(immutable, parallel_safe)]
+#[pg_extern(sql = "")]
 fn simdup_fingerprint_version() -> i32 {
     simdup_core::FORMAT_VERSION
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION simdup_fingerprint_version() IS 'simdup: version of the fingerprint format computed by this build';",
-    name = "comment_simdup_fingerprint_version",
-    requires = [simdup_fingerprint_version]
-);

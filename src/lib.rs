@@ -44,48 +44,18 @@ pub extern "C-unwind" fn _PG_init() {
     }
 }
 
-// Hand-written SQL, one file per concern, each object's COMMENT beside it.
+// Hand-written SQL, one file per concern, each object's CREATE and COMMENT side by side; pgrx
+// generates none (`#[pg_extern(sql = "")]` or `sql = false`). sql/functions.sql declares the
+// functions implemented in Rust (and the operator `<~>`), installed first (`bootstrap`) so that
+// every other file may use them; the trigger functions and those only one feature's SQL calls
+// (explain, calibrate, simdup_similar) are declared in that feature's file.
+extension_sql_file!("../sql/functions.sql", name = "functions", bootstrap);
 extension_sql_file!("../sql/tables.sql", name = "tables");
-extension_sql_file!(
-    "../sql/search.sql",
-    name = "search_sql",
-    requires = ["tables", operators::hamming, "_simdup_tids", "_simdup_nearest_tids", "hamming_support"]
-);
-extension_sql_file!(
-    "../sql/enable.sql",
-    name = "enable",
-    requires = [
-        "tables",
-        "search_sql",
-        search::indexes::_simdup_key,
-        batch::simdup_max_distance,
-        dedup::config::_simdup_dedup_trigger_args,
-        "dedup_sql"
-    ]
-);
+extension_sql_file!("../sql/search.sql", name = "search_sql", requires = ["tables"]);
+extension_sql_file!("../sql/enable.sql", name = "enable", requires = ["tables", "search_sql", "dedup_sql"]);
 extension_sql_file!("../sql/dedup.sql", name = "dedup_sql", requires = ["tables"]);
-extension_sql_file!(
-    "../sql/batch.sql",
-    name = "batch_sql",
-    requires = ["enable", batch::_simdup_fingerprint_pairs, batch::_simdup_fingerprint_components]
-);
-
-extension_sql_file!(
-    "../sql/similar.sql",
-    name = "similar_sql",
-    requires = [
-        "enable",
-        similar::_simdup_check_similarity,
-        similar::minhash_choose_bands_for_recall,
-        "comment__simdup_similar_dedup_trigger_args",
-        "comment_minhash_bands",
-        "comment_minhash",
-        "comment_shingles",
-        "comment_jaccard_sets",
-        "comment_minhash_s_curve"
-    ]
-);
-
+extension_sql_file!("../sql/batch.sql", name = "batch_sql", requires = ["enable"]);
+extension_sql_file!("../sql/similar.sql", name = "similar_sql", requires = ["enable"]);
 extension_sql_file!("../sql/explain.sql", name = "explain_sql", requires = ["enable"]);
 extension_sql_file!("../sql/calibrate.sql", name = "calibrate_sql", requires = ["enable", "similar_sql"]);
 

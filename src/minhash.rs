@@ -63,22 +63,16 @@ pub(crate) fn char_set(body: &str, k: usize) -> Vec<u64> {
 /// The set of hashes of the character `k`-shingles of the normalized text (NFKC, lower case,
 /// whitespace runs as one space), sorted as unsigned 64-bit numbers; NULL when the text is
 /// empty or whitespace only. A text shorter than `k` characters is one shingle.
-#[pg_extern(immutable, strict, parallel_safe)]
-fn shingles(body: &str, k: default!(i32, 5)) -> Option<Vec<i64>> {
+#[pg_extern(sql = "")]
+fn shingles(body: &str, k: i32) -> Option<Vec<i64>> {
     let set = char_set(body, shingle_size(k));
     (!set.is_empty()).then(|| to_bigints(set))
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION shingles(text, integer) IS 'simdup: set of xxh3-64 hashes of the character k-shingles (default k = 5) of the normalized text (NFKC, lower case, whitespace runs as one space), sorted as unsigned 64-bit numbers; a text shorter than k characters is one shingle; NULL for empty or whitespace-only text';",
-    name = "comment_shingles",
-    requires = [shingles]
-);
-
 /// The set of hashes of the word `k`-shingles (jieba words, numbers and English words; other
 /// tokens dropped); NULL when the text has no word or number.
-#[pg_extern(immutable, strict, parallel_safe)]
-fn word_shingles(body: &str, k: default!(i32, 3)) -> Option<Vec<i64>> {
+#[pg_extern(sql = "")]
+fn word_shingles(body: &str, k: i32) -> Option<Vec<i64>> {
     let k = shingle_size(k);
     let set = match mh::word_shingles(body, k, &mut interrupt) {
         Ok(s) => s,
@@ -87,16 +81,10 @@ fn word_shingles(body: &str, k: default!(i32, 3)) -> Option<Vec<i64>> {
     (!set.is_empty()).then(|| to_bigints(set))
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION word_shingles(text, integer) IS 'simdup: set of hashes of the word k-shingles (default k = 3) of the text: jieba words, numbers and English words, punctuation dropped; NULL for text without words';",
-    name = "comment_word_shingles",
-    requires = [word_shingles]
-);
-
 /// Exact Jaccard similarity of the character `k`-shingle sets of two texts; NULL when either
 /// has no shingles.
-#[pg_extern(immutable, strict, parallel_safe)]
-pub(crate) fn jaccard(a: &str, b: &str, k: default!(i32, 5)) -> Option<f64> {
+#[pg_extern(sql = "")]
+pub(crate) fn jaccard(a: &str, b: &str, k: i32) -> Option<f64> {
     char_sets(a, b, shingle_size(k)).map(|(sa, sb)| mh::jaccard(&sa, &sb))
 }
 
@@ -120,46 +108,21 @@ pub(crate) fn char_sets(a: &str, b: &str, k: usize) -> Option<(Vec<u64>, Vec<u64
     (!sb.is_empty()).then_some((sa, sb))
 }
 
-extension_sql!(
-    r#"
-COMMENT ON FUNCTION jaccard(text, text, integer) IS 'simdup: exact Jaccard similarity |A∩B|/|A∪B| of the character k-shingle sets (default k = 5) of two texts, 0..1; NULL when either has no shingles; jaccard(text_column, q) >= t on a table with a similarity index is served by it';
--- Shingling two texts costs about as much as a hundred operators; and the support function
--- loads the library while the planner simplifies a query, so that the planner step serving
--- jaccard(body, q) >= t with a similarity index is installed before the scan paths are built.
-ALTER FUNCTION jaccard(text, text, integer) COST 100;
-ALTER FUNCTION jaccard(text, text, integer) SUPPORT _simdup_hamming_support;
-"#,
-    name = "comment_jaccard",
-    requires = [jaccard, "hamming_support"]
-);
-
 /// Containment of the character `k`-shingle sets of two texts: the share of the smaller set
 /// found in the other (1 when one text contains the other); NULL when either has no shingles.
-#[pg_extern(immutable, strict, parallel_safe)]
-fn containment(a: &str, b: &str, k: default!(i32, 5)) -> Option<f64> {
+#[pg_extern(sql = "")]
+fn containment(a: &str, b: &str, k: i32) -> Option<f64> {
     char_sets(a, b, shingle_size(k)).map(|(sa, sb)| mh::containment(&sa, &sb))
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION containment(text, text, integer) IS 'simdup: containment |A∩B|/min(|A|,|B|) of the character k-shingle sets (default k = 5) of two texts, 0..1: the share of the smaller text''s shingles found in the other, 1 when one contains the other (an added header or paragraph lowers jaccard but not this); NULL when either has no shingles';",
-    name = "comment_containment",
-    requires = [containment]
-);
-
 /// Exact Jaccard similarity of two stored shingle sets (any order, duplicates ignored); NULL
 /// when either is empty.
-#[pg_extern(immutable, strict, parallel_safe, name = "jaccard")]
+#[pg_extern(sql = "")]
 fn jaccard_sets(a: Array<'_, i64>, b: Array<'_, i64>) -> Option<f64> {
     let sa = mh::to_set(values(&a, "shingle set"));
     let sb = mh::to_set(values(&b, "shingle set"));
     (!sa.is_empty() && !sb.is_empty()).then(|| mh::jaccard(&sa, &sb))
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION jaccard(bigint[], bigint[]) IS 'simdup: exact Jaccard similarity of two stored shingle sets (from shingles or word_shingles; order and duplicates ignored); NULL when either is empty; NULL elements raise 22004';",
-    name = "comment_jaccard_sets",
-    requires = [jaccard_sets]
-);
 
 // ---------------------------------------------------------------------------------------------
 // Signatures
@@ -189,8 +152,8 @@ thread_local! {
 /// similarity index's expression `_simdup_similar_bands(body, ...)` for every row of a small or
 /// unanalyzed table instead of reading the index (the checks of a Citus similarity table on its
 /// shards, whose stored rows then cost 0.2 ms each).
-#[pg_extern(immutable, strict, parallel_safe, cost = 5000)]
-pub(crate) fn minhash(body: &str, k: default!(i32, 5), n: default!(i32, 128)) -> Option<Vec<i64>> {
+#[pg_extern(sql = "")]
+pub(crate) fn minhash(body: &str, k: i32, n: i32) -> Option<Vec<i64>> {
     let memo = body.len() <= MEMO_MAX_BYTES;
     if memo {
         let hit = LAST.with_borrow(|last| match last {
@@ -209,12 +172,6 @@ pub(crate) fn minhash(body: &str, k: default!(i32, 5), n: default!(i32, 128)) ->
     }
     sig
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION minhash(text, integer, integer) IS 'simdup: MinHash signature (n values, default 128) of the character k-shingles (default k = 5) of a text; deterministic (fixed seeds, see minhash_format_version); NULL for empty or whitespace-only text. Store it: sig bigint[] GENERATED ALWAYS AS (minhash(body)) STORED';",
-    name = "comment_minhash",
-    requires = [minhash]
-);
 
 fn signature(set: &[u64], n: usize) -> Option<Vec<i64>> {
     if set.is_empty() {
@@ -292,16 +249,10 @@ fn short_bands_of(set: &[u64], threshold: f64) -> Vec<i64> {
 ///
 /// COST 2500: a short text's 3-shingles and 288 MinHash values take a few microseconds; the
 /// cost keeps the planner off computing it per row (as `minhash`'s).
-#[pg_extern(immutable, strict, parallel_safe, cost = 2500)]
+#[pg_extern(sql = "")]
 pub(crate) fn _simdup_similar_short_bands(body: &str, threshold: f64) -> Option<Vec<i64>> {
     text_short_bands(body, crate::args::similarity_target(threshold, 0.5).0)
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_similar_short_bands(text, double precision) IS 'simdup (internal): LSH band values of the character 3-shingles of a short text (at most 100 distinct 3-shingles and 1000 characters), banded so that texts of 3-shingle Jaccard similarity threshold share one with probability >= 0.99; NULL for other texts: the expression of the similarity dedup trigger''s short-text index';",
-    name = "comment__simdup_similar_short_bands",
-    requires = [_simdup_similar_short_bands]
-);
 
 /// The containment keys of a text's k-shingle set at containment threshold `c`
 /// ([`simdup_core::similar::containment_keys`]): what `_simdup_similar_keys(body, k, c)`
@@ -339,7 +290,7 @@ pub(crate) fn text_set_keys(body: &str, set: &[u64], k: usize, c: f64) -> simdup
 /// (simdup_core::similar::Keys). 22023 for a bad k or containment.
 ///
 /// COST 2500, as `_simdup_similar_short_bands`.
-#[pg_extern(immutable, strict, parallel_safe, cost = 2500)]
+#[pg_extern(sql = "")]
 pub(crate) fn _simdup_similar_keys(body: &str, k: i32, containment: f64) -> Option<Vec<i64>> {
     let remembered = LAST_KEYS.with_borrow(|last| match last {
         Some((text, lk, lc, entry)) if *lk as i32 == k && *lc == containment.to_bits() && text == body => {
@@ -359,28 +310,16 @@ fn text_keys(body: &str, k: i32, containment: f64) -> Option<simdup_core::simila
     (!set.is_empty()).then(|| set_keys(&set, k, c))
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_similar_keys(text, integer, double precision) IS 'simdup (internal): the containment keys of the character k-shingles of a text (its 32 rarest shingles, and for a text of fewer than 50 shingles the first ones a text holding containment of them must share), tagged by role; NULL for text without shingles: the expression of the similarity dedup trigger''s containment index';",
-    name = "comment__simdup_similar_keys",
-    requires = [_simdup_similar_keys]
-);
-
 /// `_simdup_similar_key_probe(body, k, containment)`: the values a text looks up in the
 /// containment index (its prefix among the others' sketches, its sketch among the others'
 /// prefixes: [`simdup_core::similar::Keys::probe`]); `_simdup_similar_key_probe(a, k, c) &&
 /// _simdup_similar_keys(b, k, c)` exactly when the containment keys of `a` and `b` meet. NULL
 /// for text without shingles. What the trigger and the cross-shard check look up, for tests and
 /// for explaining a decision.
-#[pg_extern(immutable, strict, parallel_safe, cost = 2500)]
+#[pg_extern(sql = "")]
 pub(crate) fn _simdup_similar_key_probe(body: &str, k: i32, containment: f64) -> Option<Vec<i64>> {
     text_keys(body, k, containment).map(|keys| keys.probe())
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_similar_key_probe(text, integer, double precision) IS 'simdup (internal): the values a text looks up in the containment index (its containment prefix among the sketches, its sketch among the prefixes): _simdup_similar_key_probe(a, k, c) && _simdup_similar_keys(b, k, c) when the containment keys of a and b meet; NULL for text without shingles';",
-    name = "comment__simdup_similar_key_probe",
-    requires = [_simdup_similar_key_probe]
-);
 
 /// The `bands × rows`-value signature of a non-empty shingle set and its band values.
 fn signature_bands(set: &[u64], bands: usize, rows: usize) -> (Vec<u64>, Vec<i64>) {
@@ -396,46 +335,28 @@ fn signature_bands(set: &[u64], bands: usize, rows: usize) -> (Vec<u64>, Vec<i64
 
 /// The `n`-value MinHash signature of a stored shingle set, e.g. `minhash(word_shingles(body))`
 /// (order and duplicates do not matter); NULL for an empty set.
-#[pg_extern(immutable, strict, parallel_safe, name = "minhash")]
-fn minhash_set(shingles: Array<'_, i64>, n: default!(i32, 128)) -> Option<Vec<i64>> {
+#[pg_extern(sql = "")]
+fn minhash_set(shingles: Array<'_, i64>, n: i32) -> Option<Vec<i64>> {
     let n = permutations(n);
     signature(&values(&shingles, "shingle set"), n)
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION minhash(bigint[], integer) IS 'simdup: MinHash signature (n values, default 128) of a stored shingle set, e.g. minhash(word_shingles(body)); NULL for an empty set; NULL elements raise 22004';",
-    name = "comment_minhash_set",
-    requires = [minhash_set]
-);
-
 /// Estimated Jaccard similarity of two signatures: the fraction of positions where they agree.
 /// Signatures of different lengths are an error; two empty ones give NULL.
-#[pg_extern(immutable, strict, parallel_safe)]
+#[pg_extern(sql = "")]
 fn minhash_jaccard(a: Array<'_, i64>, b: Array<'_, i64>) -> Option<f64> {
     let (a, b) = (values(&a, "signature"), values(&b, "signature"));
     crate::args::same_signature_length(a.len(), b.len());
     mh::minhash_jaccard(&a, &b)
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION minhash_jaccard(bigint[], bigint[]) IS 'simdup: estimated Jaccard similarity of two signatures, the fraction of agreeing positions (standard deviation sqrt(J(1-J)/n), at most 0.044 for n = 128); different lengths raise 22023, NULL elements 22004';",
-    name = "comment_minhash_jaccard",
-    requires = [minhash_jaccard]
-);
-
 /// Version of the MinHash format (normalization, shingle hashes, permutations, band hash)
 /// computed by this build; stored shingle sets, signatures and band indexes made by another
 /// version must be recomputed.
-#[pg_extern(immutable, parallel_safe)]
+#[pg_extern(sql = "")]
 fn minhash_format_version() -> i32 {
     mh::MINHASH_FORMAT_VERSION
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION minhash_format_version() IS 'simdup: version of the MinHash format (normalization, shingle hashes, permutation seeds, band hash) computed by this build; stored shingle sets, signatures and band indexes of another version must be recomputed';",
-    name = "comment_minhash_format_version",
-    requires = [minhash_format_version]
-);
 
 // ---------------------------------------------------------------------------------------------
 // LSH bands
@@ -444,7 +365,7 @@ extension_sql!(
 /// The `bands` band values of a signature (band j hashes values j·rows .. (j+1)·rows − 1; values
 /// past bands × rows are unused). Two signatures share a band value (`&&`) with probability
 /// `minhash_s_curve(J, bands, rows)`; index the expression with GIN.
-#[pg_extern(immutable, strict, parallel_safe)]
+#[pg_extern(sql = "")]
 pub(crate) fn minhash_bands(sig: Array<'_, i64>, bands: i32, rows: i32) -> Vec<i64> {
     let sig = values(&sig, "signature");
     let (b, r) = banding(bands, rows, sig.len());
@@ -454,31 +375,19 @@ pub(crate) fn minhash_bands(sig: Array<'_, i64>, bands: i32, rows: i32) -> Vec<i
     }
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION minhash_bands(bigint[], integer, integer) IS 'simdup: LSH band values of a signature: bands hashes of rows consecutive values each (bands*rows <= n). Index with CREATE INDEX ON t USING gin (minhash_bands(sig, 16, 8)) and search with WHERE minhash_bands(sig, 16, 8) && minhash_bands(minhash($1), 16, 8); a pair of similarity J becomes a candidate with probability minhash_s_curve(J, bands, rows). Pick bands and rows with minhash_choose_bands(n, threshold); see docs/minhash.md';",
-    name = "comment_minhash_bands",
-    requires = [minhash_bands]
-);
-
 /// Probability that two documents of Jaccard similarity `similarity` share at least one band
 /// value: `1 − (1 − similarity^rows)^bands` (the LSH "S-curve").
-#[pg_extern(immutable, strict, parallel_safe)]
+#[pg_extern(sql = "")]
 fn minhash_s_curve(similarity: f64, bands: i32, rows: i32) -> f64 {
     let j = unit_interval("similarity", similarity, false);
     let (b, r) = banding(bands, rows, usize::MAX);
     mh::s_curve(j, b, r)
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION minhash_s_curve(double precision, integer, integer) IS 'simdup: probability 1-(1-J^rows)^bands that two documents of Jaccard similarity J share at least one of bands LSH bands of rows rows';",
-    name = "comment_minhash_s_curve",
-    requires = [minhash_s_curve]
-);
-
 /// Bands × rows for signatures of `n` values and a Jaccard `threshold`: the pair minimizing the
 /// false-positive plus false-negative area under the S-curve, with its approximate threshold
 /// `(1/bands)^(1/rows)` where the curve is steepest.
-#[pg_extern(immutable, strict, parallel_safe)]
+#[pg_extern(sql = "")]
 fn minhash_choose_bands(
     n: i32,
     threshold: f64,
@@ -491,9 +400,3 @@ fn minhash_choose_bands(
     };
     TableIterator::once((b as i32, r as i32, mh::band_threshold(b, r)))
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION minhash_choose_bands(integer, double precision) IS 'simdup: bands and rows (bands*rows <= n) for a Jaccard threshold strictly between 0 and 1, minimizing the false-positive plus false-negative area under the S-curve, with the approximate threshold (1/bands)^(1/rows) where the curve is steepest';",
-    name = "comment_minhash_choose_bands",
-    requires = [minhash_choose_bands]
-);

@@ -24,7 +24,7 @@ use simdup_core::minhash as mh;
 /// Bands × rows (bands × rows ≤ n) under which a pair of Jaccard similarity `threshold` becomes
 /// a candidate with probability at least `recall`, the steepest such curve (fewest false
 /// candidates below the threshold), with its approximate threshold `(1/bands)^(1/rows)`.
-#[pg_extern(immutable, strict, parallel_safe, name = "minhash_choose_bands")]
+#[pg_extern(sql = "")]
 fn minhash_choose_bands_for_recall(
     n: i32,
     threshold: f64,
@@ -42,24 +42,12 @@ fn minhash_choose_bands_for_recall(
     TableIterator::once((b as i32, r as i32, mh::band_threshold(b, r)))
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION minhash_choose_bands(integer, double precision, double precision) IS 'simdup: bands and rows (bands*rows <= n) under which a pair of Jaccard similarity threshold becomes a candidate with probability at least recall (minhash_s_curve(threshold, bands, rows) >= recall), the steepest such curve (smallest false-positive area below the threshold), with its approximate threshold (1/bands)^(1/rows); for verified searches (simdup_similar), see docs/similar.md';",
-    name = "comment_minhash_choose_bands_recall",
-    requires = [minhash_choose_bands_for_recall]
-);
-
 /// `threshold` itself when it is a valid threshold of `simdup_similar` (0 < t ≤ 1) and `recall`
 /// a valid recall (0 < r < 1); 22023 otherwise. For the handwritten SQL.
-#[pg_extern(immutable, strict, parallel_safe)]
+#[pg_extern(sql = "")]
 fn _simdup_check_similarity(threshold: f64, recall: f64) -> f64 {
     similarity_target(threshold, recall).0
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_check_similarity(double precision, double precision) IS 'simdup (internal): the threshold when it is a valid Jaccard threshold (0 < t <= 1) and recall a valid recall (0 < r < 1); 22023 otherwise';",
-    name = "comment__simdup_check_similarity",
-    requires = [_simdup_check_similarity]
-);
 
 /// A similarity index of a table: a valid GIN index on `_simdup_similar_bands(body, k, bands,
 /// rows)`, with its text expression as the catalog holds it.

@@ -127,7 +127,7 @@ fn distribution_method(relid: pg_sys::Oid) -> Option<String> {
 /// `_simdup_citus_distributed(tbl)`: whether `tbl` is a Citus table whose shards each hold part
 /// of its rows (hash, range or append distributed), where the dedup trigger of one shard cannot
 /// decide and ctids name no row. The one place SQL asks.
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(sql = "")]
 fn _simdup_citus_distributed(tbl: pg_sys::Oid) -> bool {
     is_distributed(tbl)
 }
@@ -160,12 +160,6 @@ pub(super) unsafe fn is_checked_write(rel: pg_sys::Relation, table: &str) -> boo
     let owner = unsafe { pg_sys::has_privs_of_role(pg_sys::GetUserId(), (*(*rel).rd_rel).relowner) };
     owner && crate::gucs::checked_write().as_deref() == Some(table)
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_citus_distributed(oid) IS 'simdup (internal): whether a table is Citus-distributed by hash, range or append (each shard holds part of the rows), read from Citus''s catalog when there is one; false for reference, local and plain tables';",
-    name = "comment__simdup_citus_distributed",
-    requires = [_simdup_citus_distributed]
-);
 
 thread_local! {
     static SHARDS: RefCell<Option<HashMap<pg_sys::Oid, Option<Shard>>>> = const { RefCell::new(None) };

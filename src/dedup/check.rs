@@ -14,7 +14,7 @@ use super::tuple::columns;
 /// `_simdup_check_dedup(tbl)` (42P01 for a missing relation): the check of the columns that the dedup trigger makes on every
 /// row ([`columns`]), made once by `simdup_enable` right after it installs the trigger, so that
 /// a configuration the trigger would refuse is refused at once.
-#[pg_extern(volatile, strict)]
+#[pg_extern(sql = "")]
 fn _simdup_check_dedup(tbl: pg_sys::Oid) {
     // SAFETY: the relation is opened (42P01 if missing) and closed here; its trigger
     // descriptor is valid while it is open.
@@ -43,9 +43,3 @@ fn _simdup_check_dedup(tbl: pg_sys::Oid) {
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_check_dedup(oid) IS 'simdup (internal): checks the columns the dedup trigger of a table (simdup_dedup or simdup_dedup_similar) reads and writes (exist, types, not a generated adopted fingerprint), as the trigger does on every row, and that the table has not both; simdup_enable and simdup_enable_similar call it after installing the trigger';",
-    name = "comment__simdup_check_dedup",
-    requires = [_simdup_check_dedup]
-);

@@ -108,7 +108,7 @@ impl Config {
 /// an unknown mode, a k outside 0..64, or a threshold outside (0, 1]. `threshold` NULL: no
 /// verification (every row within k is a near-duplicate); `containment` NULL: no containment
 /// rule.
-#[pg_extern(immutable, parallel_safe)]
+#[pg_extern(sql = "")]
 fn _simdup_dedup_trigger_args(
     on_duplicate: &str,
     max_distance: i32,
@@ -139,13 +139,6 @@ fn _simdup_dedup_trigger_args(
     }
     .to_args()
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_dedup_trigger_args(text, integer, text, text, text, double precision, double precision) IS \
-     'simdup (internal): checks simdup_enable''s on_duplicate, max_distance and verification thresholds and returns the dedup trigger''s argument list';",
-    name = "comment__simdup_dedup_trigger_args",
-    requires = [_simdup_dedup_trigger_args]
-);
 
 /// The arguments of a trigger.
 ///

@@ -270,13 +270,7 @@ fn _simdup_lock_row(_tbl: pg_sys::Oid, _fp: i64, _k: i32) {
 /// The lock stripes the dedup trigger takes for a fingerprint at maximum distance k, ascending
 /// (pg_locks shows them as advisory locks with classid = table OID, objid = stripe, objsubid =
 /// 21316). For tests and for reading pg_locks.
-#[pgrx::pg_extern(immutable, strict, parallel_safe)]
+#[pgrx::pg_extern(sql = "")]
 fn _simdup_lock_stripes(fp: i64, k: i32) -> Vec<i32> {
     lock_stripes(fp as u64, crate::args::max_distance(k)).into_iter().map(|s| s as i32).collect()
 }
-
-pgrx::extension_sql!(
-    "COMMENT ON FUNCTION _simdup_lock_stripes(bigint, integer) IS 'simdup (internal): the lock stripes (0..4095) the dedup trigger locks exclusively (pg_locks: locktype advisory, classid = table OID, objid = stripe, objsubid = 21316, a tag pg_advisory_* cannot take) for fingerprint fp at maximum distance k: one per piece of the fingerprint cut into k + 1 pieces (near-duplicates share a piece, so a stripe), ascending';",
-    name = "comment__simdup_lock_stripes",
-    requires = [_simdup_lock_stripes]
-);

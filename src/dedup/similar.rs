@@ -248,7 +248,7 @@ fn judge_texts(
 /// NULL: Jaccard only. The condition of the checked write's query on every shard
 /// (src/citus/checked). COST 2500: shingling two articles takes about 0.13 ms (measured, as
 /// `jaccard`).
-#[pg_extern(immutable, parallel_safe, cost = 2500)]
+#[pg_extern(sql = "")]
 fn _simdup_similar_match(
     a: Option<&str>,
     b: Option<&str>,
@@ -259,20 +259,13 @@ fn _simdup_similar_match(
     judge_texts(a, b, k, threshold, containment, Via::Band)
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_similar_match(text, text, integer, double precision, double precision) IS \
-     'simdup (internal): the Jaccard similarity of the character k-shingles of two texts when the similarity dedup trigger counts them as near-duplicates (Jaccard >= threshold, or containment >= containment when that is not NULL, or for two short texts the Jaccard similarity of their 3-shingles >= threshold), NULL otherwise: the condition of the cross-shard check on Citus';",
-    name = "comment__simdup_similar_match",
-    requires = [_simdup_similar_match]
-);
-
 /// `_simdup_similar_short_match(a, b, k, threshold)`: the Jaccard similarity of the character
 /// k-shingles of `a` and `b` when the short-text rule alone counts them as near-duplicates
 /// ([`judge_texts`] for a pair sharing only a short band: the shorter text under 50 characters, both
 /// short, their 3-shingle Jaccard ≥ `threshold`), NULL otherwise: the cross-shard check's
 /// condition for the rows that share only a short band (src/citus/checked), as the trigger
 /// judges them. COST 2500, as `_simdup_similar_match`.
-#[pg_extern(immutable, parallel_safe, cost = 2500)]
+#[pg_extern(sql = "")]
 fn _simdup_similar_short_match(
     a: Option<&str>,
     b: Option<&str>,
@@ -282,20 +275,13 @@ fn _simdup_similar_short_match(
     judge_texts(a, b, k, threshold, None, Via::ShortBand)
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_similar_short_match(text, text, integer, double precision) IS \
-     'simdup (internal): the Jaccard similarity of the character k-shingles of two texts when the similarity dedup trigger''s short-text rule alone counts them as near-duplicates (the shorter text under 50 characters, both short, the Jaccard similarity of their 3-shingles >= threshold), NULL otherwise: the condition of the cross-shard check on Citus for rows that share only a short band';",
-    name = "comment__simdup_similar_short_match",
-    requires = [_simdup_similar_short_match]
-);
-
 /// `_simdup_similar_key_match(a, b, k, threshold, containment)`: the Jaccard similarity of the
 /// character k-shingles of `a` and `b` when dedup by similarity counts them as near-duplicates
 /// whose containment keys meet ([`judge_texts`] for a pair found through the containment index:
 /// containment ≥ `containment`, or the short-text rule), NULL otherwise: the cross-shard check's
 /// condition for the rows found through the containment index (src/citus/checked). COST 2500,
 /// as `_simdup_similar_match`.
-#[pg_extern(immutable, parallel_safe, cost = 2500)]
+#[pg_extern(sql = "")]
 fn _simdup_similar_key_match(
     a: Option<&str>,
     b: Option<&str>,
@@ -306,17 +292,10 @@ fn _simdup_similar_key_match(
     judge_texts(a, b, k, threshold, Some(containment?), Via::Key)
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_similar_key_match(text, text, integer, double precision, double precision) IS \
-     'simdup (internal): the Jaccard similarity of the character k-shingles of two texts when the similarity dedup trigger counts them as near-duplicates through their containment keys (containment >= containment, or for two short texts the Jaccard similarity of their 3-shingles >= threshold), NULL otherwise or for a NULL containment: the condition of the cross-shard check on Citus for rows found through the containment index';",
-    name = "comment__simdup_similar_key_match",
-    requires = [_simdup_similar_key_match]
-);
-
 /// Checks `simdup_enable_similar`'s dedup arguments and returns the trigger's argument list:
 /// 22023 for an unknown mode or a bad threshold, k, bands, rows or containment; 22004 for a
 /// NULL argument but the containment (NULL: none).
-#[pg_extern(immutable, parallel_safe)]
+#[pg_extern(sql = "")]
 #[allow(clippy::too_many_arguments)]
 fn _simdup_similar_dedup_trigger_args(
     on_duplicate: Option<&str>,
@@ -348,13 +327,6 @@ fn _simdup_similar_dedup_trigger_args(
     args.extend(containment.map(|c| c.to_string()));
     SimilarConfig::parse(&args).to_args()
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_similar_dedup_trigger_args(text, double precision, integer, integer, integer, text, text, double precision) IS \
-     'simdup (internal): checks simdup_enable_similar''s on_duplicate, threshold, k, bands, rows and containment and returns the similarity dedup trigger''s argument list';",
-    name = "comment__simdup_similar_dedup_trigger_args",
-    requires = [_simdup_similar_dedup_trigger_args]
-);
 
 /// The configuration of `rel`'s simdup_dedup_similar trigger, if it has one.
 ///

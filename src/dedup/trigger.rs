@@ -31,7 +31,7 @@ const INSTALLED_BY: &str = "simdup_dedup_trigger is installed by simdup_enable(t
 /// `_simdup_dedup_settings(tbl)`: the mode, k and verification thresholds of `tbl`'s
 /// simdup_dedup trigger, read from its arguments ([`Config::parse`]); no row without one. What
 /// `simdup_register` records for a table restored without its simdup_tables row.
-#[pg_extern(stable, strict)]
+#[pg_extern(sql = "")]
 fn _simdup_dedup_settings(
     tbl: pg_sys::Oid,
 ) -> TableIterator<
@@ -55,12 +55,6 @@ fn _simdup_dedup_settings(
         (c.mode.as_str().to_owned(), c.k as i32, c.verify.map(|v| v.threshold), c.verify.and_then(|v| v.containment))
     }))
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_dedup_settings(oid) IS 'simdup (internal): on_duplicate, max_distance and the verification thresholds of a table''s simdup_dedup trigger, read from its arguments; no row without one. simdup_register records them';",
-    name = "comment__simdup_dedup_settings",
-    requires = [_simdup_dedup_settings]
-);
 
 /// The near-duplicate error (23505, constraint simdup_dedup of table `name`): the key it
 /// names only to a role that may read it (`may_read_key`), as a unique index's DETAIL.

@@ -66,7 +66,7 @@ impl<'a> Verifier<'a> {
 /// the verification rule of a SimHash dedup table (containment NULL: no containment rule);
 /// false when either is NULL or has no shingles. 22023 for a threshold outside (0, 1] (22004
 /// for a NULL one).
-#[pg_extern(immutable, parallel_safe)]
+#[pg_extern(sql = "")]
 fn _simdup_verified(a: Option<&str>, b: Option<&str>, threshold: Option<f64>, containment: Option<f64>) -> bool {
     let Some(threshold) = threshold else {
         crate::errors::null_not_allowed(
@@ -84,19 +84,12 @@ fn _simdup_verified(a: Option<&str>, b: Option<&str>, threshold: Option<f64>, co
     }
 }
 
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_verified(text, text, double precision, double precision) IS \
-     'simdup (internal): whether two texts are near-duplicates by the verification of a SimHash candidate: Jaccard of character 5-shingles >= threshold, or containment >= containment (NULL: no containment rule), or the short-text rule; false when either is NULL or has no shingles. The dedup trigger, the Citus checked write and simdup_pairs/simdup_groups with verify => true decide by it';",
-    name = "comment__simdup_verified",
-    requires = [_simdup_verified]
-);
-
 /// `_simdup_unverified_risk(tbl, k)`: the WARNING of `simdup_enable` for a dedup trigger that
 /// does not verify (an adopted fingerprint column, or `verify => false`), when the table already
 /// holds enough rows for the distance alone to catch unrelated rows: the expected share of new
 /// rows with an unrelated row within k ([`simdup_core::similar::unverified_false_share`], from
 /// the rate measured on real news) is 1 % or more.
-#[pg_extern(volatile, strict)]
+#[pg_extern(sql = "")]
 fn _simdup_unverified_risk(tbl: pg_sys::Oid, k: i32) {
     let k = args::max_distance(k);
     // SAFETY: the relation is opened (42P01 if missing) and closed here.
@@ -121,10 +114,3 @@ fn _simdup_unverified_risk(tbl: pg_sys::Oid, k: i32) {
         .warn();
     }
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_unverified_risk(oid, integer) IS \
-     'simdup (internal): the WARNING simdup_enable gives for a dedup trigger without verification when the table is large enough that about 1 % or more of new rows would have an unrelated row within distance k (the rate measured on real news)';",
-    name = "comment__simdup_unverified_risk",
-    requires = [_simdup_unverified_risk]
-);

@@ -167,7 +167,8 @@ fn tid_array(tids: &[pg_sys::ItemPointerData]) -> pg_sys::Datum {
 // (`AS 'MODULE_PATHNAME', '_simdup_tids'`), and between installing a new library and ALTER
 // EXTENSION UPDATE the old version's SQL calls the new library, so the symbols must keep
 // their names (`#[pg_extern]` would export `_simdup_tids_wrapper`). They also read the call's
-// expression (`flinfo->fn_expr`, [`planned_call`]).
+// expression (`flinfo->fn_expr`, [`planned_call`]). Their SQL declarations are in
+// sql/functions.sql.
 crate::fmgr::finfo_v1!(pg_finfo__simdup_tids);
 
 /// # Safety
@@ -185,17 +186,6 @@ pub unsafe extern "C-unwind" fn _simdup_tids(fcinfo: pg_sys::FunctionCallInfo) -
     let planned = unsafe { planned_call(fcinfo) };
     tid_array(&tids(relid, attnum, q, k, planned))
 }
-
-extension_sql!(
-    r#"
-CREATE FUNCTION _simdup_tids(tbl oid, attnum integer, q bigint, k integer) RETURNS tid[]
-LANGUAGE c STABLE STRICT PARALLEL SAFE
-AS 'MODULE_PATHNAME', '_simdup_tids';
-COMMENT ON FUNCTION _simdup_tids(oid, integer, bigint, integer) IS
-  'simdup (internal): tids of the visible rows of tbl whose fingerprint column attnum is within k of q, found through its block indexes; the planner puts it in a Tid Scan for hamming(fp, q) <= k';
-"#,
-    name = "_simdup_tids"
-);
 
 /// The tids of the rows of `heap` nearest to `q` in column `attnum`: every row whose distance
 /// is at most the n-th smallest (ties at the n-th distance included, so that any `ORDER BY
@@ -386,21 +376,10 @@ pub unsafe extern "C-unwind" fn _simdup_nearest_tids(fcinfo: pg_sys::FunctionCal
     }
 }
 
-extension_sql!(
-    r#"
-CREATE FUNCTION _simdup_nearest_tids(tbl oid, attnum integer, q bigint, n bigint) RETURNS tid[]
-LANGUAGE c STABLE PARALLEL SAFE
-AS 'MODULE_PATHNAME', '_simdup_nearest_tids';
-COMMENT ON FUNCTION _simdup_nearest_tids(oid, integer, bigint, bigint) IS
-  'simdup (internal): tids of the rows of tbl within the distance of the n-th nearest to q (column attnum; ties at that distance included), found exactly through its block indexes; the planner puts it in a Tid Scan for ORDER BY fp <~> q LIMIT n';
-"#,
-    name = "_simdup_nearest_tids"
-);
-
 /// The block indexes of column `attnum` of `tbl`, read from the catalog: each index with the
 /// block it serves, the bit offset where the block starts and its width, and its kind
 /// (`key`: 0.2.0, `block`: 0.1.0).
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(sql = "")]
 fn _simdup_block_indexes(
     tbl: pg_sys::Oid,
     attnum: i32,
@@ -428,9 +407,3 @@ fn _simdup_block_indexes(
         .unwrap_or_default();
     TableIterator::new(rows)
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_block_indexes(oid, integer) IS 'simdup (internal): the block indexes of a fingerprint column, read from the catalog: index, block, bit offset, width, kind (key: 0.2.0, block: 0.1.0)';",
-    name = "comment__simdup_block_indexes",
-    requires = [_simdup_block_indexes]
-);

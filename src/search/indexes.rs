@@ -188,17 +188,10 @@ unsafe fn read_block_indexes(heap: pg_sys::Relation, attnum: AttrNumber) -> Opti
 /// The B-tree key of the block of `fp` that starts at bit `offset` (0 = most significant): `fp`
 /// rotated left by `offset` with its sign bit flipped, so that the keys of one block value form
 /// one range. Rotation does not change Hamming distance, so the key is the whole fingerprint.
-#[pg_extern(immutable, strict, parallel_safe)]
+#[pg_extern(sql = "")]
 fn _simdup_key(fp: i64, offset: i32) -> i64 {
     if !(0..64).contains(&offset) {
         invalid_parameter(format!("bit offset {offset} is out of range"), "A block starts at bit 0 to 63.");
     }
     key(fp as u64, offset as u32)
 }
-
-extension_sql!(
-    "COMMENT ON FUNCTION _simdup_key(bigint, integer) IS \
-     'simdup (internal): the block-index key of a fingerprint: fp rotated left by offset bits, sign bit flipped (the keys of one block value form one range)';",
-    name = "comment__simdup_key",
-    requires = [_simdup_key]
-);
