@@ -18,8 +18,8 @@ pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
 }
 
 /// Jaccard similarity |A ∩ B| / |A ∪ B| of two sets given as strictly ascending slices (as
-/// [`crate::minhash::shingles`] returns them; see [`crate::minhash::to_set`]). Always in `[0, 1]`; unsorted input gives a
-/// meaningless value but no panic.
+/// [`crate::minhash::shingles`] returns them; see [`crate::minhash::to_set`]). Always in
+/// `[0, 1]`; unsorted input gives a meaningless value but no panic.
 ///
 /// Two empty sets give **1.0**: they are equal, and "identical inputs have similarity 1" then
 /// holds without exception (an empty and a non-empty set give 0.0). The SQL layer returns NULL

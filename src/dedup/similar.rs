@@ -652,14 +652,18 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         // (`via`: simdup_core::similar::Rule::judge), since the lock stripes cover rule 1 only
         // between rows sharing a band, and rule 2 between rows sharing a band or a key.
         // A candidate that needs no recheck is counted against the new row's set in hash
-        // tables (mh::OverlapCounter), without sorting its own set: the same overlap.
-        let counter = std::cell::RefCell::new(mh::OverlapCounter::new(&set));
+        // tables (mh::OverlapCounter, built at the first candidate), without sorting its own
+        // set: the same overlap.
+        let counter = std::cell::RefCell::new(None::<mh::OverlapCounter>);
         let candidate = |slot: *mut pg_sys::TupleTableSlot, recheck: Option<&Shares>, via: Via| {
             let mut isnull = false;
             let datum = pg_sys::slot_getattr(slot, cols.text, &mut isnull);
             let other = (!isnull).then(|| text_of(datum, text_type)).flatten()?;
             let overlap = match recheck {
-                None => counted_overlap(&mut counter.borrow_mut(), &other, cfg.k),
+                None => {
+                    let mut counter = counter.borrow_mut();
+                    counted_overlap(counter.get_or_insert_with(|| mh::OverlapCounter::new(&set)), &other, cfg.k)
+                }
                 Some(shares) => {
                     let other_set = char_set(&other, cfg.k);
                     if other_set.is_empty() || !shares(&other, &other_set) {
