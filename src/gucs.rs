@@ -29,6 +29,8 @@ static BULK_CHECK: GucSetting<BulkCheck> = GucSetting::<BulkCheck>::new(BulkChec
 static BULK_CHECK_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(512 * 1024);
 static COPY_BATCH_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(128 * 1024);
 static MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(1024 * 1024);
+static SIMILAR_VERIFY_LIMIT: GucSetting<i32> =
+    GucSetting::<i32>::new(simdup_core::candidates::DEFAULT_VERIFY_LIMIT as i32);
 
 /// Registers the parameters. Called once from `_PG_init`.
 pub fn init() {
@@ -124,6 +126,16 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::UNIT_KB,
     );
+    GucRegistry::define_int_guc(
+        c"simdup.similar_verify_limit",
+        c"The most stored rows the similarity dedup trigger verifies for one row.",
+        c"When more stored rows share LSH band values (or containment keys) with a new row, the trigger verifies those sharing the most, so that a family of texts with a long common part costs each insert a bounded time. A near-duplicate is then missed only when at least this many other candidates share as many values with the new row (docs/dedup.md). 0: no limit. Only a superuser can change it.",
+        &SIMILAR_VERIFY_LIMIT,
+        0,
+        i32::MAX,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
     let prefix: &CStr = c"simdup";
     // SAFETY: called from _PG_init, in the backend's main thread.
     unsafe { crate::compat::reserve_guc_prefix(prefix) };
@@ -186,4 +198,10 @@ pub fn bulk_check_memory() -> usize {
 /// `simdup.copy_batch_memory`, in bytes (at least 8 kB, at most `simdup.memory_limit`).
 pub fn copy_batch_memory() -> usize {
     capped(COPY_BATCH_MEMORY.get()).max(8 * 1024)
+}
+
+/// `simdup.similar_verify_limit` (superuser-only): the most candidates the similarity dedup
+/// trigger verifies for one row; 0, no limit (simdup_core::candidates).
+pub fn similar_verify_limit() -> usize {
+    SIMILAR_VERIFY_LIMIT.get().max(0) as usize
 }

@@ -31,10 +31,12 @@
 //! [`components`] alone; [`parallel`] (threads for a caller with interrupts) under [`pairs`];
 //! [`similar`] on [`minhash`] and `common` (a generated table of common shingles); [`explain`]
 //! (the aligned passages of two texts, for `simdup_explain`) alone; [`calibrate`] (the histogram
-//! and valley of `simdup_calibrate`) alone.
+//! and valley of `simdup_calibrate`) alone; [`candidates`] (which candidates the similarity
+//! trigger verifies past its limit) alone.
 
 pub mod blocks;
 pub mod calibrate;
+pub mod candidates;
 mod common;
 pub mod components;
 pub mod expected;

@@ -23,7 +23,9 @@
 //! 3. the candidates: the rows sharing a band value, read from the similarity index (and those
 //!    sharing a short band, from the short-text index, and those whose containment keys meet
 //!    its own, from the containment index) with a dirty snapshot
-//!    ([`crate::search::gin::band_candidates`]);
+//!    ([`crate::search::gin::Candidates`]); when they are more than
+//!    `simdup.similar_verify_limit` rows, only those sharing the most index values with the new
+//!    row ([`simdup_core::candidates`]);
 //! 4. each candidate verified exactly by the one decision [`simdup_core::similar::Rule::judge`],
 //!    with the rules its index covers: `jaccard(text, candidate, k) >= threshold` (the value the
 //!    SQL function `jaccard()` computes) for a shared band; containment ≥ `containment => c`
@@ -54,7 +56,11 @@
 //! S-curve gives (≥ the recall it was made for, 0.99 by default, more above the threshold), and a
 //! short-text pair at the threshold a short band with probability ≥ 0.99; a tiny text's wrapped
 //! copy meets its keys as often as docs/quality.md measures; MinHash and the keys are
-//! deterministic, so the same rows are found every time.
+//! deterministic, so the same rows are found every time. With the verification limit
+//! (`simdup.similar_verify_limit`, step 3), a near-duplicate is found unless at least that many
+//! other candidates share as many index values with the new row (docs/dedup.md, "the
+//! verification limit"); the lock stripes still cover every pair, the limit only chooses which
+//! candidates are verified.
 
 use std::collections::HashMap;
 use std::ffi::c_int;
@@ -81,6 +87,8 @@ use super::lookup::{similar_stripes, smallest_key};
 use super::placement::{self, Gate};
 use super::tuple::{column_hinted, refuse_generated, text_of, text_value};
 use super::window;
+use crate::search::gin::{count_shared, visit_rows, Candidates};
+use simdup_core::candidates::Shared;
 
 /// The name of the trigger, and of the constraint a near-duplicate violates.
 pub(crate) const TRIGGER_SIMILAR: &str = "simdup_dedup_similar";
@@ -679,18 +687,41 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         let shares_short_band = |other: &str, _: &[u64]| cfg.shares_short_band(short_bands, other);
         let shares_key = |_: &str, other_set: &[u64]| cfg.shares_key(keys.as_ref(), other_set);
         let found = smallest_key(rel, cols.key, exclude, |snapshot, visit| {
-            crate::search::gin::band_candidates(rel, index, &bands, snapshot, |slot, recheck| {
-                visit(slot, &mut || candidate(slot, recheck.then_some(&shares_band), Via::Band))
-            });
-            if let (Some(short_index), Some(short_bands)) = (short_index, short_bands) {
-                crate::search::gin::band_candidates(rel, short_index, short_bands, snapshot, |slot, recheck| {
-                    visit(slot, &mut || candidate(slot, recheck.then_some(&shares_short_band), Via::ShortBand))
+            // The rows each index offers, with how many of the new row's values each shares;
+            // past the verification limit, only those sharing the most are verified
+            // (simdup_core::candidates). A lossy bitmap (a value shared by more rows than
+            // work_mem holds) leaves the counts incomplete: then every row of each index's
+            // bitmap is visited, as without a limit.
+            let short = short_index.zip(short_bands);
+            let key = key_index.zip(probe.as_deref());
+            let (mut by_band, mut by_short, mut by_key) = (Shared::default(), Shared::default(), Shared::default());
+            let counted = count_shared(index, &bands, snapshot, &mut by_band)
+                && short.is_none_or(|(i, b)| count_shared(i, b, snapshot, &mut by_short))
+                && key.is_none_or(|(i, p)| count_shared(i, p, snapshot, &mut by_key));
+            if !counted {
+                Candidates::scan(index, &bands, snapshot).visit(rel, snapshot, |slot, recheck| {
+                    visit(slot, &mut || candidate(slot, recheck.then_some(&shares_band), Via::Band))
                 });
+                if let Some((i, b)) = short {
+                    Candidates::scan(i, b, snapshot).visit(rel, snapshot, |slot, recheck| {
+                        visit(slot, &mut || candidate(slot, recheck.then_some(&shares_short_band), Via::ShortBand))
+                    });
+                }
+                if let Some((i, p)) = key {
+                    Candidates::scan(i, p, snapshot).visit(rel, snapshot, |slot, recheck| {
+                        visit(slot, &mut || candidate(slot, recheck.then_some(&shares_key), Via::Key))
+                    });
+                }
+                return;
             }
-            if let (Some(key_index), Some(probe)) = (key_index, probe.as_ref()) {
-                crate::search::gin::band_candidates(rel, key_index, probe, snapshot, |slot, recheck| {
-                    visit(slot, &mut || candidate(slot, recheck.then_some(&shares_key), Via::Key))
-                });
+            let only = verify_only(&[&by_band, &by_short, &by_key]);
+            for (rows, via) in [(&by_band, Via::Band), (&by_short, Via::ShortBand), (&by_key, Via::Key)] {
+                let mut at: Vec<u64> = match &only {
+                    Some(only) => only.iter().copied().filter(|p| rows.contains_key(p)).collect(),
+                    None => rows.keys().copied().collect(),
+                };
+                at.sort_unstable();
+                visit_rows(rel, snapshot, at.into_iter(), |slot| visit(slot, &mut || candidate(slot, None, via)));
             }
         });
         *outcome = Some(decide(rel, new, cfg.mode, cols.dup_of, cols.key, shard, found, |name, f, may_read| {
@@ -702,6 +733,19 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
 /// Whether a stored row (its text and k-shingle set) shares what an index offered it by: the test
 /// of a candidate from a lossy bitmap page.
 type Shares<'a> = dyn Fn(&str, &[u64]) -> bool + 'a;
+
+/// The positions of the candidates to verify when the indexes offer more rows than
+/// `simdup.similar_verify_limit`: those sharing the most index values with the new row
+/// ([`simdup_core::candidates::most_shared`]). None: every candidate.
+fn verify_only(offered: &[&Shared]) -> Option<Vec<u64>> {
+    let limit = crate::gucs::similar_verify_limit();
+    let only = simdup_core::candidates::most_shared(offered, limit)?;
+    pgrx::debug1!(
+        "simdup: {} rows offered by the similarity indexes; verifying the {limit} sharing the most values with the new row",
+        offered.iter().map(|s| s.len()).sum::<usize>()
+    );
+    Some(only)
+}
 
 // `RETURNS trigger` function, declared in sql/similar.sql.
 crate::fmgr::finfo_v1!(pg_finfo_simdup_similar_dedup_trigger);
@@ -739,5 +783,56 @@ mod tests {
         assert_eq!(c.to_args(), "'skip', '0.6', '5', '18', '6', 'bo''dy', 'id', '0.7'");
         let args = ["skip", "0.6", "5", "18", "6", "bo'dy", "id", "0.7"].map(String::from);
         assert_eq!(SimilarConfig::parse(&args), c);
+    }
+
+    /// The verification limit chooses which candidates are verified, and a lossy bitmap turns it
+    /// off: 5,000 similar rows of 200 characters, each padded to about 1,950 bytes (about 1,250
+    /// heap pages), stored with the smallest key last; key 1 holds the first 150 characters only
+    /// (Jaccard about 0.7 with the new rows, fewer shared bands than most). Every candidate
+    /// verified (limit 0, or a `work_mem` of 64 kB, whose single-value bitmaps outgrow it) names
+    /// key 1; the limit verifies the 128 sharing the most band values, the earlier position on
+    /// ties, and names the smallest key among them.
+    #[pg_test]
+    fn the_verification_limit_and_lossy_bitmaps() {
+        Spi::run("CREATE TABLE famt (id int PRIMARY KEY, body text, pad text)").unwrap();
+        Spi::run("SELECT simdup_enable_similar('famt', 'body', on_duplicate => 'mark')").unwrap();
+        Spi::run("ALTER TABLE famt DISABLE TRIGGER simdup_dedup_similar").unwrap();
+        Spi::run(
+            "INSERT INTO famt SELECT g, CASE WHEN g = 1 THEN left(b.base, 150) || 'xyz' ELSE b.base || md5(g::text) END, b.pad
+             FROM (SELECT (SELECT string_agg(md5(x::text), ' ') FROM generate_series(1, 6) x) AS base,
+                          (SELECT string_agg(md5((-x)::text), '') FROM generate_series(1, 53) x) AS pad) b,
+                  generate_series(5000, 1, -1) g",
+        )
+        .unwrap();
+        Spi::run("ALTER TABLE famt ENABLE TRIGGER simdup_dedup_similar").unwrap();
+        let pages = Spi::get_one::<i64>("SELECT pg_relation_size('famt') / 8192").unwrap().unwrap();
+        assert!(pages > 1100, "{pages} pages");
+        let dup_of = |id: i32| {
+            Spi::run(&format!(
+                "INSERT INTO famt SELECT {id}, string_agg(md5(x::text), ' ') || 'new' FROM generate_series(1, 6) x"
+            ))
+            .unwrap();
+            Spi::get_one::<i32>(&format!("SELECT dup_of FROM famt WHERE id = {id}")).unwrap().unwrap()
+        };
+        Spi::run("SET work_mem = '64MB'").unwrap();
+        Spi::run("SET simdup.similar_verify_limit = 0").unwrap();
+        assert_eq!(dup_of(100_001), 1);
+        Spi::run("RESET simdup.similar_verify_limit").unwrap();
+        let limited = dup_of(100_002);
+        // The 128 other rows sharing the most band values with it, the earlier position first
+        // (the texts are neither short nor tiny: the band index offers every candidate).
+        let verified = Spi::get_one::<i32>(
+            "SELECT min(id) FROM (
+               SELECT f.id FROM famt f, famt n WHERE n.id = 100002 AND f.id <> n.id
+               ORDER BY cardinality(ARRAY(SELECT unnest(_simdup_similar_bands(f.body, 5, 35, 3))
+                                          INTERSECT SELECT unnest(_simdup_similar_bands(n.body, 5, 35, 3)))) DESC, f.ctid
+               LIMIT 128) s",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(limited, verified);
+        assert!(limited > 1);
+        Spi::run("SET work_mem = '64kB'").unwrap();
+        assert_eq!(dup_of(100_003), 1);
     }
 }

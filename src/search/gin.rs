@@ -2,10 +2,12 @@
 //!
 //! A similarity index is a GIN index on `_simdup_similar_bands(body, k, bands, rows)`
 //! (`bigint[]`). GIN answers `&&` (overlap, strategy 1 of the array operator class) only as a
-//! bitmap: [`band_candidates`] runs the index's bitmap scan for the new row's band values, as a
+//! bitmap: [`Candidates`] runs the index's bitmap scan for the new row's band values, as a
 //! Bitmap Index Scan would (the pending list of `fastupdate` included), then fetches the rows of
 //! the bitmap through the table's index fetch with the caller's snapshot, following HOT chains
-//! ([`super::scan::fetch_heap`]). No SPI, no plan, no permission or row-level security check:
+//! ([`super::scan::fetch_heap`]). [`count_shared`] finds the same rows one value at a time and
+//! counts how many values each shares, for the trigger's verification limit
+//! (simdup_core::candidates); [`visit_rows`] fetches the rows it names. No SPI, no plan, no permission or row-level security check:
 //! the dedup trigger sees every row, whoever writes.
 //!
 //! An exact page of the bitmap names the candidates themselves (GIN's overlap needs no recheck).
@@ -22,50 +24,140 @@ use crate::compat;
 /// GIN's overlap strategy of the array operator class (`GinOverlapStrategy`).
 const GIN_OVERLAP_STRATEGY: u32 = 1;
 
-/// Calls `visit(slot, recheck)` for each row version of `heap` that `snapshot` sees among the
-/// rows of the GIN index `index` (a similarity index of `heap`) sharing a value with `bands`;
-/// `recheck` when the row came from a lossy bitmap page (see the module's note). A row may be
-/// visited twice (a lossy page reaches a HOT chain's members one by one); callers keep the
-/// smallest key, which repeats do not change.
+/// The rows of a similarity index sharing a value with a text's band values (or keys): the
+/// bitmap of one bitmap scan, at most `work_mem` large, read by [`Candidates::visit`] (as often
+/// as needed: a bitmap may be iterated more than once once built).
+pub(crate) struct Candidates(*mut pg_sys::TIDBitmap);
+
+impl Candidates {
+    /// Runs the bitmap scan of `index` for `values` with `snapshot`.
+    ///
+    /// # Safety
+    /// `index` is the OID of a GIN index on a `bigint[]` expression of an open table;
+    /// `snapshot` is valid for the call.
+    pub(crate) unsafe fn scan(index: pg_sys::Oid, values: &[i64], snapshot: pg_sys::Snapshot) -> Self {
+        // SAFETY: as the caller guarantees; the index is opened and closed here.
+        unsafe {
+            let irel = pg_sys::index_open(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            let tbm = bitmap(irel, values, snapshot);
+            pg_sys::index_close(irel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            Candidates(tbm)
+        }
+    }
+
+    /// Adds one to `shared[row]` for each row of the bitmap; false, adding nothing more, at a
+    /// lossy page.
+    fn count_into(&self, shared: &mut simdup_core::candidates::Shared) -> bool {
+        let mut exact = true;
+        // SAFETY: as in `rows`.
+        unsafe {
+            compat::tbm_for_each_page(self.0, |block, offsets, recheck| {
+                exact &= !recheck;
+                if exact {
+                    for &offset in offsets {
+                        *shared.entry(position(block, offset)).or_insert(0) += 1;
+                    }
+                }
+            })
+        };
+        exact
+    }
+
+    /// Calls `visit(slot, recheck)` for each row version of `heap` that `snapshot` sees among
+    /// the bitmap's rows; `recheck` when the row came from a lossy bitmap page (see the
+    /// module's note). A row may be visited twice (a lossy page reaches a HOT chain's members
+    /// one by one); callers keep the smallest key, which repeats do not change.
+    ///
+    /// # Safety
+    /// `heap` is the open table of the scanned index; `snapshot` is valid for the whole call.
+    pub(crate) unsafe fn visit(
+        &self,
+        heap: pg_sys::Relation,
+        snapshot: pg_sys::Snapshot,
+        mut visit: impl FnMut(*mut pg_sys::TupleTableSlot, bool),
+    ) {
+        // SAFETY: the caller guarantees the relation and the snapshot; the fetch and the slot
+        // are opened and released here (on error, the transaction's resource owner and memory
+        // context release them).
+        unsafe {
+            let slot = pg_sys::table_slot_create(heap, std::ptr::null_mut());
+            let fetch = pg_sys::table_index_fetch_begin(heap);
+            compat::tbm_for_each_page(self.0, |block, offsets, recheck| {
+                pgrx::check_for_interrupts!();
+                for &offset in offsets {
+                    let mut tid = pg_sys::ItemPointerData::default();
+                    pgrx::itemptr::item_pointer_set_all(&mut tid, block, offset);
+                    fetch_heap(fetch, &tid, snapshot, slot, || visit(slot, recheck));
+                }
+            });
+            pg_sys::table_index_fetch_end(fetch);
+            pg_sys::ExecDropSingleTupleTableSlot(slot);
+        }
+    }
+}
+
+impl Drop for Candidates {
+    fn drop(&mut self) {
+        // SAFETY: the bitmap was created by `scan` and is freed once, here.
+        unsafe { pg_sys::tbm_free(self.0) }
+    }
+}
+
+/// A row's position as [`simdup_core::candidates`] names it.
+fn position(block: pg_sys::BlockNumber, offset: u16) -> u64 {
+    (u64::from(block) << 16) | u64::from(offset)
+}
+
+/// Calls `visit(slot)` for each row version of `heap` that `snapshot` sees at `positions`
+/// (ascending, as a bitmap names them: rows from [`count_shared`]), following HOT chains.
 ///
 /// # Safety
-/// `heap` is an open table and `index` the OID of one of its GIN indexes on a `bigint[]`
-/// expression; `snapshot` is valid for the whole call.
-pub(crate) unsafe fn band_candidates(
+/// As [`Candidates::visit`].
+pub(crate) unsafe fn visit_rows(
     heap: pg_sys::Relation,
-    index: pg_sys::Oid,
-    bands: &[i64],
     snapshot: pg_sys::Snapshot,
-    mut visit: impl FnMut(*mut pg_sys::TupleTableSlot, bool),
+    positions: impl Iterator<Item = u64>,
+    mut visit: impl FnMut(*mut pg_sys::TupleTableSlot),
 ) {
-    // SAFETY: the caller guarantees the relations and the snapshot; the index, the scan, the
-    // bitmap, the fetch and the slot are opened and released here (on error, the transaction's
-    // resource owner and memory context release them).
+    // SAFETY: as in `Candidates::visit`.
     unsafe {
-        let irel = pg_sys::index_open(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        let tbm = bitmap(irel, bands, snapshot);
-        pg_sys::index_close(irel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-
         let slot = pg_sys::table_slot_create(heap, std::ptr::null_mut());
         let fetch = pg_sys::table_index_fetch_begin(heap);
-        compat::tbm_for_each_page(tbm, |block, offsets, recheck| {
+        for at in positions {
             pgrx::check_for_interrupts!();
-            for &offset in offsets {
-                let mut tid = pg_sys::ItemPointerData::default();
-                pgrx::itemptr::item_pointer_set_all(&mut tid, block, offset);
-                fetch_heap(fetch, &tid, snapshot, slot, || visit(slot, recheck));
-            }
-        });
+            let mut tid = pg_sys::ItemPointerData::default();
+            pgrx::itemptr::item_pointer_set_all(&mut tid, (at >> 16) as pg_sys::BlockNumber, (at & 0xffff) as u16);
+            fetch_heap(fetch, &tid, snapshot, slot, || visit(slot));
+        }
         pg_sys::table_index_fetch_end(fetch);
         pg_sys::ExecDropSingleTupleTableSlot(slot);
-        pg_sys::tbm_free(tbm);
     }
+}
+
+/// Adds to `shared` how many of `values` each row of `index` holds: one bitmap scan a value
+/// (the rows of all of them are the rows of [`Candidates::scan`] of `values`, as GIN's overlap
+/// is true exactly when one value is shared). False when a bitmap went lossy (the counts are
+/// then incomplete).
+///
+/// # Safety
+/// As [`Candidates::scan`].
+pub(crate) unsafe fn count_shared(
+    index: pg_sys::Oid,
+    values: &[i64],
+    snapshot: pg_sys::Snapshot,
+    shared: &mut simdup_core::candidates::Shared,
+) -> bool {
+    let mut distinct = values.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    // SAFETY: as the caller guarantees.
+    distinct.iter().all(|v| unsafe { Candidates::scan(index, std::slice::from_ref(v), snapshot) }.count_into(shared))
 }
 
 /// The bitmap of the index entries sharing a value with `bands`, at most `work_mem` large.
 ///
 /// # Safety
-/// As [`band_candidates`]; `index` is open.
+/// As [`Candidates::scan`]; `index` is open.
 unsafe fn bitmap(index: pg_sys::Relation, bands: &[i64], snapshot: pg_sys::Snapshot) -> *mut pg_sys::TIDBitmap {
     // SAFETY: the caller guarantees `index` is an open GIN index on a `bigint[]` expression and
     // `snapshot` valid; the array datum lives in the current memory context for the scan,

@@ -427,6 +427,31 @@ FROM simdup_explain('??????', '肤白貌美陈妍希?????') e;
 DROP TABLE junk;
 
 -- ---------------------------------------------------------------------------------------------
+-- The verification limit: past simdup.similar_verify_limit candidates (128 by default), the
+-- trigger verifies those sharing the most index values with the new row (docs/dedup.md). The
+-- identical copy shares all 35 bands, the row of the first 330 characters 11 (Jaccard 0.557,
+-- and contained): both are near-duplicates, and the smaller key is named; with a limit of one,
+-- only the copy is verified and named. Only a superuser sets the limit.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE limited (id int PRIMARY KEY, body text);
+SELECT bands, rows FROM simdup_enable_similar('limited', 'body', on_duplicate => 'mark');
+INSERT INTO limited VALUES (5, left(:'zh01', 330)), (10, :'zh01');
+SHOW simdup.similar_verify_limit;
+INSERT INTO limited VALUES (20, :'zh01');
+SET simdup.similar_verify_limit = 1;
+INSERT INTO limited VALUES (21, :'zh01');
+SET simdup.similar_verify_limit = 0;
+INSERT INTO limited VALUES (22, :'zh01');
+RESET simdup.similar_verify_limit;
+SELECT id, dup_of FROM limited WHERE id >= 20 ORDER BY id;
+CREATE ROLE simdup_limit_user;
+SET ROLE simdup_limit_user;
+SET simdup.similar_verify_limit = 1;
+RESET ROLE;
+DROP ROLE simdup_limit_user;
+DROP TABLE limited;
+
+-- ---------------------------------------------------------------------------------------------
 -- Privileges and row-level security: the trigger sees every row, names a key only to a
 -- role that may read it.
 -- ---------------------------------------------------------------------------------------------
