@@ -143,7 +143,7 @@ COMMENT ON FUNCTION _simdup_check_group_method(text) IS
   'simdup (internal): the grouping method when it is components or leader; 22023 otherwise';
 
 -- ---------------------------------------------------------------------------------------------
--- minhash (src/minhash.rs)
+-- minhash (src/similarity/minhash.rs)
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION shingles(body text, k integer DEFAULT 5) RETURNS bigint[]
@@ -246,7 +246,7 @@ COMMENT ON FUNCTION minhash_choose_bands(integer, double precision) IS
   'simdup: bands and rows (bands*rows <= n) for a Jaccard threshold strictly between 0 and 1, minimizing the false-positive plus false-negative area under the S-curve, with the approximate threshold (1/bands)^(1/rows) where the curve is steepest';
 
 -- ---------------------------------------------------------------------------------------------
--- similar (src/similar.rs)
+-- similar (src/similarity/search.rs)
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION minhash_choose_bands(n integer, threshold double precision, recall double precision)
@@ -303,7 +303,7 @@ COMMENT ON FUNCTION _simdup_graph_groups(bigint, bigint[], bigint[], text) IS
   'simdup (internal): groups of the graph of nodes 1..n with edges a[i]-b[i], by method components or leader (in node order): each node in a group of two or more with its group''s first node; simdup_groups(..., verify => true) numbers its rows in key order';
 
 -- ---------------------------------------------------------------------------------------------
--- dedup::check (src/dedup/check.rs)
+-- dedup::check (src/triggers.rs)
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION _simdup_check_dedup(tbl oid) RETURNS void
@@ -337,7 +337,7 @@ COMMENT ON FUNCTION _simdup_lock_stripes(bigint, integer) IS
   'simdup (internal): the lock stripes (0..4095) the dedup trigger locks exclusively (pg_locks: locktype advisory, classid = table OID, objid = stripe, objsubid = 21316, a tag pg_advisory_* cannot take) for fingerprint fp at maximum distance k: one per piece of the fingerprint cut into k + 1 pieces (near-duplicates share a piece, so a stripe), ascending';
 
 -- ---------------------------------------------------------------------------------------------
--- dedup::similar (src/dedup/similar.rs)
+-- dedup::similar (src/similarity/trigger.rs)
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION _simdup_similar_match(a text, b text, k integer, threshold double precision,

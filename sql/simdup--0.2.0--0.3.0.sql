@@ -507,7 +507,7 @@ AS 'MODULE_PATHNAME', '_simdup_similar_short_match_wrapper';
 COMMENT ON FUNCTION _simdup_similar_short_match(text, text, integer, double precision) IS 'simdup (internal): the Jaccard similarity of the character k-shingles of two texts when the similarity dedup trigger''s short-text rule alone counts them as near-duplicates (the shorter text under 50 characters, both short, the Jaccard similarity of their 3-shingles >= threshold), NULL otherwise: the condition of the cross-shard check on Citus for rows that share only a short band';
 
 -- The expression of the similarity dedup trigger's short-text index: the LSH bands of the
--- 3-shingles of short texts (src/minhash.rs, simdup_core::similar).
+-- 3-shingles of short texts (src/minhash.rs, simdup_core::similarity).
 CREATE FUNCTION "_simdup_similar_short_bands"(
 	"body" TEXT, /* &str */
 	"threshold" double precision /* f64 */
@@ -519,7 +519,7 @@ COMMENT ON FUNCTION _simdup_similar_short_bands(text, double precision) IS 'simd
 
 -- The containment rule of tiny texts (fewer than 50 shingles): the expression of the similarity
 -- dedup trigger's containment index, every text's sketch and every tiny text's containment
--- prefix (src/minhash.rs, simdup_core::similar::Keys), and the cross-shard check's condition for
+-- prefix (src/minhash.rs, simdup_core::similarity::Keys), and the cross-shard check's condition for
 -- the rows found through it.
 CREATE FUNCTION "_simdup_similar_keys"(
 	"body" TEXT, /* &str */

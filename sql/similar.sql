@@ -28,7 +28,7 @@ COMMENT ON FUNCTION _simdup_similar_bands(text, integer, integer, integer) IS
   'simdup (internal): LSH band values of the character k-shingles of a text, minhash_bands(minhash(body, k, bands*rows), bands, rows): the GIN index expression of simdup_enable_similar; NULL for text without shingles';
 
 -- The similarity indexes of a table: (index, text expression, k, bands, rows), read from the
--- index expressions in the catalog (src/similar.rs), oldest first. The expression is SQL text
+-- index expressions in the catalog (src/similarity/search.rs), oldest first. The expression is SQL text
 -- as the caller's search_path prints it (simdup_similar's: pg_catalog, names outside it
 -- qualified), for the caller's dynamic SQL.
 CREATE FUNCTION _simdup_similar_indexes(tbl regclass)
@@ -38,7 +38,7 @@ AS 'MODULE_PATHNAME', '_simdup_similar_indexes_wrapper';
 COMMENT ON FUNCTION _simdup_similar_indexes(regclass) IS
   'simdup (internal): the valid GIN indexes of a table on _simdup_similar_bands(expr, k, bands, rows), oldest first, with expr (SQL text), k, bands and rows read from their expressions in the catalog; then the similarity dedup trigger''s short-text indexes on _simdup_similar_short_bands(expr, threshold), with k = 3 and their bands and rows; then its containment indexes on _simdup_similar_keys(expr, k, containment), with their k and NULL bands and rows';
 
--- The dedup trigger by verified similarity (src/dedup/similar.rs), installed by
+-- The dedup trigger by verified similarity (src/similarity/trigger.rs), installed by
 -- simdup_enable_similar(..., on_duplicate => ...) as
 --   CREATE TRIGGER simdup_dedup_similar BEFORE INSERT OR UPDATE ON docs FOR EACH ROW
 --       EXECUTE FUNCTION simdup_similar_dedup_trigger('reject', '0.5', '5', '35', '3', 'body', 'id');
@@ -171,7 +171,7 @@ COMMENT ON FUNCTION simdup_disable_similar(regclass) IS
 -- The rows of tbl whose jaccard(text, query, k) >= threshold, most similar first (ties by ctid).
 -- Join on ctid for the rows themselves:
 --   SELECT d.*, s.similarity FROM simdup_similar('docs', $1) s JOIN docs d ON d.ctid = s.ctid;
--- The choice of index, its errors and the search are in Rust (src/similar.rs): one query over
+-- The choice of index, its errors and the search are in Rust (src/similarity/search.rs): one query over
 -- SPI as the caller, planned once per backend. The search_path is pinned for the names it
 -- prints into that query; enable_seqscan is off because the bands expression in a sequential
 -- scan's filter would compute a MinHash for every row, which the planner cannot see.

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use simdup_core::blocks::{Layout, BLOCKS};
-use simdup_core::minhash::MAX_SHINGLE_SIZE;
+use simdup_core::similarity::minhash::MAX_SHINGLE_SIZE;
 
 use crate::errors::invalid_parameter;
 
@@ -13,7 +13,7 @@ const K_HINT: &str = "The maximum distance k is a Hamming distance between 64-bi
 /// The number of MinHash permutations n (the signature length): 1..=4096, else 22023 naming
 /// the value given.
 pub fn permutations(n: i32) -> usize {
-    use simdup_core::minhash::MAX_PERMUTATIONS;
+    use simdup_core::similarity::minhash::MAX_PERMUTATIONS;
     match usize::try_from(n) {
         Ok(n) if (1..=MAX_PERMUTATIONS).contains(&n) => n,
         _ => invalid_parameter(

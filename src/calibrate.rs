@@ -12,7 +12,7 @@ use simdup_core::calibrate::{bar, similarity_lower_edge, valley, wilson, Histogr
 /// at least this probability (below it, the counts fall with the index's recall, which would
 /// make a valley of its own).
 const MIN_VALLEY_RECALL: f64 = 0.9;
-use simdup_core::minhash as mh;
+use simdup_core::similarity::minhash as mh;
 
 use crate::errors::{Code, Error};
 
@@ -33,7 +33,7 @@ fn _simdup_calibrate_settings(
             .hint("Calibrate on a local copy of a sample: CREATE TABLE s AS SELECT * FROM t TABLESAMPLE BERNOULLI (1), then enable and calibrate s.")
             .raise()
     }
-    let (_, simhash, similar) = crate::dedup::trigger_configs(tbl);
+    let (_, simhash, similar) = crate::triggers::trigger_configs(tbl);
     TableIterator::once((simhash.map(|c| c.k as i32), similar.map(|c| c.threshold)))
 }
 
@@ -235,7 +235,7 @@ fn _simdup_calibrate_similarity(
     let mut extra: Vec<Option<String>> = (0..SIMILARITY_BUCKETS)
         .map(|i| {
             let p = mh::s_curve(similarity_lower_edge(i), bands, rows);
-            (p < crate::search::similarity::MIN_RECALL).then(|| {
+            (p < crate::similarity::planner::MIN_RECALL).then(|| {
                 format!("the index finds a pair of similarity {:.2} with probability {p:.2}", similarity_lower_edge(i))
             })
         })

@@ -5,11 +5,11 @@
 //! The figures are the SQL functions' own (`simhash`, `hamming`, `jaccard`, `containment`), and
 //! each verdict is reached by the decision code of the dedup trigger it explains, with that
 //! trigger's arguments (what it obeys): for `simdup_dedup`, the Hamming distance against
-//! max_distance, then the verification's [`simdup_core::similar::Rule::near_duplicate`]
+//! max_distance, then the verification's [`simdup_core::similarity::Rule::near_duplicate`]
 //! ([`crate::dedup::config::Verify::rule`]) as `src/dedup/verify.rs` applies it; for
 //! `simdup_dedup_similar`, which of its indexes offer the stored row
 //! ([`SimilarConfig::shares_band`] and the others, as the trigger rechecks a candidate) and
-//! [`SimilarConfig::similar`] ([`simdup_core::similar::Rule::judge`]) for each. The passages
+//! [`SimilarConfig::similar`] ([`simdup_core::similarity::Rule::judge`]) for each. The passages
 //! are [`simdup_core::explain::align`]'s. `b` is judged as the new row, `a` as the stored one
 //! (the decisions are symmetric).
 
@@ -19,16 +19,16 @@ use pgrx::JsonB;
 use serde_json::{json, Map, Value};
 
 use simdup_core::explain::{align, AlignError, Alignment};
-use simdup_core::minhash as mh;
-use simdup_core::similar::{
+use simdup_core::similarity::minhash as mh;
+use simdup_core::similarity::{
     By, Match, Rule, Via, MIN_CONTAINED_SHINGLES, VERIFY_CONTAINMENT, VERIFY_SHINGLE, VERIFY_THRESHOLD,
 };
 
 use crate::args::Mode;
 use crate::dedup::config::{Config, Verify};
-use crate::dedup::similar::SimilarConfig;
 use crate::errors::{Code, Error};
-use crate::minhash::{char_set, interrupt, set_bands, short_set_of, text_short};
+use crate::similarity::config::SimilarConfig;
+use crate::similarity::minhash::{char_set, interrupt, set_bands, short_set_of, text_short};
 
 /// The alignment of two texts, or 54000 for a text too long to align.
 fn aligned<'t>(a: &'t str, b: &'t str) -> Alignment<'t> {
@@ -64,7 +64,7 @@ fn simdup_explain_passages(
 /// The dedup triggers of `tbl` (its SimHash trigger or its similarity trigger), read from their
 /// arguments; 55000 when it has neither.
 fn table_triggers(tbl: pg_sys::Oid) -> (String, Option<Config>, Option<SimilarConfig>) {
-    let (name, simhash, similar) = crate::dedup::trigger_configs(tbl);
+    let (name, simhash, similar) = crate::triggers::trigger_configs(tbl);
     if simhash.is_none() && similar.is_none() {
         Error::new(Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, format!("table {name} has no simdup dedup trigger"))
             .hint(
@@ -239,7 +239,7 @@ fn rule_reason(rule: &Rule, m: Option<Match>, t: &Texts<'_>, sa: &[u64], sb: &[u
                     ));
                 }
             }
-            if sa.len().min(sb.len()) + rule.k <= simdup_core::similar::SHORT_TEXT_CHARS {
+            if sa.len().min(sb.len()) + rule.k <= simdup_core::similarity::SHORT_TEXT_CHARS {
                 why.push_str(&format!(", 3-character-shingle Jaccard similarity {} < {th}", short()));
             }
             why

@@ -30,7 +30,7 @@ static BULK_CHECK_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(512 * 1024);
 static COPY_BATCH_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(128 * 1024);
 static MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(1024 * 1024);
 static SIMILAR_VERIFY_LIMIT: GucSetting<i32> =
-    GucSetting::<i32>::new(simdup_core::candidates::DEFAULT_VERIFY_LIMIT as i32);
+    GucSetting::<i32>::new(simdup_core::similarity::candidates::DEFAULT_VERIFY_LIMIT as i32);
 
 /// Registers the parameters. Called once from `_PG_init`.
 pub fn init() {
@@ -201,7 +201,7 @@ pub fn copy_batch_memory() -> usize {
 }
 
 /// `simdup.similar_verify_limit` (superuser-only): the most candidates the similarity dedup
-/// trigger verifies for one row; 0, no limit (simdup_core::candidates).
+/// trigger verifies for one row; 0, no limit (simdup_core::similarity::candidates).
 pub fn similar_verify_limit() -> usize {
     SIMILAR_VERIFY_LIMIT.get().max(0) as usize
 }

@@ -4,8 +4,10 @@
 //! [`init`] runs once from `_PG_init` and installs, in this order:
 //!
 //! 1. `set_rel_pathlist_hook` ([`set_rel_pathlist`]): the previous hook first (Citus and
-//!    others), then [`crate::search::planner::add_paths`] adds the block-index Tid Scan path
-//!    for `hamming(fp, q) <= k`;
+//!    others), then, where [`crate::search::planner::may_add_paths`],
+//!    [`crate::search::planner::add_paths`] adds the block-index Tid Scan path for
+//!    `hamming(fp, q) <= k` and [`crate::similarity::planner::add_paths`] the similarity-index
+//!    path for `jaccard(body, q) >= t`;
 //! 2. `planner_hook` ([`planner`]): a plain INSERT or text-changing UPDATE into a Citus
 //!    distributed dedup table is planned by [`crate::citus::plan_if_checked`] (before Citus,
 //!    which was loaded first); everything else by the previous hook or the standard planner,
@@ -46,7 +48,8 @@ pub(crate) fn init() {
     crate::dedup::init();
 }
 
-/// The `set_rel_pathlist_hook`: the previous hook, then simdup's block-index paths.
+/// The `set_rel_pathlist_hook`: the previous hook, then simdup's block-index paths, then its
+/// similarity-index paths.
 #[pg_guard]
 unsafe extern "C-unwind" fn set_rel_pathlist(
     root: *mut pg_sys::PlannerInfo,
@@ -59,7 +62,11 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
         if let Some(previous) = PREVIOUS_REL_PATHLIST {
             previous(root, rel, rti, rte);
         }
-        crate::search::planner::add_paths(root, rel, rti, rte);
+        if crate::search::planner::may_add_paths(root, rti, rte)
+            && crate::search::planner::add_paths(root, rel, rti, rte)
+        {
+            crate::similarity::planner::add_paths(root, rel, rti, rte);
+        }
     }
 }
 

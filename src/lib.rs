@@ -22,10 +22,11 @@ mod fingerprint;
 mod fmgr;
 mod gucs;
 mod hooks;
-mod minhash;
 mod operators;
 mod search;
-mod similar;
+mod shingles;
+mod similarity;
+mod triggers;
 
 pg_module_magic!();
 

@@ -3,7 +3,7 @@
 #
 #   similar_near T C BANDS ROWS   prints a boolean SQL expression over a.body and b.body
 #
-# It restates Rule::judge (core/src/similar.rs) with the indexes' expressions (bands, short
+# It restates Rule::judge (core/src/similarity/mod.rs) with the indexes' expressions (bands, short
 # bands, containment keys) and the public measures (jaccard, containment, shingles), not with
 # the trigger's own _simdup_similar_*_match, so that the tests check the trigger against the
 # rule and not against itself:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reference text of COMMON_5 (core/src/common.rs): the PostgreSQL 15 manual of the Debian
+# The reference text of COMMON_5 (core/src/similarity/common.rs): the PostgreSQL 15 manual of the Debian
 # package postgresql-doc-15 15.20-0+deb12u1, as paragraphs of plain text (one paragraph a line,
 # paragraphs of 40 characters or more, a blank line between them), written to
 # bench/data/reference/pgdoc-15.txt:

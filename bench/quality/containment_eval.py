@@ -7,12 +7,12 @@ of character 5-shingles reaches the threshold (0.5 by default), or, when the sho
 fewer than 50 characters and both are short (at most 100 distinct 3-shingles and 1000
 characters), when the Jaccard of their 3-shingles does; with `containment => c` also when its
 containment (the share of the smaller text's 5-shingles found in the other) reaches c
-(simdup_core::similar; 0.8 by default). A candidate shares one of the similarity index's 35 LSH
+(simdup_core::similarity; 0.8 by default). A candidate shares one of the similarity index's 35 LSH
 bands of 3 rows, one of the short-text index's bands, or (with containment) meeting containment
 keys. This script scores those rules on the labelled pairs that `bench/quality/quality.sh` exports
 (bench/data/quality/pairs.jsonl, texts.jsonl), with the candidate tests taken from the same
 run's dedup_candidates.tsv (band, short band, keys at 0.7 and 0.8), each pair judged as the
-trigger judges it (simdup_core::similar::Rule::judge): through a shared band by the rule, its
+trigger judges it (simdup_core::similarity::Rule::judge): through a shared band by the rule, its
 containment part only when both texts have at least 50 5-shingles; through meeting keys by
 containment or the short-text rule; through a shared short band by the short-text rule alone.
 
@@ -50,7 +50,7 @@ TINY_SHINGLES = 50
 SHORT_TEXT_CHARS, SHORT_MAX_SHINGLES, SHORT_MAX_CHARS = 50, 100, 1000
 
 
-# simdup_core::similar::MIN_CONTAINED_SHINGLES: the containment rule needs the smaller text to
+# simdup_core::similarity::MIN_CONTAINED_SHINGLES: the containment rule needs the smaller text to
 # hold at least this many distinct 5-shingles.
 MIN_CONTAINED_SHINGLES = 2
 
@@ -65,7 +65,7 @@ def shingles(text, k=K):
 
 
 def short_set(text):
-    """simdup_core::similar::short_set: the 3-shingles of a short text, None for another."""
+    """simdup_core::similarity::short_set: the 3-shingles of a short text, None for another."""
     if len(text) > SHORT_MAX_CHARS:
         return None
     s = shingles(text, 3)
@@ -86,7 +86,7 @@ def load(directory):
 
 
 def decided(shared, rule, j, c, short_j, short_text_rule=True, containment=None, tiny=False):
-    """The trigger's decision on a pair (simdup_core::similar::Rule::judge): for a pair sharing
+    """The trigger's decision on a pair (simdup_core::similarity::Rule::judge): for a pair sharing
     a band, the rule (its containment part only when neither text is tiny, `tiny`: fewer than
     50 5-shingles); for one whose containment keys meet, containment or the short-text rule; for
     one sharing only a short band, the short-text rule alone (short_j, the 3-shingle Jaccard

@@ -36,8 +36,6 @@
 
 pub mod blocks;
 pub mod calibrate;
-pub mod candidates;
-mod common;
 pub mod components;
 pub mod expected;
 pub mod explain;
@@ -46,15 +44,13 @@ pub mod hash;
 pub mod idf;
 pub mod leaders;
 pub mod locks;
-pub mod minhash;
 pub mod nearset;
 pub mod normalize;
-pub mod overlap;
 pub mod pairs;
 pub mod parallel;
 pub mod scheme;
 pub mod simhash;
-pub mod similar;
+pub mod similarity;
 pub mod tokens;
 
 pub use blocks::hamming;

@@ -30,7 +30,7 @@
 //! about 65 % of unrelated pairs.
 
 use crate::hash::mix64;
-use crate::similar::{prefix_filter, rare_first, Keys, SHORT_SHINGLE, TINY_SHINGLES};
+use crate::similarity::{prefix_filter, rare_first, Keys, SHORT_SHINGLE, TINY_SHINGLES};
 
 /// Number of lock stripes per table: the bound on the advisory locks one transaction holds for
 /// one table.
@@ -159,15 +159,15 @@ impl SimilarStripes {
 
 /// The lock stripes of a row of the similarity dedup trigger at threshold `t`
 /// ([`SimilarStripes`]). `bands` are the row's LSH band values, `set` its k-shingle set,
-/// `short_set` its short text's 3-shingle set ([`crate::similar::short_set`]; empty for another
+/// `short_set` its short text's 3-shingle set ([`crate::similarity::short_set`]; empty for another
 /// text), and `keys` its containment keys when the table has the containment rule
-/// ([`crate::similar::containment_keys`]; None: no rule 2).
+/// ([`crate::similarity::containment_keys`]; None: no rule 2).
 ///
-/// Every pair of rows the trigger could judge near-duplicates ([`crate::similar::Rule::judge`])
+/// Every pair of rows the trigger could judge near-duplicates ([`crate::similarity::Rule::judge`])
 /// shares a stripe one of them takes exclusively:
 ///
 /// - **Rule 3** (short texts): both rows lock one stripe per element of the prefix filter of
-///   their 3-shingle sets ([`crate::similar::prefix_filter`]), and two sets of Jaccard ≥ t
+///   their 3-shingle sets ([`crate::similarity::prefix_filter`]), and two sets of Jaccard ≥ t
 ///   share a prefix element, whether or not they share a short band.
 /// - **Rule 1** (Jaccard of k-shingles ≥ t, between rows sharing a band value). A row of at
 ///   most [`PREFIX_MAX_SHINGLES`] k-shingles locks the prefix filter of its k-shingle set. A
@@ -176,14 +176,14 @@ impl SimilarStripes {
 ///   small row's partner has at most [`PREFIX_MAX_SHINGLES`] shingles and locks its prefix
 ///   too; two rows that are not small both lock their bands.
 /// - **Rule 2** (containment). Between rows sharing a band value, it applies when both have at
-///   least [`crate::similar::TINY_SHINGLES`] k-shingles, and with `keys` every such row locks
+///   least [`crate::similarity::TINY_SHINGLES`] k-shingles, and with `keys` every such row locks
 ///   its band values, small or not. Between rows whose containment keys meet (a tiny row's
 ///   prefix shares a shingle with the other's sketch), it applies whatever the sizes: a tiny
 ///   row locks a key stripe per prefix shingle exclusively, every row one per sketch shingle
 ///   shared, so they meet in a stripe one of them takes exclusively. Shared locks keep two
 ///   rows that are not tiny apart: their sketches never make them wait for each other.
 ///
-/// The prefixes are taken in the order of [`crate::similar::rare_first`] (common shingles
+/// The prefixes are taken in the order of [`crate::similarity::rare_first`] (common shingles
 /// last), the same for every row of a table (one k), which the prefix argument needs and no
 /// more. A 24-character title locks about 11 k-shingle prefix stripes and 12 3-shingle prefix
 /// stripes instead of 35 band stripes and 12. Unrelated rows contend when their stripes meet
@@ -262,7 +262,7 @@ mod tests {
     /// no band value (real 3-shingle sets: a typo in a title).
     #[test]
     fn short_near_duplicates_share_a_stripe() {
-        use crate::similar::short_set;
+        use crate::similarity::short_set;
         let none = &mut crate::no_interrupt;
         let pairs = [
             ("the quick brown fox jumps over the dog", "the quick brown fox jumsp over the dog"),
@@ -271,7 +271,7 @@ mod tests {
         ];
         for (a, b) in pairs {
             let (sa, sb) = (short_set(a, none).unwrap(), short_set(b, none).unwrap());
-            let t = crate::minhash::jaccard(&sa, &sb);
+            let t = crate::similarity::minhash::jaccard(&sa, &sb);
             // Sets far apart in rule 1's terms (disjoint, large), no shared band value.
             let (big_a, big_b): (Vec<u64>, Vec<u64>) = ((0..300).collect(), (1000..1300).collect());
             let xa = similar_stripes(&[1], &big_a, 5, &sa, t, None);
@@ -290,14 +290,14 @@ mod tests {
     /// them takes exclusively.
     #[test]
     fn rule_1_and_2_pairs_share_a_stripe() {
-        use crate::similar::containment_keys;
+        use crate::similarity::containment_keys;
         let mut checked = [0usize; 4];
         for seed in 0..300u64 {
             // Every fourth element a common 5-shingle, which the prefixes order last.
             let h = |i: u64| {
                 let x = mix64(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
                 if i.is_multiple_of(4) {
-                    crate::common::common_5((x % 1000) as usize).0
+                    crate::similarity::common::common_5((x % 1000) as usize).0
                 } else {
                     x
                 }
@@ -316,7 +316,7 @@ mod tests {
                             s.dedup();
                         }
                         let (na, nb) = (a.len(), b.len());
-                        let j = crate::minhash::jaccard(&a, &b);
+                        let j = crate::similarity::minhash::jaccard(&a, &b);
                         for containment in [None, Some(0.8)] {
                             let keys = |x: &[u64]| containment.map(|c| containment_keys(x, 5, c));
                             let (ka, kb) = (keys(&a), keys(&b));
@@ -364,7 +364,7 @@ mod tests {
     /// their sketches (shared locks), whatever they share.
     #[test]
     fn containment_keys_stripes() {
-        use crate::similar::containment_keys;
+        use crate::similarity::containment_keys;
         let mut met = 0;
         for seed in 0..500u64 {
             let h = |i: u64| mix64(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
@@ -374,13 +374,13 @@ mod tests {
             let kept = n - n / 10;
             let mut wrapped: Vec<u64> = (0..kept)
                 .map(h)
-                .chain((0..2 * n).map(|i| crate::common::common_5((h(i + 999) % 1000) as usize).0))
+                .chain((0..2 * n).map(|i| crate::similarity::common::common_5((h(i + 999) % 1000) as usize).0))
                 .collect();
             for s in [&mut tiny, &mut wrapped] {
                 s.sort_unstable();
                 s.dedup();
             }
-            assert!(crate::minhash::containment(&tiny, &wrapped) >= 0.8);
+            assert!(crate::similarity::minhash::containment(&tiny, &wrapped) >= 0.8);
             let (kt, kw) = (containment_keys(&tiny, 5, 0.8), containment_keys(&wrapped, 5, 0.8));
             // The common shingles go last: the wrapped copy's sketch starts with the tiny text's.
             assert!(kt.meet(&kw), "seed {seed}");
@@ -395,7 +395,7 @@ mod tests {
         // Large rows: the same sketch, shared locks only, no key conflict.
         let big: Vec<u64> = (0..300).map(mix64).collect();
         let kb = containment_keys(&big, 5, 0.8);
-        assert!(kb.prefix.is_empty() && kb.sketch.len() == crate::similar::SKETCH_SHINGLES);
+        assert!(kb.prefix.is_empty() && kb.sketch.len() == crate::similarity::SKETCH_SHINGLES);
         let x = similar_stripes(&[], &big, 5, &[], 0.5, Some(&kb));
         assert!(x.keys_exclusive.is_empty() && !x.keys_shared.is_empty());
         let y = SimilarStripes { exclusive: Vec::new(), ..x.clone() };

@@ -7,9 +7,9 @@
 
 use proptest::prelude::*;
 use simdup_core::features::features;
-use simdup_core::minhash::{minhash, shingles, word_shingles};
 use simdup_core::normalize::{chunks, normalize};
 use simdup_core::simhash::fingerprint;
+use simdup_core::similarity::minhash::{minhash, shingles, word_shingles};
 use simdup_core::{no_interrupt, simhash};
 
 fn config() -> ProptestConfig {

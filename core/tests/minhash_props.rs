@@ -1,11 +1,11 @@
-//! Golden vectors and properties of the MinHash format (simdup_core::minhash).
+//! Golden vectors and properties of the MinHash format (simdup_core::similarity::minhash).
 
 use std::collections::HashSet;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
-use simdup_core::minhash::*;
 use simdup_core::no_interrupt;
+use simdup_core::similarity::minhash::*;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 fn sh(text: &str, k: usize) -> Vec<u64> {

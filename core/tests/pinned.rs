@@ -4,9 +4,9 @@
 
 use simdup_core::features::features;
 use simdup_core::locks::lock_stripes;
-use simdup_core::minhash::{shingles, word_shingles};
 use simdup_core::no_interrupt;
 use simdup_core::scheme::{features_with, simhash_scheme, Scheme};
+use simdup_core::similarity::minhash::{shingles, word_shingles};
 
 /// Order-sensitive fold of values into one u64 (SplitMix64 finalizer).
 fn fold(acc: u64, x: u64) -> u64 {
@@ -99,7 +99,7 @@ fn shingles_unchanged() {
 /// format. A change here needs a REINDEX of every containment index, and so a new version.
 #[test]
 fn containment_keys_unchanged() {
-    use simdup_core::similar::containment_keys;
+    use simdup_core::similarity::containment_keys;
     let mut acc = 0u64;
     for body in TEXTS {
         let set = shingles(body, 5, &mut no_interrupt).unwrap();

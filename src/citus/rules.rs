@@ -8,8 +8,8 @@ use pgrx::pg_sys;
 use crate::catalog::qualified_name;
 use crate::dedup::config::trigger_args_named;
 use crate::dedup::config::TRIGGER;
-use crate::dedup::similar::TRIGGER_SIMILAR;
 use crate::errors::{Code, Error};
+use crate::similarity::config::TRIGGER_SIMILAR;
 
 /// Whether writes into table `relid` must go through the checked write here: it has a dedup
 /// trigger, Citus distributes it over shards that each hold part of its rows, this is the

@@ -31,7 +31,7 @@ pub(crate) struct Config {
     pub verify: Option<Verify>,
 }
 
-/// The verification of a SimHash candidate: [`simdup_core::similar::Rule::verification`] with
+/// The verification of a SimHash candidate: [`simdup_core::similarity::Rule::verification`] with
 /// these thresholds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Verify {
@@ -43,8 +43,8 @@ impl Eq for Verify {}
 
 impl Verify {
     /// The rule that decides on a candidate.
-    pub fn rule(&self) -> simdup_core::similar::Rule {
-        simdup_core::similar::Rule::verification(self.threshold, self.containment)
+    pub fn rule(&self) -> simdup_core::similarity::Rule {
+        simdup_core::similarity::Rule::verification(self.threshold, self.containment)
     }
 }
 
@@ -144,7 +144,7 @@ fn _simdup_dedup_trigger_args(
 ///
 /// # Safety
 /// `trigger` is a trigger of an open relation's trigger descriptor.
-pub(super) unsafe fn trigger_args(trigger: &pg_sys::Trigger) -> Vec<String> {
+pub(crate) unsafe fn trigger_args(trigger: &pg_sys::Trigger) -> Vec<String> {
     // SAFETY: tgargs holds tgnargs NUL-terminated strings.
     unsafe {
         (0..trigger.tgnargs as usize)

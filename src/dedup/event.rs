@@ -15,26 +15,26 @@ use super::lookup::Found;
 use super::tuple::with_dup_of;
 
 /// 39P01 (trigger protocol violated), saying which function installs the trigger.
-pub(super) fn protocol_error(message: &str, installed_by: &str) -> ! {
+pub(crate) fn protocol_error(message: &str, installed_by: &str) -> ! {
     Error::new(Code::ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED, message).hint(format!("{installed_by}.")).raise()
 }
 
 /// The near-duplicate error of a dedup trigger: 23505 with the schema, table and constraint
 /// name (`constraint`, the trigger's) that drivers read.
-pub(super) fn violation(rel: pg_sys::Relation, constraint: &str, name: &str, detail: String) -> ConstraintError {
+pub(crate) fn violation(rel: pg_sys::Relation, constraint: &str, name: &str, detail: String) -> ConstraintError {
     let message = format!("near-duplicate row violates {constraint} on relation \"{name}\"");
     Error::new(Code::ERRCODE_UNIQUE_VIOLATION, message).detail(detail).for_constraint(rel, constraint)
 }
 
 /// What the trigger decided: the row to return, or the near-duplicate error to raise.
-pub(super) enum Outcome {
+pub(crate) enum Outcome {
     Row(pg_sys::Datum),
     Duplicate(ConstraintError),
 }
 
 /// A dedup trigger's call: the table, the new row, the old one (UPDATE), and the trigger's
 /// arguments.
-pub(super) struct RowEvent {
+pub(crate) struct RowEvent {
     pub rel: pg_sys::Relation,
     pub new: pg_sys::HeapTuple,
     /// The row being updated; null for an INSERT.
@@ -48,7 +48,7 @@ pub(super) struct RowEvent {
 ///
 /// # Safety
 /// `fcinfo` is the function manager's call info of a dedup trigger function.
-pub(super) unsafe fn before_row_event(
+pub(crate) unsafe fn before_row_event(
     fcinfo: pg_sys::FunctionCallInfo,
     function: &str,
     installed_by: &str,
@@ -80,7 +80,7 @@ pub(super) unsafe fn before_row_event(
 ///
 /// # Safety
 /// Called by a trigger function with the function manager's `fcinfo`; `fire` is `#[pg_guard]`ed.
-pub(super) unsafe fn run(
+pub(crate) unsafe fn run(
     fcinfo: pg_sys::FunctionCallInfo,
     fire: unsafe extern "C-unwind" fn(pg_sys::FunctionCallInfo, *mut Option<Outcome>),
 ) -> pg_sys::Datum {
@@ -102,7 +102,7 @@ pub(super) unsafe fn run(
 /// # Safety
 /// `rel` is the open relation the trigger fired on, `new` its new row, `dup_of` its checked
 /// `dup_of` column.
-pub(super) unsafe fn no_duplicate(rel: pg_sys::Relation, new: pg_sys::HeapTuple, dup_of: Option<c_int>) -> Outcome {
+pub(crate) unsafe fn no_duplicate(rel: pg_sys::Relation, new: pg_sys::HeapTuple, dup_of: Option<c_int>) -> Outcome {
     // SAFETY: the caller guarantees the relation, the row and the column.
     let row = dup_of.map_or(new, |dup_of| unsafe { with_dup_of(rel, new, dup_of, None) });
     Outcome::Row(pg_sys::Datum::from(row))
@@ -119,7 +119,7 @@ pub(super) unsafe fn no_duplicate(rel: pg_sys::Relation, new: pg_sys::HeapTuple,
 /// `rel` is the open relation the trigger fired on, `new` its new row, `key_attnum` and
 /// `dup_of` its checked key and `dup_of` columns.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn decide<M>(
+pub(crate) unsafe fn decide<M>(
     rel: pg_sys::Relation,
     new: pg_sys::HeapTuple,
     mode: Mode,

@@ -32,7 +32,7 @@ use super::window::{self, Stripe};
 
 /// The near-duplicate with the smallest key: its key (copied into the current memory context),
 /// the key as text, and how near it is (`M`: the Hamming distance, or the Jaccard similarity).
-pub(super) struct Found<M> {
+pub(crate) struct Found<M> {
     pub key: pg_sys::Datum,
     pub key_text: String,
     pub measure: M,
@@ -171,7 +171,7 @@ pub(super) unsafe fn smallest_key_match(
 /// # Safety
 /// `rel` is the open relation the trigger fired on; `key_attnum` one of its columns; `search`
 /// reports rows of `rel` in slots valid during the call.
-pub(super) unsafe fn smallest_key<M: Copy>(
+pub(crate) unsafe fn smallest_key<M: Copy>(
     rel: pg_sys::Relation,
     key_attnum: i32,
     exclude: Option<pg_sys::ItemPointerData>,

@@ -23,7 +23,7 @@ unsafe fn column(rel: pg_sys::Relation, name: &str) -> c_int {
 ///
 /// # Safety
 /// `rel` is an open relation.
-pub(super) unsafe fn column_hinted(rel: pg_sys::Relation, name: &str, hint: &str) -> c_int {
+pub(crate) unsafe fn column_hinted(rel: pg_sys::Relation, name: &str, hint: &str) -> c_int {
     let cname = CString::new(name).unwrap_or_default();
     // SAFETY: SPI_fnumber only reads the tuple descriptor of the open relation.
     let attnum = unsafe { pg_sys::SPI_fnumber((*rel).rd_att, cname.as_ptr()) };
@@ -118,7 +118,7 @@ pub(crate) unsafe fn columns(rel: pg_sys::Relation, cfg: &Config) -> Columns {
 ///
 /// # Safety
 /// `rel` is an open relation and `attnum` one of its columns.
-pub(super) unsafe fn refuse_generated(rel: pg_sys::Relation, attnum: c_int, name: &str, what: &str, hint: &str) {
+pub(crate) unsafe fn refuse_generated(rel: pg_sys::Relation, attnum: c_int, name: &str, what: &str, hint: &str) {
     // SAFETY: catalog lookups of a column and the name of an open relation.
     unsafe {
         if pg_sys::get_attgenerated((*rel).rd_id, attnum as pg_sys::AttrNumber) != 0 {
@@ -142,7 +142,7 @@ pub(super) unsafe fn refuse_generated(rel: pg_sys::Relation, attnum: c_int, name
 ///
 /// # Safety
 /// `tuple` is a valid tuple of `tupdesc`, `attnum` one of its columns.
-pub(super) unsafe fn text_value(tuple: pg_sys::HeapTuple, tupdesc: pg_sys::TupleDesc, attnum: c_int) -> Option<String> {
+pub(crate) unsafe fn text_value(tuple: pg_sys::HeapTuple, tupdesc: pg_sys::TupleDesc, attnum: c_int) -> Option<String> {
     // SAFETY: the caller guarantees tuple, descriptor and column; the datum is read as the
     // column's type says.
     unsafe {
@@ -182,7 +182,7 @@ pub(crate) unsafe fn text_of(datum: pg_sys::Datum, typid: pg_sys::Oid) -> Option
 ///
 /// # Safety
 /// `slot` holds a row with at least `attnum` columns.
-pub(super) unsafe fn slot_value(slot: *mut pg_sys::TupleTableSlot, attnum: i32) -> Option<pg_sys::Datum> {
+pub(crate) unsafe fn slot_value(slot: *mut pg_sys::TupleTableSlot, attnum: i32) -> Option<pg_sys::Datum> {
     // SAFETY: the caller guarantees `slot` holds a row of at least `attnum` columns; the first
     // `attnum` are deformed (as slot_getsomeattrs does) before tts_values and tts_isnull are read.
     unsafe {
@@ -198,7 +198,7 @@ pub(super) unsafe fn slot_value(slot: *mut pg_sys::TupleTableSlot, attnum: i32) 
 ///
 /// # Safety
 /// `tuple` is a valid tuple of `tupdesc`, `attnum` one of its bigint columns.
-pub(super) unsafe fn bigint_value(tuple: pg_sys::HeapTuple, tupdesc: pg_sys::TupleDesc, attnum: c_int) -> Option<i64> {
+pub(crate) unsafe fn bigint_value(tuple: pg_sys::HeapTuple, tupdesc: pg_sys::TupleDesc, attnum: c_int) -> Option<i64> {
     let mut isnull = false;
     // SAFETY: the caller guarantees `tuple` is a valid tuple of `tupdesc` and `attnum` one of its
     // bigint columns: the datum is an int8, read only when not NULL.
@@ -214,7 +214,7 @@ pub(super) unsafe fn bigint_value(tuple: pg_sys::HeapTuple, tupdesc: pg_sys::Tup
 ///
 /// # Safety
 /// `rel` is the open relation of `new`; `key`, if any, is a datum of `dup_of`'s type.
-pub(super) unsafe fn with_dup_of(
+pub(crate) unsafe fn with_dup_of(
     rel: pg_sys::Relation,
     new: pg_sys::HeapTuple,
     dup_of: c_int,

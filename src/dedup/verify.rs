@@ -1,5 +1,5 @@
 //! The verification of a SimHash candidate: a row within k of the new row's fingerprint is a
-//! near-duplicate only when the two texts are, by [`simdup_core::similar::Rule::verification`]
+//! near-duplicate only when the two texts are, by [`simdup_core::similarity::Rule::verification`]
 //! (Jaccard of character 5-shingles ≥ the threshold, or containment ≥ the containment
 //! threshold, or the short-text rule). The decision is the core's, made here from the rows the
 //! trigger reads and by `_simdup_verified` for the queries of the Citus checked write and of
@@ -21,7 +21,7 @@ use crate::args;
 /// the table's verification rule ([`super::config::Verify`]). The new row's shingles are
 /// computed at the first candidate, once.
 pub(super) struct Verifier<'a> {
-    rule: simdup_core::similar::Rule,
+    rule: simdup_core::similarity::Rule,
     text: &'a str,
     /// The text column and its type.
     attnum: i32,
@@ -55,9 +55,9 @@ impl<'a> Verifier<'a> {
         };
         let Some(other) = other else { return false };
         let k = self.rule.k;
-        let set = self.set.get_or_init(|| crate::minhash::char_set(self.text, k));
-        let other_set = crate::minhash::char_set(&other, k);
-        let short = || (crate::minhash::short_set_of(self.text), crate::minhash::short_set_of(&other));
+        let set = self.set.get_or_init(|| crate::shingles::char_set(self.text, k));
+        let other_set = crate::shingles::char_set(&other, k);
+        let short = || (crate::shingles::short_set_of(self.text), crate::shingles::short_set_of(&other));
         self.rule.near_duplicate(set, &other_set, short).is_some()
     }
 }
@@ -74,12 +74,12 @@ fn _simdup_verified(a: Option<&str>, b: Option<&str>, threshold: Option<f64>, co
             "Pass a Jaccard threshold in (0, 1]; 0.5 is the default.",
         )
     };
-    let rule = simdup_core::similar::Rule::verification(
+    let rule = simdup_core::similarity::Rule::verification(
         args::jaccard_threshold(threshold),
         containment.map(args::containment_threshold),
     );
     match (a, b) {
-        (Some(a), Some(b)) => rule.texts(a, b, &mut crate::minhash::interrupt).is_some(),
+        (Some(a), Some(b)) => rule.texts(a, b, &mut crate::shingles::interrupt).is_some(),
         _ => false,
     }
 }
@@ -87,7 +87,7 @@ fn _simdup_verified(a: Option<&str>, b: Option<&str>, threshold: Option<f64>, co
 /// `_simdup_unverified_risk(tbl, k)`: the WARNING of `simdup_enable` for a dedup trigger that
 /// does not verify (an adopted fingerprint column, or `verify => false`), when the table already
 /// holds enough rows for the distance alone to catch unrelated rows: the expected share of new
-/// rows with an unrelated row within k ([`simdup_core::similar::unverified_false_share`], from
+/// rows with an unrelated row within k ([`simdup_core::similarity::unverified_false_share`], from
 /// the rate measured on real news) is 1 % or more.
 #[pg_extern(sql = "")]
 fn _simdup_unverified_risk(tbl: pg_sys::Oid, k: i32) {
@@ -99,9 +99,9 @@ fn _simdup_unverified_risk(tbl: pg_sys::Oid, k: i32) {
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         rows
     };
-    let share = simdup_core::similar::unverified_false_share(rows, k);
+    let share = simdup_core::similarity::unverified_false_share(rows, k);
     if share >= 0.01 {
-        let safe = simdup_core::similar::unverified_safe_rows(k, 0.01);
+        let safe = simdup_core::similarity::unverified_safe_rows(k, 0.01);
         crate::errors::Error::new(
             crate::errors::Code::ERRCODE_WARNING,
             format!("max_distance {k} without verification catches unrelated rows in a table of this size"),

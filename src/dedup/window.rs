@@ -66,7 +66,7 @@ thread_local! {
     static WATCHED: RefCell<Vec<pg_sys::MemoryContext>> = const { RefCell::new(Vec::new()) };
 }
 
-pub(super) fn tag(relid: pg_sys::Oid, s: &Stripe) -> pg_sys::LOCKTAG {
+pub(crate) fn tag(relid: pg_sys::Oid, s: &Stripe) -> pg_sys::LOCKTAG {
     // SAFETY: MyDatabaseId is set before any SQL runs.
     let database = unsafe { u32::from(pg_sys::MyDatabaseId) };
     pg_sys::LOCKTAG {
@@ -79,7 +79,7 @@ pub(super) fn tag(relid: pg_sys::Oid, s: &Stripe) -> pg_sys::LOCKTAG {
     }
 }
 
-pub(super) fn mode(s: &Stripe) -> pg_sys::LOCKMODE {
+pub(crate) fn mode(s: &Stripe) -> pg_sys::LOCKMODE {
     (if s.exclusive { pg_sys::ExclusiveLock } else { pg_sys::ShareLock }) as pg_sys::LOCKMODE
 }
 
@@ -103,7 +103,7 @@ fn release(relid: pg_sys::Oid, stripes: &[Stripe]) {
 /// The executor memory of the statement whose row trigger is running: the parent of the
 /// per-tuple context the trigger manager calls a row trigger in (an executor's per-tuple
 /// contexts are children of its `es_query_cxt`).
-pub(super) fn statement_context() -> Option<pg_sys::MemoryContext> {
+pub(crate) fn statement_context() -> Option<pg_sys::MemoryContext> {
     // SAFETY: CurrentMemoryContext is always a valid context in a backend.
     let parent = unsafe { (*pg_sys::CurrentMemoryContext).parent };
     (!parent.is_null()).then_some(parent)

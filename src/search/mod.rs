@@ -7,12 +7,9 @@
 //! * [`planner`]: the planner step that serves `hamming(fp, q) <= k` (and `fp <~> q <= k`,
 //!   `< k`, `simdup_match`) with a Tid Scan over `_simdup_tids`, and `ORDER BY fp <~> q LIMIT
 //!   n` over `_simdup_nearest_tids`;
-//! * [`similarity`]: the planner step that serves `jaccard(body, q) >= t` with a similarity
-//!   index (a Bitmap Heap Scan over its GIN index);
-//! * [`gin`]: reading a similarity index directly: the rows sharing an LSH band value with a
-//!   text, for the similarity dedup trigger;
 //! * [`cost`]: the cost model of a search, for the thresholds and for the planner;
-//! * [`plan_nodes`]: the plan-node helpers both planner steps share;
+//! * [`plan_nodes`]: the plan-node helpers this planner step and the similarity one
+//!   (src/similarity/planner.rs) share;
 //! * [`functions`]: the SQL functions `_simdup_tids`,
 //!   `_simdup_nearest_tids` (the nearest search) and `_simdup_block_indexes`, and the access check of a direct
 //!   call.
@@ -20,9 +17,7 @@
 pub(crate) mod btree;
 pub(crate) mod cost;
 pub(crate) mod functions;
-pub(crate) mod gin;
 pub(crate) mod indexes;
 pub(crate) mod plan_nodes;
 pub(crate) mod planner;
 pub(crate) mod scan;
-pub(crate) mod similarity;

@@ -28,8 +28,32 @@ use super::indexes::{block_indexes, BlockIndexes};
 use super::plan_nodes::{binary_op, bms_empty, check_as_user, restrictinfo, PLANNED_CALL};
 use crate::catalog::{cells, is_our_function};
 
-/// Adds the block-index paths of a table scan's `hamming` restrictions to `rel`'s paths. Called
-/// by the `set_rel_pathlist_hook` (src/hooks.rs) after the previous hook.
+/// Whether simdup's planner steps may add paths to the scan of range table entry `rti`: with
+/// `simdup.index_search` on, a plain table scanned alone (no inheritance), whose rows the query
+/// neither locks nor modifies. Checked by the `set_rel_pathlist_hook` (src/hooks.rs) before
+/// [`add_paths`] and the similarity step.
+///
+/// # Safety
+/// The planner's `set_rel_pathlist_hook` arguments.
+pub(crate) unsafe fn may_add_paths(
+    root: *mut pg_sys::PlannerInfo,
+    rti: pg_sys::Index,
+    rte: *mut pg_sys::RangeTblEntry,
+) -> bool {
+    // SAFETY: the planner passes valid pointers.
+    unsafe {
+        crate::gucs::index_search()
+            && (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
+            && (*rte).relkind == pg_sys::RELKIND_RELATION as c_char
+            && !(*rte).inh
+            && !rows_locked_or_modified(root, rti)
+    }
+}
+
+/// Adds the block-index paths of a table scan's `hamming` restrictions to `rel`'s paths, where
+/// [`may_add_paths`]. Called by the `set_rel_pathlist_hook` (src/hooks.rs) after the previous
+/// hook. Returns false when it stopped at a served restriction under row-level security (no
+/// path of simdup's may serve the scan then).
 ///
 /// # Safety
 /// The planner's `set_rel_pathlist_hook` arguments, inside pgrx's guard.
@@ -38,17 +62,9 @@ pub(crate) unsafe fn add_paths(
     rel: *mut pg_sys::RelOptInfo,
     rti: pg_sys::Index,
     rte: *mut pg_sys::RangeTblEntry,
-) {
+) -> bool {
     // SAFETY: the planner passes valid pointers.
     unsafe {
-        if !crate::gucs::index_search()
-            || (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
-            || (*rte).relkind != pg_sys::RELKIND_RELATION as c_char
-            || (*rte).inh
-            || rows_locked_or_modified(root, rti)
-        {
-            return;
-        }
         let mut indexes: Option<(pg_sys::AttrNumber, Option<BlockIndexes>)> = None;
         // The smallest row-estimate correction of the restrictions served ([`row_factor`]).
         let mut tightest: Option<f64> = None;
@@ -65,7 +81,7 @@ pub(crate) unsafe fn add_paths(
             if pg_sys::check_enable_rls((*rte).relid, check_as_user(root, rte, rti), true)
                 == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
             {
-                return;
+                return false;
             }
             // The table's block indexes on that column (read once per scan and column).
             if indexes.as_ref().map(|(a, _)| *a) != Some(m.attnum) {
@@ -84,7 +100,7 @@ pub(crate) unsafe fn add_paths(
             correct_rows(rel, factor);
         }
         add_nearest_path(root, rel, rti, rte);
-        super::similarity::add_paths(root, rel, rti, rte);
+        true
     }
 }
 

@@ -1,5 +1,5 @@
-//! Writes a table of `core/src/common.rs`: the character k-shingles that are in the most
-//! paragraphs of a reference text, which `simdup_core::similar::rare_first` orders last (the
+//! Writes a table of `core/src/similarity/common.rs`: the character k-shingles that are in the most
+//! paragraphs of a reference text, which `simdup_core::similarity::rare_first` orders last (the
 //! lock stripes' prefix filters, and the containment keys the containment index stores).
 //!
 //! ```text
@@ -7,13 +7,13 @@
 //! common_shingles --k K --top N --binary OUT.bin FILE...
 //! ```
 //!
-//! The tables in git (`core/src/common.rs` is the two outputs, one after the other):
+//! The tables in git (`core/src/similarity/common.rs` is the two outputs, one after the other):
 //!
 //! - `COMMON_3`: `--k 3 --top 1000` over the license texts every Debian 12 system has (package
 //!   base-files 12.4+deb12u11), each file once:
 //!   `common_shingles --k 3 --top 1000 $(readlink -f /usr/share/common-licenses/* | sort -u)`.
-//! - `COMMON_5` (`core/src/common_5.bin`, 10 bytes a shingle: the hash and the rank, both
-//!   little-endian, by hash): `--k 5 --top 20000 --binary core/src/common_5.bin
+//! - `COMMON_5` (`core/src/similarity/common_5.bin`, 10 bytes a shingle: the hash and the rank, both
+//!   little-endian, by hash): `--k 5 --top 20000 --binary core/src/similarity/common_5.bin
 //!   bench/data/reference/pgdoc-15.txt`, the PostgreSQL 15 manual of the Debian package
 //!   postgresql-doc-15 15.20-0+deb12u1 as paragraphs of text (`bench/fetch/reference_text.sh`
 //!   fetches and converts it).
@@ -28,8 +28,8 @@
 //! containment index, so a new version), and `core/tests/pinned.rs` pins it.
 use std::collections::HashMap;
 
-use simdup_core::minhash::shingles;
 use simdup_core::no_interrupt;
+use simdup_core::similarity::minhash::shingles;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

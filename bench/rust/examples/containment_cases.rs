@@ -12,8 +12,8 @@
 use std::collections::HashMap;
 
 use simdup_bench::edits::load_with_ids;
-use simdup_core::minhash::{intersection_size, shingles};
 use simdup_core::no_interrupt;
+use simdup_core::similarity::minhash::{intersection_size, shingles};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

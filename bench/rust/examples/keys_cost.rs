@@ -1,5 +1,5 @@
 //! What the containment index costs an insert: how many stored rows the containment keys of a
-//! new row meet (`simdup_core::similar::Keys::meet`), each a candidate the similarity dedup
+//! new row meet (`simdup_core::similarity::Keys::meet`), each a candidate the similarity dedup
 //! trigger reads from the heap and verifies, on real text, with simdup's own code.
 //!
 //! ```text
@@ -22,9 +22,9 @@
 use std::collections::HashMap;
 
 use simdup_bench::edits::{load, nchars, sentences, Rng};
-use simdup_core::minhash::{containment, shingles};
 use simdup_core::no_interrupt;
-use simdup_core::similar::{containment_keys, prefix_filter, Keys, SKETCH_SHINGLES, TINY_SHINGLES};
+use simdup_core::similarity::minhash::{containment, shingles};
+use simdup_core::similarity::{containment_keys, prefix_filter, Keys, SKETCH_SHINGLES, TINY_SHINGLES};
 
 /// The N most frequent 5-shingles of a reference text (by paragraphs), each with its frequency.
 fn reference_ranks(path: &str, top: usize) -> HashMap<u64, u32> {

@@ -19,7 +19,7 @@
 //!
 //! **The decision.** Every row is stored (mark mode) in id order. Row j is marked when an
 //! earlier row i < j has `hamming(fp_i, fp_j) ≤ k` (verified: and
-//! `similar::Rule::verification(VERIFY_THRESHOLD, Some(VERIFY_CONTAINMENT))` says the two texts
+//! `similarity::Rule::verification(VERIFY_THRESHOLD, Some(VERIFY_CONTAINMENT))` says the two texts
 //! are near-duplicates), against the smallest such i, at each distance k of `--k` (default
 //! 3, 6, 8, 10). All pairs within the largest k come from `pairs::near_pairs_parallel` (pairs of
 //! distinct fingerprint values, mapped back to ids; rows with the same fingerprint are pairs at
@@ -35,7 +35,7 @@
 //! Verifications per row: the candidates within k a verified check may have to read.
 //!
 //! Also measured: the rate of unrelated pairs (J < 0.3) within k among the N documents, against
-//! the share of random 64-bit pairs within k (`similar::UNRELATED_SKEW` is their ratio at
+//! the share of random 64-bit pairs within k (`similarity::UNRELATED_SKEW` is their ratio at
 //! k = 10).
 
 #![allow(clippy::type_complexity)] // benchmark driver: tuples of results
@@ -45,8 +45,9 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use simdup_bench::edits::{self, is_cjk, load, nchars, Lang, Rng};
-use simdup_core::similar::{self, Rule, VERIFY_CONTAINMENT, VERIFY_THRESHOLD};
-use simdup_core::{hamming, minhash, no_interrupt, pairs, simhash};
+use simdup_core::similarity::minhash;
+use simdup_core::similarity::{self, Rule, VERIFY_CONTAINMENT, VERIFY_THRESHOLD};
+use simdup_core::{hamming, no_interrupt, pairs, simhash};
 
 /// The distances decided at by default (`--k`); the pairs are found once at the largest.
 const DEFAULT_KS: [u32; 4] = [3, 6, 8, 10];
@@ -351,8 +352,8 @@ fn judge_pairs(table: &Table, pairs: &mut [Pair], threads: usize) -> usize {
                             p.containment = minhash::containment(&new_set, &old_set) as f32;
                             let short = || {
                                 (
-                                    similar::short_set(&new, &mut no_interrupt),
-                                    similar::short_set(&old, &mut no_interrupt),
+                                    similarity::short_set(&new, &mut no_interrupt),
+                                    similarity::short_set(&old, &mut no_interrupt),
                                 )
                             };
                             p.verified = rule.near_duplicate(&new_set, &old_set, short).is_some();

@@ -49,10 +49,10 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use simdup_bench::experiment::{self as exp, Options, TfMode, Tokenizer, Weighting};
 use simdup_core::features::features;
-use simdup_core::minhash;
 use simdup_core::scheme::{self, Scheme};
 use simdup_core::simhash::fingerprint;
-use simdup_core::similar;
+use simdup_core::similarity;
+use simdup_core::similarity::minhash;
 use simdup_core::{hamming, no_interrupt, simhash};
 
 use simdup_bench::edits::*;
@@ -674,7 +674,7 @@ fn methods() -> Vec<Method> {
 
 /// Similarity methods (higher = more similar, 0..1). `simdup_dedup_default` is what the
 /// similarity dedup trigger of `simdup_enable_similar(..., 0.5, on_duplicate => ...)` decides at
-/// its defaults (containment 0.8 and its keys; `simdup_core::similar::Rule::judge` through each
+/// its defaults (containment 0.8 and its keys; `simdup_core::similarity::Rule::judge` through each
 /// index that offers the pair): 1 for a near-duplicate, 0 otherwise, whatever the threshold of the
 /// report. `simdup_dedup_similar` is what it decides with `containment => NULL`: for a pair that shares one of the similarity
 /// index's 35 LSH bands of 3 rows, the exact Jaccard of character 5-shingles, or that of
@@ -764,16 +764,17 @@ fn score(dir: &str) {
             }
         })
         .collect();
-    // The short-text rule's 3-shingle sets and bands (simdup_core::similar).
-    let short: Vec<Option<Vec<u64>>> = texts.iter().map(|t| similar::short_set(&t.body, &mut no_interrupt)).collect();
-    let (sb, sr) = similar::short_banding(0.5).unwrap();
+    // The short-text rule's 3-shingle sets and bands (simdup_core::similarity).
+    let short: Vec<Option<Vec<u64>>> =
+        texts.iter().map(|t| similarity::short_set(&t.body, &mut no_interrupt)).collect();
+    let (sb, sr) = similarity::short_banding(0.5).unwrap();
     let short_bands: Vec<Vec<i64>> = short
         .iter()
-        .map(|s| s.as_ref().map(|s| similar::short_bands(s, sb, sr).unwrap()).unwrap_or_default())
+        .map(|s| s.as_ref().map(|s| similarity::short_bands(s, sb, sr).unwrap()).unwrap_or_default())
         .collect();
-    // The containment keys at containment 0.7 and 0.8 (simdup_core::similar::containment_keys).
-    let keys: Vec<[similar::Keys; 2]> =
-        sh5.iter().map(|s| [0.7, 0.8].map(|c| similar::containment_keys(s, 5, c))).collect();
+    // The containment keys at containment 0.7 and 0.8 (simdup_core::similarity::containment_keys).
+    let keys: Vec<[similarity::Keys; 2]> =
+        sh5.iter().map(|s| [0.7, 0.8].map(|c| similarity::containment_keys(s, 5, c))).collect();
     eprintln!("shingles and MinHash done ({})", ftime(t1));
 
     let names: Vec<&str> = ms.iter().map(|m| m.name).collect();
@@ -801,9 +802,10 @@ fn score(dir: &str) {
         let mj = minhash::minhash_jaccard(&sigs[a], &sigs[b]).unwrap_or(0.0);
         let band = bands[a].iter().any(|v| bands[b].contains(v));
         let short_band = short_bands[a].iter().any(|v| short_bands[b].contains(v));
-        let rule = similar::Rule { k: 5, threshold: 0.5, containment: None };
-        let short_rule =
-            sh5[a].len().min(sh5[b].len()) + 4 < similar::SHORT_TEXT_CHARS && short[a].is_some() && short[b].is_some();
+        let rule = similarity::Rule { k: 5, threshold: 0.5, containment: None };
+        let short_rule = sh5[a].len().min(sh5[b].len()) + 4 < similarity::SHORT_TEXT_CHARS
+            && short[a].is_some()
+            && short[b].is_some();
         // As the trigger: every rule for a pair sharing a band, the short-text rule alone for
         // one sharing only a short band.
         let dedup = match (band, short_band) {
@@ -813,7 +815,7 @@ fn score(dir: &str) {
             _ => 0.0,
         };
         let short_sets = || (short[a].clone(), short[b].clone());
-        let via = if band { similar::Via::Band } else { similar::Via::ShortBand };
+        let via = if band { similarity::Via::Band } else { similarity::Via::ShortBand };
         let decided = (band || short_band).then(|| rule.judge(&sh5[a], &sh5[b], via, short_sets)).flatten();
         assert_eq!(dedup >= 0.5, decided.is_some(), "the trigger's decision on {}", p.id);
         // With containment c: the same, and rule 2 through a shared band when neither text is
@@ -821,15 +823,18 @@ fn score(dir: &str) {
         let key = [0, 1].map(|i| keys[a][i].meet(&keys[b][i]));
         let mut default = false;
         for (i, c) in [0.7, 0.8].into_iter().enumerate() {
-            let rule = similar::Rule { containment: Some(c), ..rule };
-            let tiny = sh5[a].len().min(sh5[b].len()) < similar::TINY_SHINGLES;
+            let rule = similarity::Rule { containment: Some(c), ..rule };
+            let tiny = sh5[a].len().min(sh5[b].len()) < similarity::TINY_SHINGLES;
             let contained = minhash::containment(&sh5[a], &sh5[b]) >= c;
             let expected =
                 dedup >= 0.5 || (contained && ((band && !tiny) || key[i])) || (key[i] && short_rule && j3 >= 0.5);
-            let decided =
-                [(band, similar::Via::Band), (short_band, similar::Via::ShortBand), (key[i], similar::Via::Key)]
-                    .into_iter()
-                    .any(|(found, via)| found && rule.judge(&sh5[a], &sh5[b], via, short_sets).is_some());
+            let decided = [
+                (band, similarity::Via::Band),
+                (short_band, similarity::Via::ShortBand),
+                (key[i], similarity::Via::Key),
+            ]
+            .into_iter()
+            .any(|(found, via)| found && rule.judge(&sh5[a], &sh5[b], via, short_sets).is_some());
             assert_eq!(expected, decided, "the trigger's decision at containment {c} on {}", p.id);
             default = decided; // containment 0.8, the default, comes last
         }

@@ -21,9 +21,9 @@
 //! earlier revision gives the figures of its order. Output: a markdown table.
 use simdup_bench::edits::{load, nchars, sentences, Rng};
 use simdup_core::locks::{similar_stripes, SimilarStripes};
-use simdup_core::minhash::{bands, choose_bands_for_recall, minhash, shingles};
 use simdup_core::no_interrupt;
-use simdup_core::similar::{containment_keys, short_set, Rule};
+use simdup_core::similarity::minhash::{bands, choose_bands_for_recall, minhash, shingles};
+use simdup_core::similarity::{containment_keys, short_set, Rule};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())

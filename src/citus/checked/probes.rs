@@ -14,13 +14,13 @@ use pgrx::prelude::*;
 
 use crate::errors::OrRaise;
 
-use crate::minhash::{char_set, set_bands, text_short, ShortText};
-use simdup_core::similar::{Keys, Via};
+use crate::similarity::minhash::{char_set, set_bands, text_short, ShortText};
+use simdup_core::similarity::{Keys, Via};
 
 use crate::dedup::config::Config;
 use crate::dedup::lookup::{lock_to_commit, row_stripes, similar_stripes};
-use crate::dedup::similar::SimilarConfig;
 use crate::dedup::tuple::text_of;
+use crate::similarity::config::SimilarConfig;
 
 /// What a batch's rows are checked by: per row, what the check reads of it.
 /// The texts a SimHash batch verifies its candidates with (None: NULL), and the quoted name of
@@ -204,7 +204,9 @@ impl Probes<'_> {
                 let distance = (fps[i]? ^ fps[j]?).count_ones();
                 let confirmed = || match (verified, cfg.verify) {
                     (Some(v), Some(verify)) => match (&v.texts[i], &v.texts[j]) {
-                        (Some(a), Some(b)) => verify.rule().texts(a, b, &mut crate::minhash::interrupt).is_some(),
+                        (Some(a), Some(b)) => {
+                            verify.rule().texts(a, b, &mut crate::similarity::minhash::interrupt).is_some()
+                        }
                         _ => false,
                     },
                     _ => true,

@@ -9,10 +9,10 @@ use pgrx::pg_sys;
 
 use crate::errors::OrRaise;
 
-use crate::minhash::{char_set, set_bands, text_short};
+use crate::similarity::minhash::{char_set, set_bands, text_short};
 
 use crate::dedup::lookup::{lock_to_commit, row_stripes, similar_stripes};
-use crate::dedup::similar::SimilarConfig;
+use crate::similarity::config::SimilarConfig;
 
 /// Steps 1 to 3 of a checked write, as the table's owner: the lock stripes of `value` (the text
 /// the row will store, or its adopted fingerprint, as text; None: NULL), then one query over
@@ -118,7 +118,7 @@ pub(crate) fn verified_condition(
     )
 }
 
-/// The trigger's decision (src/dedup/similar.rs) as the similarity check's query asks it of
+/// The trigger's decision (src/similarity/trigger.rs) as the similarity check's query asks it of
 /// every shard: the measure (`_simdup_similar_match`: the Jaccard similarity of a near-duplicate)
 /// and the condition "stored row `t` shares a band value with the new text and is a
 /// near-duplicate by every rule, or shares a short band value and is one by the short-text rule
@@ -127,7 +127,7 @@ pub(crate) fn verified_condition(
 /// short, threshold, containment]` are the SQL expressions of the new row's text, its band
 /// values and short band values (`int8[]`; short NULL for a text without short bands), and the
 /// trigger's threshold and containment, and `probe` the new row's containment keys to look up
-/// (`int8[]`, [`simdup_core::similar::Keys::probe`]; used only when the trigger has containment:
+/// (`int8[]`, [`simdup_core::similarity::Keys::probe`]; used only when the trigger has containment:
 /// then the condition also holds for a stored row whose containment keys meet the new row's and
 /// that `_simdup_similar_key_match` counts a near-duplicate, and the measure is whichever match
 /// is not NULL: both give the pair's k-shingle Jaccard similarity).

@@ -17,8 +17,8 @@ use crate::errors::{Code, Error, OrRaise};
 
 use crate::dedup::config::dedup_config;
 use crate::dedup::config::DUP_OF;
-use crate::dedup::similar::{check_columns, similar_config};
 use crate::dedup::tuple::columns;
+use crate::similarity::config::{check_columns, similar_config};
 
 /// What every checked write into a table reads first: the relation (opened here, kept open and
 /// locked to the end of the transaction), its names, its dedup trigger's check and columns.

@@ -8,8 +8,8 @@ use pgrx::prelude::*;
 use crate::errors::{Code, ConstraintError, Error, OrRaise};
 
 use crate::dedup::config::Config;
-use crate::dedup::similar::{similar_error, SimilarConfig};
 use crate::dedup::trigger::duplicate_error;
+use crate::similarity::config::{similar_error, SimilarConfig};
 
 /// The check a table's dedup trigger makes: by SimHash distance or by verified similarity.
 pub(crate) enum Check {

@@ -19,8 +19,8 @@ use crate::args::Mode;
 use crate::errors::{Code, Error, OrRaise};
 
 use crate::dedup::config::dedup_config;
-use crate::dedup::similar::{check_columns, similar_config};
 use crate::dedup::tuple::{columns, text_of};
+use crate::similarity::config::{check_columns, similar_config};
 
 /// The column a table's dedup check reads (the text, or an adopted fingerprint) and its key
 /// column, if the table has a dedup trigger: what an UPDATE must assign for the coordinator to

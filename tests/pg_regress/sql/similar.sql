@@ -151,7 +151,7 @@ FROM simdup_similar('sim_plain', 'the quick brown fox jumps over the lazy dog', 
 ORDER BY id;
 SELECT id, round(jaccard(body, 'the quick brown fox jumps over the lazy dog', 3)::numeric, 3) AS jaccard3 FROM sim_plain ORDER BY id;
 
--- The search's plan is kept per backend (src/similar.rs). In this one session: the index
+-- The search's plan is kept per backend (src/similarity/search.rs). In this one session: the index
 -- replaced by one for another threshold and k, the table renamed, a row added; the answers are
 -- still jaccard's own (the sequential scan's, simdup.index_search = off).
 SELECT simdup_disable_similar('sim_plain');

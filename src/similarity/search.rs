@@ -1,7 +1,7 @@
 //! Verified similarity search: the rows whose exact character-shingle Jaccard similarity with a
 //! query is at least a threshold (`simdup_similar`, sql/similar.sql). Candidates come from MinHash
 //! LSH bands in a GIN index whose S-curve is chosen for a recall target at the threshold
-//! (`simdup_core::minhash::choose_bands_for_recall`); every candidate is verified with
+//! (`simdup_core::similarity::minhash::choose_bands_for_recall`); every candidate is verified with
 //! `jaccard()`, so precision is exact and recall is the S-curve's.
 //!
 //! `simdup_similar` itself is here: the choice of index, its errors, and the search, run as
@@ -18,8 +18,8 @@ use std::ffi::{c_char, CStr, CString};
 
 use crate::args::similarity_target;
 use crate::errors::{invalid_parameter, Code, Error};
-use crate::minhash::{char_set, set_bands};
-use simdup_core::minhash as mh;
+use crate::similarity::minhash::{char_set, set_bands};
+use simdup_core::similarity::minhash as mh;
 
 /// Bands × rows (bands × rows ≤ n) under which a pair of Jaccard similarity `threshold` becomes
 /// a candidate with probability at least `recall`, the steepest such curve (fewest false
@@ -80,7 +80,7 @@ pub(crate) struct KeyIndex {
 }
 
 /// The similarity indexes of an open table, oldest first, read from their expressions in the
-/// catalog ([`crate::search::similarity::bands_expression`]): the one reader for
+/// catalog ([`crate::similarity::planner::bands_expression`]): the one reader for
 /// `_simdup_similar_indexes`, `simdup_similar` and the dedup trigger.
 ///
 /// # Safety
@@ -91,7 +91,7 @@ pub(crate) unsafe fn similarity_indexes(heap: pg_sys::Relation) -> Vec<Similarit
     // an index's RelationGetIndexExpressions.
     unsafe {
         gin_expression_indexes(heap, |oid, expr| {
-            crate::search::similarity::bands_expression(expr).map(|(body, k, bands, rows)| SimilarityIndex {
+            crate::similarity::planner::bands_expression(expr).map(|(body, k, bands, rows)| SimilarityIndex {
                 oid,
                 body,
                 k,
@@ -103,7 +103,7 @@ pub(crate) unsafe fn similarity_indexes(heap: pg_sys::Relation) -> Vec<Similarit
 }
 
 /// The short-text indexes of an open table, oldest first
-/// ([`crate::search::similarity::short_bands_expression`]).
+/// ([`crate::similarity::planner::short_bands_expression`]).
 ///
 /// # Safety
 /// As [`similarity_indexes`].
@@ -113,7 +113,7 @@ pub(crate) unsafe fn short_indexes(heap: pg_sys::Relation) -> Vec<ShortIndex> {
     // an index's RelationGetIndexExpressions.
     unsafe {
         gin_expression_indexes(heap, |oid, expr| {
-            crate::search::similarity::short_bands_expression(expr).map(|(body, threshold)| ShortIndex {
+            crate::similarity::planner::short_bands_expression(expr).map(|(body, threshold)| ShortIndex {
                 oid,
                 body,
                 threshold,
@@ -123,7 +123,7 @@ pub(crate) unsafe fn short_indexes(heap: pg_sys::Relation) -> Vec<ShortIndex> {
 }
 
 /// The containment indexes of an open table, oldest first
-/// ([`crate::search::similarity::keys_expression`]).
+/// ([`crate::similarity::planner::keys_expression`]).
 ///
 /// # Safety
 /// As [`similarity_indexes`].
@@ -133,7 +133,7 @@ pub(crate) unsafe fn key_indexes(heap: pg_sys::Relation) -> Vec<KeyIndex> {
     // an index's RelationGetIndexExpressions.
     unsafe {
         gin_expression_indexes(heap, |oid, expr| {
-            crate::search::similarity::keys_expression(expr).map(|(body, k, containment)| KeyIndex {
+            crate::similarity::planner::keys_expression(expr).map(|(body, k, containment)| KeyIndex {
                 oid,
                 body,
                 k,
@@ -222,8 +222,8 @@ fn _simdup_similar_indexes(
         }
         // The dedup trigger's short-text indexes, as indexes of 3-shingle bands.
         for ix in short_indexes(heap) {
-            let (bands, rows) = crate::minhash::short_banding_of(ix.threshold);
-            let k = simdup_core::similar::SHORT_SHINGLE as i32;
+            let (bands, rows) = crate::similarity::minhash::short_banding_of(ix.threshold);
+            let k = simdup_core::similarity::SHORT_SHINGLE as i32;
             out.push((ix.oid, expression_sql(heap, ix.body), k, Some(bands as i32), Some(rows as i32)));
         }
         // The dedup trigger's containment indexes: sketches and prefixes, not bands.

@@ -1,9 +1,9 @@
 //! Comparing shingle sets: the size of their intersection ([`Overlap`]), and from it Jaccard
 //! similarity and containment, the measures every similarity decision uses; and
 //! [`OverlapCounter`], which counts the overlap of one set with the shingles of many texts
-//! without building their sets. It knows sets of 64-bit hashes only: [`crate::minhash`], whose
+//! without building their sets. It knows sets of 64-bit hashes only: [`crate::similarity::minhash`], whose
 //! shingle sets these are, re-exports it and feeds the counter a text's shingles
-//! ([`crate::minhash::char_overlap`]).
+//! ([`crate::similarity::minhash::char_overlap`]).
 
 /// Size of the intersection of two sets (strictly ascending slices), by a merge walk.
 pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
@@ -18,7 +18,7 @@ pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
 }
 
 /// Jaccard similarity |A ∩ B| / |A ∪ B| of two sets given as strictly ascending slices (as
-/// [`crate::minhash::shingles`] returns them; see [`crate::minhash::to_set`]). Always in
+/// [`crate::similarity::minhash::shingles`] returns them; see [`crate::similarity::minhash::to_set`]). Always in
 /// `[0, 1]`; unsorted input gives a meaningless value but no panic.
 ///
 /// Two empty sets give **1.0**: they are equal, and "identical inputs have similarity 1" then
@@ -110,7 +110,7 @@ fn home(h: u64, size: usize) -> usize {
 }
 
 impl OverlapCounter {
-    /// A counter for the fixed set `a` (strictly ascending, as [`crate::minhash::shingles`]
+    /// A counter for the fixed set `a` (strictly ascending, as [`crate::similarity::minhash::shingles`]
     /// returns it).
     pub fn new(a: &[u64]) -> OverlapCounter {
         let size = table_size(a.len());

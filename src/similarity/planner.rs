@@ -31,7 +31,7 @@ use crate::catalog::{cells, is_our_function};
 pub(crate) const MIN_RECALL: f64 = 0.99;
 
 /// A similarity index as the planner sees it (its IndexOptInfo); the catalog's view of one is
-/// [`crate::similar::SimilarityIndex`].
+/// [`crate::similarity::search::SimilarityIndex`].
 struct PlannedSimilarityIndex {
     index: *mut pg_sys::IndexOptInfo,
     /// The indexed text expression (`body`), in the planner's form.
@@ -67,11 +67,11 @@ pub(crate) unsafe fn bands_expression(expr: *mut pg_sys::Node) -> Option<(*mut p
     // SAFETY: node tags say which struct a node is; Consts read only when not NULL.
     unsafe {
         let (bands_fn, outer) = func_args(expr)?;
-        if outer.len() != 3 || !is_our_function(bands_fn, Some(crate::minhash::minhash_bands_wrapper)) {
+        if outer.len() != 3 || !is_our_function(bands_fn, Some(crate::similarity::minhash::minhash_bands_wrapper)) {
             return None;
         }
         let (minhash_fn, inner) = func_args(outer[0])?;
-        if inner.len() != 3 || !is_our_function(minhash_fn, Some(crate::minhash::minhash_wrapper)) {
+        if inner.len() != 3 || !is_our_function(minhash_fn, Some(crate::similarity::minhash::minhash_wrapper)) {
             return None;
         }
         let (k, n, bands, rows) = (int4(inner[1])?, int4(inner[2])?, int4(outer[1])?, int4(outer[2])?);
@@ -92,7 +92,9 @@ pub(crate) unsafe fn short_bands_expression(expr: *mut pg_sys::Node) -> Option<(
     // SAFETY: node tags say which struct a node is; Consts read only when not NULL.
     unsafe {
         let (funcid, args) = func_args(expr)?;
-        if args.len() != 2 || !is_our_function(funcid, Some(crate::minhash::_simdup_similar_short_bands_wrapper)) {
+        if args.len() != 2
+            || !is_our_function(funcid, Some(crate::similarity::minhash::_simdup_similar_short_bands_wrapper))
+        {
             return None;
         }
         Some((args[0], float8(args[1])?))
@@ -108,7 +110,7 @@ pub(crate) unsafe fn keys_expression(expr: *mut pg_sys::Node) -> Option<(*mut pg
     // SAFETY: node tags say which struct a node is; Consts read only when not NULL.
     unsafe {
         let (funcid, args) = func_args(expr)?;
-        if args.len() != 3 || !is_our_function(funcid, Some(crate::minhash::_simdup_similar_keys_wrapper)) {
+        if args.len() != 3 || !is_our_function(funcid, Some(crate::similarity::minhash::_simdup_similar_keys_wrapper)) {
             return None;
         }
         Some((args[0], int4(args[1])?, float8(args[2])?))
@@ -181,7 +183,7 @@ unsafe fn match_restriction(
 ) -> Option<Restriction> {
     // SAFETY: node tags say which struct a node is; Consts read only when not NULL.
     unsafe {
-        let (funcid, left, right) = super::plan_nodes::binary_op(clause)?;
+        let (funcid, left, right) = crate::search::plan_nodes::binary_op(clause)?;
         // jaccard(...) >= t, > t; t <= jaccard(...), t < jaccard(...).
         let (call, bound) = match funcid {
             pg_sys::F_FLOAT8GE | pg_sys::F_FLOAT8GT => (left, right),
@@ -197,13 +199,13 @@ unsafe fn match_restriction(
         }
         let t = f64::from_bits(bound.constvalue.value() as u64);
         let (funcid, jargs) = func_args(call)?;
-        if jargs.len() != 3 || !is_our_function(funcid, Some(crate::minhash::jaccard_wrapper)) {
+        if jargs.len() != 3 || !is_our_function(funcid, Some(crate::similarity::minhash::jaccard_wrapper)) {
             return None;
         }
         let k = int4(jargs[2])?;
         let reads_row = |n: *mut pg_sys::Node| pg_sys::bms_is_member(rti as i32, pg_sys::pull_varnos(root, n));
         let constant = |n: *mut pg_sys::Node| {
-            !pg_sys::contain_volatile_functions(n) && super::plan_nodes::bms_empty(pg_sys::pull_varnos(root, n))
+            !pg_sys::contain_volatile_functions(n) && crate::search::plan_nodes::bms_empty(pg_sys::pull_varnos(root, n))
         };
         let (body, q) = match (reads_row(jargs[0]), reads_row(jargs[1])) {
             (true, false) => (jargs[0], jargs[1]),
@@ -235,7 +237,7 @@ pub(crate) unsafe fn add_paths(
     // planner's memory context, and the path is handed to add_path.
     unsafe {
         if (*rel).baserestrictinfo.is_null()
-            || pg_sys::check_enable_rls((*rte).relid, super::plan_nodes::check_as_user(root, rte, rti), true)
+            || pg_sys::check_enable_rls((*rte).relid, crate::search::plan_nodes::check_as_user(root, rte, rti), true)
                 == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
         {
             return;
@@ -253,7 +255,7 @@ pub(crate) unsafe fn add_paths(
             for ix in indexes.iter().filter(|ix| {
                 ix.k == r.k
                     && pg_sys::equal(ix.body.cast(), r.body.cast())
-                    && simdup_core::minhash::s_curve(r.t, ix.bands, ix.rows) >= MIN_RECALL
+                    && simdup_core::similarity::minhash::s_curve(r.t, ix.bands, ix.rows) >= MIN_RECALL
             }) {
                 add_bitmap_path(root, rel, rinfo, ix, r.q);
             }
@@ -296,7 +298,7 @@ unsafe fn add_bitmap_path(
         (*clause).type_ = pg_sys::NodeTag::T_IndexClause;
         (*clause).rinfo = rinfo;
         (*clause).indexquals =
-            pg_sys::lappend(std::ptr::null_mut(), super::plan_nodes::restrictinfo(root, overlap.cast()).cast());
+            pg_sys::lappend(std::ptr::null_mut(), crate::search::plan_nodes::restrictinfo(root, overlap.cast()).cast());
         (*clause).lossy = true;
         (*clause).indexcol = 0;
         let path = pg_sys::create_index_path(

@@ -2,7 +2,7 @@
 //! values for a GIN index (`minhash_bands(sig, b, r) && minhash_bands($1, b, r)`).
 //!
 //! The format (normalization, shingle hashes, permutations, band hash) is defined and versioned
-//! in `simdup_core::minhash`; this module only maps it to SQL:
+//! in `simdup_core::similarity::minhash`; this module only maps it to SQL:
 //!
 //! * every `bigint` is the core's `u64` with the same bits, so shingle sets come back sorted as
 //!   unsigned numbers, not in `bigint` order (functions taking a stored set re-sort it);
@@ -16,15 +16,10 @@ use std::cell::RefCell;
 use pgrx::prelude::*;
 
 use crate::errors::{invalid_parameter, null_not_allowed};
-use simdup_core::minhash as mh;
+use simdup_core::similarity::minhash as mh;
 
 use crate::args::{banding, permutations, shingle_size, unit_interval, BANDS_HINT};
-
-/// Lets statement_timeout and cancel interrupt a long computation (the core calls it between
-/// pieces of about 64 KiB of text and every 16 Ki shingles).
-pub(crate) fn interrupt() {
-    pgrx::check_for_interrupts!();
-}
+pub(crate) use crate::shingles::{char_set, interrupt, short_set_of};
 
 // ---------------------------------------------------------------------------------------------
 // Arguments
@@ -50,15 +45,6 @@ fn to_bigints(v: Vec<u64>) -> Vec<i64> {
 // ---------------------------------------------------------------------------------------------
 // Shingles and exact Jaccard
 // ---------------------------------------------------------------------------------------------
-
-/// The set of character `k`-shingle hashes of a text (sorted, as `shingles()` gives them;
-/// empty for text without shingles): what `jaccard()` compares and `minhash()` signs.
-pub(crate) fn char_set(body: &str, k: usize) -> Vec<u64> {
-    match mh::shingles(body, k, &mut interrupt) {
-        Ok(s) => s,
-        Err(e) => invalid_parameter(e.to_string(), "k must be between 1 and 256."),
-    }
-}
 
 /// The set of hashes of the character `k`-shingles of the normalized text (NFKC, lower case,
 /// whitespace runs as one space), sorted as unsigned 64-bit numbers; NULL when the text is
@@ -204,12 +190,6 @@ pub(crate) fn set_bands(set: &[u64], bands: usize, rows: usize) -> Vec<i64> {
     signature_bands(set, bands, rows).1
 }
 
-/// The 3-shingle set of a text the similarity dedup trigger's short-text rule covers
-/// ([`simdup_core::similar::short_set`]), None for any other.
-pub(crate) fn short_set_of(body: &str) -> Option<Vec<u64>> {
-    simdup_core::similar::short_set(body, &mut interrupt)
-}
-
 /// The short bands of a text at `threshold` (None: not a short text): what
 /// `_simdup_similar_short_bands(body, threshold)` indexes, and what the trigger and the checked
 /// write probe.
@@ -230,14 +210,15 @@ pub(crate) fn text_short(body: &str, threshold: f64) -> Option<ShortText> {
 
 /// The bands and rows of the short bands at `threshold` (0 < t ≤ 1, checked by the caller).
 pub(crate) fn short_banding_of(threshold: f64) -> (usize, usize) {
-    simdup_core::similar::short_banding(threshold)
+    simdup_core::similarity::short_banding(threshold)
         .unwrap_or_else(|e| invalid_parameter(e.to_string(), "the similarity threshold must be in (0, 1]."))
 }
 
 /// The short bands of a short text's 3-shingle set ([`short_set_of`]) at `threshold`.
 fn short_bands_of(set: &[u64], threshold: f64) -> Vec<i64> {
     let (bands, rows) = short_banding_of(threshold);
-    simdup_core::similar::short_bands(set, bands, rows).unwrap_or_else(|e| invalid_parameter(e.to_string(), BANDS_HINT))
+    simdup_core::similarity::short_bands(set, bands, rows)
+        .unwrap_or_else(|e| invalid_parameter(e.to_string(), BANDS_HINT))
 }
 
 /// `_simdup_similar_short_bands(body, threshold)`: the LSH band values of the character
@@ -245,7 +226,7 @@ fn short_bands_of(set: &[u64], threshold: f64) -> Vec<i64> {
 /// so that two texts of 3-shingle Jaccard similarity `threshold` share one with probability at
 /// least 0.99 (72 bands of 4 rows at 0.5); NULL for any other text. The expression of the
 /// similarity dedup trigger's second GIN index, which finds the candidates of its short-text
-/// rule (simdup_core::similar).
+/// rule (simdup_core::similarity).
 ///
 /// COST 2500: a short text's 3-shingles and 288 MinHash values take a few microseconds; the
 /// cost keeps the planner off computing it per row (as `minhash`'s).
@@ -255,11 +236,11 @@ pub(crate) fn _simdup_similar_short_bands(body: &str, threshold: f64) -> Option<
 }
 
 /// The containment keys of a text's k-shingle set at containment threshold `c`
-/// ([`simdup_core::similar::containment_keys`]): what `_simdup_similar_keys(body, k, c)`
-/// indexes ([`simdup_core::similar::Keys::entry`]), and what the trigger and the checked write
-/// look up ([`simdup_core::similar::Keys::probe`]).
-pub(crate) fn set_keys(set: &[u64], k: usize, c: f64) -> simdup_core::similar::Keys {
-    simdup_core::similar::containment_keys(set, k, c)
+/// ([`simdup_core::similarity::containment_keys`]): what `_simdup_similar_keys(body, k, c)`
+/// indexes ([`simdup_core::similarity::Keys::entry`]), and what the trigger and the checked write
+/// look up ([`simdup_core::similarity::Keys::probe`]).
+pub(crate) fn set_keys(set: &[u64], k: usize, c: f64) -> simdup_core::similarity::Keys {
+    simdup_core::similarity::containment_keys(set, k, c)
 }
 
 /// The containment index's entry of a text, remembered: (text, k, containment bits, entry).
@@ -274,7 +255,7 @@ thread_local! {
 
 /// [`set_keys`] of a text's k-shingle set `set`, remembered for the row's index entry (texts up
 /// to `MEMO_MAX_BYTES`).
-pub(crate) fn text_set_keys(body: &str, set: &[u64], k: usize, c: f64) -> simdup_core::similar::Keys {
+pub(crate) fn text_set_keys(body: &str, set: &[u64], k: usize, c: f64) -> simdup_core::similarity::Keys {
     let keys = set_keys(set, k, c);
     if body.len() <= MEMO_MAX_BYTES {
         LAST_KEYS.with_borrow_mut(|last| *last = Some((body.to_owned(), k, c.to_bits(), keys.entry())));
@@ -287,7 +268,7 @@ pub(crate) fn text_set_keys(body: &str, set: &[u64], k: usize, c: f64) -> simdup
 /// for a tiny text (fewer than 50 shingles), its containment prefix, each tagged by its role;
 /// NULL for text without shingles. The expression of the similarity dedup trigger's third GIN
 /// index, which finds the candidates of its containment rule for tiny texts
-/// (simdup_core::similar::Keys). 22023 for a bad k or containment.
+/// (simdup_core::similarity::Keys). 22023 for a bad k or containment.
 ///
 /// COST 2500, as `_simdup_similar_short_bands`.
 #[pg_extern(sql = "")]
@@ -303,7 +284,7 @@ pub(crate) fn _simdup_similar_keys(body: &str, k: i32, containment: f64) -> Opti
 
 /// The containment keys of a text, with the SQL functions' argument checks (22023 for a bad k
 /// or containment); None for text without shingles.
-fn text_keys(body: &str, k: i32, containment: f64) -> Option<simdup_core::similar::Keys> {
+fn text_keys(body: &str, k: i32, containment: f64) -> Option<simdup_core::similarity::Keys> {
     let k = crate::args::shingle_size(k);
     let c = crate::args::containment_threshold(containment);
     let set = char_set(body, k);
@@ -312,7 +293,7 @@ fn text_keys(body: &str, k: i32, containment: f64) -> Option<simdup_core::simila
 
 /// `_simdup_similar_key_probe(body, k, containment)`: the values a text looks up in the
 /// containment index (its prefix among the others' sketches, its sketch among the others'
-/// prefixes: [`simdup_core::similar::Keys::probe`]); `_simdup_similar_key_probe(a, k, c) &&
+/// prefixes: [`simdup_core::similarity::Keys::probe`]); `_simdup_similar_key_probe(a, k, c) &&
 /// _simdup_similar_keys(b, k, c)` exactly when the containment keys of `a` and `b` meet. NULL
 /// for text without shingles. What the trigger and the cross-shard check look up, for tests and
 /// for explaining a decision.

@@ -5,9 +5,9 @@
 //! bitmap: [`Candidates`] runs the index's bitmap scan for the new row's band values, as a
 //! Bitmap Index Scan would (the pending list of `fastupdate` included), then fetches the rows of
 //! the bitmap through the table's index fetch with the caller's snapshot, following HOT chains
-//! ([`super::scan::fetch_heap`]). [`count_shared`] finds the same rows one value at a time and
+//! ([`crate::search::scan::fetch_heap`]). [`count_shared`] finds the same rows one value at a time and
 //! counts how many values each shares, for the trigger's verification limit
-//! (simdup_core::candidates); [`visit_rows`] fetches the rows it names. No SPI, no plan, no permission or row-level security check:
+//! (simdup_core::similarity::candidates); [`visit_rows`] fetches the rows it names. No SPI, no plan, no permission or row-level security check:
 //! the dedup trigger sees every row, whoever writes.
 //!
 //! An exact page of the bitmap names the candidates themselves (GIN's overlap needs no recheck).
@@ -18,8 +18,8 @@
 use pgrx::pg_sys;
 use pgrx::IntoDatum;
 
-use super::scan::{fetch_heap, init_key};
 use crate::compat;
+use crate::search::scan::{fetch_heap, init_key};
 
 /// GIN's overlap strategy of the array operator class (`GinOverlapStrategy`).
 const GIN_OVERLAP_STRATEGY: u32 = 1;
@@ -47,7 +47,7 @@ impl Candidates {
 
     /// Adds one to `shared[row]` for each row of the bitmap; false, adding nothing more, at a
     /// lossy page.
-    fn count_into(&self, shared: &mut simdup_core::candidates::Shared) -> bool {
+    fn count_into(&self, shared: &mut simdup_core::similarity::candidates::Shared) -> bool {
         let mut exact = true;
         // SAFETY: as in `rows`.
         unsafe {
@@ -103,7 +103,7 @@ impl Drop for Candidates {
     }
 }
 
-/// A row's position as [`simdup_core::candidates`] names it.
+/// A row's position as [`simdup_core::similarity::candidates`] names it.
 fn position(block: pg_sys::BlockNumber, offset: u16) -> u64 {
     (u64::from(block) << 16) | u64::from(offset)
 }
@@ -145,7 +145,7 @@ pub(crate) unsafe fn count_shared(
     index: pg_sys::Oid,
     values: &[i64],
     snapshot: pg_sys::Snapshot,
-    shared: &mut simdup_core::candidates::Shared,
+    shared: &mut simdup_core::similarity::candidates::Shared,
 ) -> bool {
     let mut distinct = values.to_vec();
     distinct.sort_unstable();

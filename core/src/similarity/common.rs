@@ -1,11 +1,11 @@
-//! The common character shingles that `crate::similar::rare_first` orders last, written by the
+//! The common character shingles that `crate::similarity::rare_first` orders last, written by the
 //! `common_shingles` example of bench/rust (see there for the reference texts and the commands):
 //! `COMMON_3`, below, and `COMMON_5`, in `common_5.bin` (read by [`common_5`]).
 
 /// `common_5.bin`: the 20,000 character 5-shingles in the most paragraphs of the PostgreSQL 15
 /// manual (Debian postgresql-doc-15 15.20-0+deb12u1), 10 bytes each (the shingle's hash as a
 /// little-endian u64, its rank as a little-endian u16: 20,000 for the most frequent, 1 for the
-/// least), by hash. Part of the containment index's format (`crate::similar::Keys`).
+/// least), by hash. Part of the containment index's format (`crate::similarity::Keys`).
 static COMMON_5_BIN: &[u8] = include_bytes!("common_5.bin");
 
 /// The number of shingles in `common_5.bin`.

@@ -30,8 +30,13 @@
 //! pairs candidates, against 0.2 % over 5-shingles (docs/quality.md, "Tiny texts in
 //! boilerplate: the containment index").
 
-use crate::minhash::{self, MinHashError};
+pub mod candidates;
+pub(crate) mod common;
+pub mod minhash;
+pub mod overlap;
+
 use crate::Interrupt;
+use minhash::MinHashError;
 
 /// A pair whose shorter text has fewer characters than this (counted as |k-shingles| + k − 1)
 /// is compared by its 3-shingles too (rule 3).
@@ -153,7 +158,7 @@ pub const SKETCH_SHINGLES: usize = 32;
 /// rare shingles, not of every text that has `the`.
 ///
 /// The keys are stored (the containment index's values, [`Keys::entry`]): the order, and
-/// [`crate::common`]'s table with it, is part of the index format. A golden test pins them.
+/// [`crate::similarity::common`]'s table with it, is part of the index format. A golden test pins them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Keys {
     pub sketch: Vec<u64>,
@@ -238,9 +243,9 @@ impl Keys {
 /// How frequent a k-shingle is among the common ones (1 to the table's size, the most
 /// frequent last), 0 for any other.
 fn common_rank(k: usize) -> impl Fn(u64) -> u16 {
-    let table: &'static [(u64, u16)] = if k == 3 { &crate::common::COMMON_3 } else { &[] };
+    let table: &'static [(u64, u16)] = if k == 3 { &crate::similarity::common::COMMON_3 } else { &[] };
     move |h| match k {
-        5 => crate::common::common_5_rank(h),
+        5 => crate::similarity::common::common_5_rank(h),
         _ => table.binary_search_by_key(&h, |&(x, _)| x).map_or(0, |i| table[i].1),
     }
 }
@@ -677,8 +682,13 @@ mod tests {
         for seed in 0..300u64 {
             let h = |i: u64| crate::hash::mix64(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
             // Element i: a common 5-shingle for every third i, another hash otherwise.
-            let elem =
-                |i: u64| if i.is_multiple_of(3) { crate::common::common_5((h(i) % 1000) as usize).0 } else { h(i) };
+            let elem = |i: u64| {
+                if i.is_multiple_of(3) {
+                    crate::similarity::common::common_5((h(i) % 1000) as usize).0
+                } else {
+                    h(i)
+                }
+            };
             for (na, nb, common) in [(3, 3, 2), (20, 10, 10), (24, 24, 16), (40, 37, 26), (100, 60, 55)] {
                 let mut a: Vec<u64> = (0..na).map(elem).collect();
                 let mut b: Vec<u64> = (0..common).map(elem).chain((1000..1000 + nb - common).map(elem)).collect();
@@ -702,8 +712,9 @@ mod tests {
 
     #[test]
     fn common_shingles_go_last() {
-        let common_5: Vec<(u64, u16)> = (0..crate::common::COMMON_5_LEN).map(crate::common::common_5).collect();
-        for (table, n) in [(&crate::common::COMMON_3[..], 1000u16), (&common_5[..], 20_000)] {
+        let common_5: Vec<(u64, u16)> =
+            (0..crate::similarity::common::COMMON_5_LEN).map(crate::similarity::common::common_5).collect();
+        for (table, n) in [(&crate::similarity::common::COMMON_3[..], 1000u16), (&common_5[..], 20_000)] {
             assert_eq!(table.len(), usize::from(n));
             assert!(table.windows(2).all(|w| w[0].0 < w[1].0), "by hash, without repeats");
             let mut ranks: Vec<u16> = table.iter().map(|x| x.1).collect();
@@ -749,9 +760,13 @@ mod tests {
             for every in [1u64, 2, 3, 7, 1000] {
                 for n in [1u64, 5, 20, 31, 32, 33, 49, 50, 51, 200] {
                     let mut set: Vec<u64> = (0..n)
-                        .map(
-                            |i| if i % every == 0 { crate::common::common_5((h(i) % 20_000) as usize).0 } else { h(i) },
-                        )
+                        .map(|i| {
+                            if i % every == 0 {
+                                crate::similarity::common::common_5((h(i) % 20_000) as usize).0
+                            } else {
+                                h(i)
+                            }
+                        })
                         .collect();
                     set.sort_unstable();
                     set.dedup();

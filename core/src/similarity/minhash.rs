@@ -64,7 +64,7 @@ use crate::tokens::for_each_token_in;
 use crate::Interrupt;
 
 pub use crate::hash::{mix64, MIX_C1, MIX_C2, SPLITMIX_GAMMA};
-pub use crate::overlap::{containment, intersection_size, jaccard, Overlap, OverlapCounter};
+pub use crate::similarity::overlap::{containment, intersection_size, jaccard, Overlap, OverlapCounter};
 pub use crate::tokens::CHUNK_BYTES;
 
 /// Version of the MinHash format (normalization, whitespace rule, shingle hashes, permutation
