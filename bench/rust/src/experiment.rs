@@ -1,5 +1,5 @@
 //! Fingerprint settings that were measured and not adopted, for the quality benchmark
-//! (examples/quality_pairs.rs, docs/quality.md): NFKC or lower case off, jieba's HMM on,
+//! (examples/quality_pairs/, docs/quality.md): NFKC or lower case off, jieba's HMM on,
 //! character n-grams instead of words, raw or binary term frequency, IDF off, another
 //! unknown-word IDF, a stopword list. Everything the shipped schemes need is in
 //! `simdup_core::scheme`; [`Options::from_scheme`] carries a shipped scheme over, and the
