@@ -22,17 +22,17 @@
 //!    pair join.
 //!
 //! [`scheme`] holds alternative weightings selectable by name (title-aware, Zhang & He 2020);
-//! the default scheme is format 1 itself. [`minhash`] is the set-similarity side (shingles,
-//! signatures, bands).
+//! the default scheme is format 1 itself. [`similarity`] is the set-similarity side: its rules,
+//! and under it shingles, signatures and bands ([`similarity::minhash`]), set overlaps
+//! ([`similarity::overlap`]) and the trigger's verification limit ([`similarity::candidates`]).
 //!
 //! Module layers (each uses only those above it): [`hash`], [`normalize`] → [`tokens`],
-//! [`idf`] → [`features`] → [`simhash`] → [`scheme`]; [`minhash`] on [`tokens`] and [`hash`];
+//! [`idf`] → [`features`] → [`simhash`] → [`scheme`]; [`similarity`] on [`tokens`] and [`hash`];
 //! [`locks`] on [`hash`] (its tests also use [`blocks`]); [`blocks`] → [`pairs`] → [`leaders`], [`blocks`] → [`nearset`], [`pairs`] → [`expected`];
 //! [`components`] alone; [`parallel`] (threads for a caller with interrupts) under [`pairs`];
-//! [`similar`] on [`minhash`] and `common` (a generated table of common shingles); [`explain`]
-//! (the aligned passages of two texts, for `simdup_explain`) alone; [`calibrate`] (the histogram
-//! and valley of `simdup_calibrate`) alone; [`candidates`] (which candidates the similarity
-//! trigger verifies past its limit) alone.
+//! [`precision`] (how often unverified SimHash meets unrelated rows) alone; [`explain`] (the
+//! aligned passages of two texts, for `simdup_explain`) alone; [`calibrate`] (the histogram and
+//! valley of `simdup_calibrate`) alone.
 
 pub mod blocks;
 pub mod calibrate;
@@ -48,6 +48,7 @@ pub mod nearset;
 pub mod normalize;
 pub mod pairs;
 pub mod parallel;
+pub mod precision;
 pub mod scheme;
 pub mod simhash;
 pub mod similarity;
@@ -71,5 +72,5 @@ pub fn no_interrupt() {}
 /// planted edit kind with recall ≥ 0.95 at 1M rows (k = 10 misses inserted sentences and 3 %
 /// typos: 0.930 and 0.937), and its index search probes the same two bits a block as k = 10
 /// plus one more block at two bits (548 probe values against 428). Without verification every
-/// larger k catches more unrelated rows as the table grows ([`similar::unverified_false_share`]).
+/// larger k catches more unrelated rows as the table grows ([`precision::unverified_false_share`]).
 pub const DEFAULT_MAX_DISTANCE: u32 = 11;

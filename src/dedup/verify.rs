@@ -87,7 +87,7 @@ fn _simdup_verified(a: Option<&str>, b: Option<&str>, threshold: Option<f64>, co
 /// `_simdup_unverified_risk(tbl, k)`: the WARNING of `simdup_enable` for a dedup trigger that
 /// does not verify (an adopted fingerprint column, or `verify => false`), when the table already
 /// holds enough rows for the distance alone to catch unrelated rows: the expected share of new
-/// rows with an unrelated row within k ([`simdup_core::similarity::unverified_false_share`], from
+/// rows with an unrelated row within k ([`simdup_core::precision::unverified_false_share`], from
 /// the rate measured on real news) is 1 % or more.
 #[pg_extern(sql = "")]
 fn _simdup_unverified_risk(tbl: pg_sys::Oid, k: i32) {
@@ -99,9 +99,9 @@ fn _simdup_unverified_risk(tbl: pg_sys::Oid, k: i32) {
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         rows
     };
-    let share = simdup_core::similarity::unverified_false_share(rows, k);
+    let share = simdup_core::precision::unverified_false_share(rows, k);
     if share >= 0.01 {
-        let safe = simdup_core::similarity::unverified_safe_rows(k, 0.01);
+        let safe = simdup_core::precision::unverified_safe_rows(k, 0.01);
         crate::errors::Error::new(
             crate::errors::Code::ERRCODE_WARNING,
             format!("max_distance {k} without verification catches unrelated rows in a table of this size"),
