@@ -291,7 +291,8 @@ fn first_within(xs: &[u64], q: u64, k: u32) -> Option<usize> {
             // SAFETY: the CPU has the instructions the function is compiled for.
             return unsafe { first_within_avx2(xs, q, k) };
         }
-        // SAFETY: as above.
+        // SAFETY: the CPU has popcnt (checked just above), the one feature this function is
+        // compiled for.
         return unsafe { first_within_popcnt(xs, q, k) };
     }
     first_within_plain(xs, q, k)

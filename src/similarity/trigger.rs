@@ -163,7 +163,7 @@ unsafe fn required_index(
     // SAFETY: the caller guarantees an open relation.
     unsafe { cached_index(rel, text, kind, find) }.unwrap_or_else(|| {
         not_in_prerequisite_state(
-            // SAFETY: as above.
+            // SAFETY: `rel` is the caller's open relation, whose name the relcache entry holds.
             format!("table \"{}\" has no {what}", unsafe { relation_name(rel) }),
             &format!(
                 "The similarity dedup trigger finds {finds} through it: call simdup_disable_similar(table) and simdup_enable_similar again."

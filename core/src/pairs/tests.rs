@@ -161,7 +161,8 @@ proptest! {
             }
             if Isa::available().contains(&Isa::Avx2) {
                 let mut got = Vec::new();
-                // SAFETY: as above.
+                // SAFETY: the CPU has AVX2 (checked just above), the features the function is
+                // compiled for.
                 unsafe { cross_avx2(&own, &others, k, &mut |a, b| got.push((a, b))) };
                 prop_assert_eq!(sorted(got), want);
             }

@@ -460,7 +460,8 @@ fn kernel(xs: &[u64], pre: &[u64], sig: &mut [u64]) {
             return unsafe { kernel_avx512(xs, pre, sig) };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: as above.
+            // SAFETY: the CPU has AVX2 (checked just above), the feature the function is
+            // compiled for.
             return unsafe { kernel_avx2(xs, pre, sig) };
         }
     }
