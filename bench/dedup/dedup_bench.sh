@@ -138,6 +138,8 @@ for e in $EXISTING; do
     echo "-- loading $((e - have)) synthetic existing rows (trigger disabled)"
     db <<SQL
 ALTER TABLE docs DISABLE TRIGGER simdup_dedup;
+-- Seeded: the same synthetic rows in every run, so that runs of two builds store the same rows.
+SELECT setseed(0.75) \g /dev/null
 \timing on
 INSERT INTO docs (body) SELECT synthetic($((e - have)));
 \timing off

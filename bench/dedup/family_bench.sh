@@ -26,7 +26,7 @@
 #
 # Reported: the medians in ms, family / unrelated, and how many stored rows share a band with
 # the family insert (counted with `_simdup_similar_bands` / `&&` by a sequential scan): its
-# candidates, of which the trigger verifies at most simdup.similar_verify_limit (128 by default;
+# candidates, of which the trigger verifies at most simdup.similar_verify_limit (64 by default;
 # docs/dedup.md, "the verification limit"). Compare with every candidate verified:
 #
 #   PGOPTIONS='-c simdup.similar_verify_limit=0' bench/dedup/family_bench.sh

@@ -5,9 +5,10 @@
 //! bitmap: [`Candidates`] runs the index's bitmap scan for the new row's band values, as a
 //! Bitmap Index Scan would (the pending list of `fastupdate` included), then fetches the rows of
 //! the bitmap through the table's index fetch with the caller's snapshot, following HOT chains
-//! ([`crate::search::scan::fetch_heap`]). [`count_shared`] finds the same rows one value at a time and
-//! counts how many values each shares, for the trigger's verification limit
-//! (simdup_core::similarity::candidates); [`visit_rows`] fetches the rows it names. No SPI, no plan, no permission or row-level security check:
+//! ([`crate::search::scan::fetch_heap`]). When the rows are more than the trigger's verification
+//! limit, [`count_shared`] finds the same rows again one value at a time and counts how many
+//! values each shares (simdup_core::similarity::candidates); [`visit_rows`] fetches the ones
+//! chosen. No SPI, no plan, no permission or row-level security check:
 //! the dedup trigger sees every row, whoever writes.
 //!
 //! An exact page of the bitmap names the candidates themselves (GIN's overlap needs no recheck).
@@ -25,8 +26,8 @@ use crate::search::scan::{fetch_heap, init_key};
 const GIN_OVERLAP_STRATEGY: u32 = 1;
 
 /// The rows of a similarity index sharing a value with a text's band values (or keys): the
-/// bitmap of one bitmap scan, at most `work_mem` large, read by [`Candidates::visit`] (as often
-/// as needed: a bitmap may be iterated more than once once built).
+/// bitmap of one bitmap scan, at most `work_mem` large, counted by [`Candidates::rows`] and read
+/// by [`Candidates::visit`] (a built bitmap may be iterated more than once).
 pub(crate) struct Candidates(*mut pg_sys::TIDBitmap);
 
 impl Candidates {
@@ -43,6 +44,19 @@ impl Candidates {
             pg_sys::index_close(irel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
             Candidates(tbm)
         }
+    }
+
+    /// The rows the bitmap names, each counted once; None when a page of it is lossy (the
+    /// bitmap outgrew `work_mem` and names pages, not rows).
+    pub(crate) fn rows(&self) -> Option<usize> {
+        let mut rows = Some(0);
+        // SAFETY: the bitmap is built and not being iterated elsewhere.
+        unsafe {
+            compat::tbm_for_each_page(self.0, |_, offsets, recheck| {
+                rows = rows.filter(|_| !recheck).map(|n| n + offsets.len());
+            })
+        };
+        rows
     }
 
     /// Adds one to `shared[row]` for each row of the bitmap; false, adding nothing more, at a

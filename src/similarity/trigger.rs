@@ -333,41 +333,40 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         let shares_short_band = |other: &str, _: &[u64]| cfg.shares_short_band(short_bands, other);
         let shares_key = |_: &str, other_set: &[u64]| cfg.shares_key(keys.as_ref(), other_set);
         let found = smallest_key(rel, cols.key, exclude, |snapshot, visit| {
-            // The rows each index offers, with how many of the new row's values each shares;
-            // past the verification limit, only those sharing the most are verified
-            // (simdup_core::similarity::candidates). A lossy bitmap (a value shared by more rows than
-            // work_mem holds) leaves the counts incomplete: then every row of each index's
-            // bitmap is visited, as without a limit.
+            // The rows each index offers, one bitmap scan each. Past the verification limit,
+            // only those sharing the most of the new row's values are verified
+            // (simdup_core::similarity::candidates), counted one scan a value; otherwise, or
+            // when a bitmap is lossy (the counts would be incomplete), every offered row.
             let short = short_index.zip(short_bands);
             let key = key_index.zip(probe.as_deref());
-            let (mut by_band, mut by_short, mut by_key) = (Shared::default(), Shared::default(), Shared::default());
-            let counted = count_shared(index, &bands, snapshot, &mut by_band)
-                && short.is_none_or(|(i, b)| count_shared(i, b, snapshot, &mut by_short))
-                && key.is_none_or(|(i, p)| count_shared(i, p, snapshot, &mut by_key));
-            if !counted {
-                Candidates::scan(index, &bands, snapshot).visit(rel, snapshot, |slot, recheck| {
-                    visit(slot, &mut || candidate(slot, recheck.then_some(&shares_band), Via::Band))
-                });
-                if let Some((i, b)) = short {
-                    Candidates::scan(i, b, snapshot).visit(rel, snapshot, |slot, recheck| {
-                        visit(slot, &mut || candidate(slot, recheck.then_some(&shares_short_band), Via::ShortBand))
-                    });
-                }
-                if let Some((i, p)) = key {
-                    Candidates::scan(i, p, snapshot).visit(rel, snapshot, |slot, recheck| {
-                        visit(slot, &mut || candidate(slot, recheck.then_some(&shares_key), Via::Key))
-                    });
+            let band_rows = Candidates::scan(index, &bands, snapshot);
+            let short_rows = short.map(|(i, b)| Candidates::scan(i, b, snapshot));
+            let key_rows = key.map(|(i, p)| Candidates::scan(i, p, snapshot));
+            let offered = [Some(&band_rows), short_rows.as_ref(), key_rows.as_ref()];
+            let only = verify_only(&offered, |by_band, by_short, by_key| {
+                count_shared(index, &bands, snapshot, by_band)
+                    && short.is_none_or(|(i, b)| count_shared(i, b, snapshot, by_short))
+                    && key.is_none_or(|(i, p)| count_shared(i, p, snapshot, by_key))
+            });
+            if let Some((only, [by_band, by_short, by_key])) = only {
+                for (rows, via) in [(&by_band, Via::Band), (&by_short, Via::ShortBand), (&by_key, Via::Key)] {
+                    let at = only.iter().copied().filter(|p| rows.contains_key(p));
+                    visit_rows(rel, snapshot, at, |slot| visit(slot, &mut || candidate(slot, None, via)));
                 }
                 return;
             }
-            let only = verify_only(&[&by_band, &by_short, &by_key]);
-            for (rows, via) in [(&by_band, Via::Band), (&by_short, Via::ShortBand), (&by_key, Via::Key)] {
-                let mut at: Vec<u64> = match &only {
-                    Some(only) => only.iter().copied().filter(|p| rows.contains_key(p)).collect(),
-                    None => rows.keys().copied().collect(),
-                };
-                at.sort_unstable();
-                visit_rows(rel, snapshot, at.into_iter(), |slot| visit(slot, &mut || candidate(slot, None, via)));
+            band_rows.visit(rel, snapshot, |slot, recheck| {
+                visit(slot, &mut || candidate(slot, recheck.then_some(&shares_band), Via::Band))
+            });
+            if let Some(rows) = &short_rows {
+                rows.visit(rel, snapshot, |slot, recheck| {
+                    visit(slot, &mut || candidate(slot, recheck.then_some(&shares_short_band), Via::ShortBand))
+                });
+            }
+            if let Some(rows) = &key_rows {
+                rows.visit(rel, snapshot, |slot, recheck| {
+                    visit(slot, &mut || candidate(slot, recheck.then_some(&shares_key), Via::Key))
+                });
             }
         });
         *outcome = Some(decide(rel, new, cfg.mode, cols.dup_of, cols.key, shard, found, |name, f, may_read| {
@@ -380,17 +379,31 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
 /// of a candidate from a lossy bitmap page.
 type Shares<'a> = dyn Fn(&str, &[u64]) -> bool + 'a;
 
-/// The positions of the candidates to verify when the indexes offer more rows than
-/// `simdup.similar_verify_limit`: those sharing the most index values with the new row
-/// ([`simdup_core::similarity::candidates::most_shared`]). None: every candidate.
-fn verify_only(offered: &[&Shared]) -> Option<Vec<u64>> {
+/// The positions (ascending) of the candidates to verify, with the rows each index offered,
+/// when the indexes offer more rows than `simdup.similar_verify_limit`: those sharing the most
+/// index values with the new row ([`simdup_core::similarity::candidates::most_shared`]), counted
+/// by `count` (band, short-band and key maps; false when a bitmap went lossy). None: verify every
+/// offered row (within the limit, or with a lossy bitmap).
+fn verify_only(
+    offered: &[Option<&Candidates>],
+    count: impl FnOnce(&mut Shared, &mut Shared, &mut Shared) -> bool,
+) -> Option<(Vec<u64>, [Shared; 3])> {
     let limit = crate::gucs::similar_verify_limit();
-    let only = simdup_core::similarity::candidates::most_shared(offered, limit)?;
-    pgrx::debug1!(
-        "simdup: {} rows offered by the similarity indexes; verifying the {limit} sharing the most values with the new row",
-        offered.iter().map(|s| s.len()).sum::<usize>()
-    );
-    Some(only)
+    if limit == 0 {
+        return None;
+    }
+    let rows = offered.iter().flatten().map(|c| c.rows()).sum::<Option<usize>>()?;
+    if rows <= limit {
+        return None;
+    }
+    let mut maps = [Shared::default(), Shared::default(), Shared::default()];
+    let [by_band, by_short, by_key] = &mut maps;
+    if !count(by_band, by_short, by_key) {
+        return None;
+    }
+    let only = simdup_core::similarity::candidates::most_shared(&[&maps[0], &maps[1], &maps[2]], limit)?;
+    pgrx::debug1!("simdup: {rows} rows offered by the similarity indexes; verifying the {limit} sharing the most values with the new row");
+    Some((only, maps))
 }
 
 // `RETURNS trigger` function, declared in sql/similar.sql.
@@ -415,7 +428,7 @@ mod tests {
     /// heap pages), stored with the smallest key last; key 1 holds the first 150 characters only
     /// (Jaccard about 0.7 with the new rows, fewer shared bands than most). Every candidate
     /// verified (limit 0, or a `work_mem` of 64 kB, whose single-value bitmaps outgrow it) names
-    /// key 1; the limit verifies the 128 sharing the most band values, the earlier position on
+    /// key 1; the limit verifies the 64 sharing the most band values, the earlier position on
     /// ties, and names the smallest key among them.
     #[pg_test]
     fn the_verification_limit_and_lossy_bitmaps() {
@@ -444,15 +457,16 @@ mod tests {
         assert_eq!(dup_of(100_001), 1);
         Spi::run("RESET simdup.similar_verify_limit").unwrap();
         let limited = dup_of(100_002);
-        // The 128 other rows sharing the most band values with it, the earlier position first
+        // The 64 other rows sharing the most band values with it, the earlier position first
         // (the texts are neither short nor tiny: the band index offers every candidate).
-        let verified = Spi::get_one::<i32>(
+        let verified = Spi::get_one::<i32>(&format!(
             "SELECT min(id) FROM (
                SELECT f.id FROM famt f, famt n WHERE n.id = 100002 AND f.id <> n.id
                ORDER BY cardinality(ARRAY(SELECT unnest(_simdup_similar_bands(f.body, 5, 35, 3))
                                           INTERSECT SELECT unnest(_simdup_similar_bands(n.body, 5, 35, 3)))) DESC, f.ctid
-               LIMIT 128) s",
-        )
+               LIMIT {}) s",
+            simdup_core::similarity::candidates::DEFAULT_VERIFY_LIMIT
+        ))
         .unwrap()
         .unwrap();
         assert_eq!(limited, verified);
