@@ -29,8 +29,7 @@ static BULK_CHECK: GucSetting<BulkCheck> = GucSetting::<BulkCheck>::new(BulkChec
 static BULK_CHECK_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(512 * 1024);
 static COPY_BATCH_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(128 * 1024);
 static MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(1024 * 1024);
-static SIMILAR_VERIFY_LIMIT: GucSetting<i32> =
-    GucSetting::<i32>::new(simdup_core::similarity::candidates::DEFAULT_VERIFY_LIMIT as i32);
+static SIMILAR_VERIFY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(0);
 
 /// Registers the parameters. Called once from `_PG_init`.
 pub fn init() {
@@ -129,7 +128,7 @@ pub fn init() {
     GucRegistry::define_int_guc(
         c"simdup.similar_verify_limit",
         c"The most stored rows the similarity dedup trigger verifies for one row.",
-        c"When more stored rows share LSH band values (or containment keys) with a new row, the trigger verifies those sharing the most, so that a family of texts with a long common part costs each insert a bounded time. A near-duplicate is then missed only when at least this many other candidates share as many values with the new row (docs/dedup.md). 0: no limit. Only a superuser can change it.",
+        c"When more stored rows share LSH band values (or containment keys) with a new row, the trigger verifies those sharing the most, so that a family of texts with a long common part costs each insert a bounded time. A near-duplicate is then missed only when at least this many other candidates share as many values with the new row (docs/dedup.md; 64 suggested). 0 (default): no limit. Only a superuser can change it. The Citus checked write verifies every candidate.",
         &SIMILAR_VERIFY_LIMIT,
         0,
         i32::MAX,

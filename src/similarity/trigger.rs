@@ -455,7 +455,7 @@ mod tests {
         Spi::run("SET work_mem = '64MB'").unwrap();
         Spi::run("SET simdup.similar_verify_limit = 0").unwrap();
         assert_eq!(dup_of(100_001), 1);
-        Spi::run("RESET simdup.similar_verify_limit").unwrap();
+        Spi::run("SET simdup.similar_verify_limit = 64").unwrap();
         let limited = dup_of(100_002);
         // The 64 other rows sharing the most band values with it, the earlier position first
         // (the texts are neither short nor tiny: the band index offers every candidate).
@@ -465,7 +465,7 @@ mod tests {
                ORDER BY cardinality(ARRAY(SELECT unnest(_simdup_similar_bands(f.body, 5, 35, 3))
                                           INTERSECT SELECT unnest(_simdup_similar_bands(n.body, 5, 35, 3)))) DESC, f.ctid
                LIMIT {}) s",
-            simdup_core::similarity::candidates::DEFAULT_VERIFY_LIMIT
+            simdup_core::similarity::candidates::SUGGESTED_VERIFY_LIMIT
         ))
         .unwrap()
         .unwrap();

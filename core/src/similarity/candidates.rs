@@ -13,16 +13,17 @@
 //! The effect, documented in docs/dedup.md: a near-duplicate is missed only when at least
 //! `limit` other candidates share as many index values with the new row as it does. Within a
 //! family of texts at Jaccard 0.42 to each other, a near-duplicate at 0.7 shares 12 of 35 bands
-//! on average and a family member 2.6: with 10,000 such rows and the default limit of 64 it is
+//! on average and a family member 2.6: with 10,000 such rows and a limit of 64 it is
 //! missed with probability 0.05 ([`missed_share`], the model), one at 0.8 with 0.00015, one at
 //! 0.6 with 0.51. Inside a family of texts at 0.3, a near-duplicate at 0.7 is missed with
 //! probability 0.002.
 
-/// `simdup.similar_verify_limit`'s default: about 1.3 ms of verification an insert (20 µs a
-/// candidate of 750 characters), which keeps an insert beside 10,000 family rows within 3× an
-/// unrelated one with the counting it takes (bench/dedup/family_bench.sh, docs/performance.md).
-/// Among 10,000 family rows the model ([`missed_share`]) gives the same misses as a limit of 128.
-pub const DEFAULT_VERIFY_LIMIT: usize = 64;
+/// The limit docs/dedup.md suggests for `simdup.similar_verify_limit` (whose default is 0, no
+/// limit): about 1.3 ms of verification an insert (20 µs a candidate of 750 characters), which
+/// keeps an insert beside 10,000 family rows within 3× an unrelated one with the counting it
+/// takes (bench/dedup/family_bench.sh, docs/performance.md). Among 10,000 family rows the model
+/// ([`missed_share`]) gives the same misses as a limit of 128.
+pub const SUGGESTED_VERIFY_LIMIT: usize = 64;
 
 /// A candidate row: its position (block << 16 | offset) and how many index values it shares
 /// with the new row. Keyed by Fx hashing: tens of thousands of increments an insert, and the
@@ -130,10 +131,10 @@ mod tests {
     #[test]
     fn the_model_misses_near_threshold_pairs_in_large_families_only() {
         // 35 bands of 3 rows (the defaults at threshold 0.5), 10,000 family rows at 0.42.
-        let limit = DEFAULT_VERIFY_LIMIT as f64;
+        let limit = SUGGESTED_VERIFY_LIMIT as f64;
         let at = |j: f64, family: f64| missed_share(j, 0.42, 35, 3, family, limit);
         assert_eq!(at(0.5, 50.0), 0.0, "a family smaller than the limit is verified whole");
-        // The figures of docs/dedup.md (10,000 family rows, the default limit).
+        // The figures of docs/dedup.md (10,000 family rows, the suggested limit).
         let cases = [(0.5, 0.9367), (0.6, 0.5060), (0.7, 0.0501), (0.8, 0.00015)];
         for (j, want) in cases {
             assert!((at(j, 10_000.0) - want).abs() < 5e-5, "{j}: {}", at(j, 10_000.0));

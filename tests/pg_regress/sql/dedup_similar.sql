@@ -427,8 +427,8 @@ FROM simdup_explain('??????', '肤白貌美陈妍希?????') e;
 DROP TABLE junk;
 
 -- ---------------------------------------------------------------------------------------------
--- The verification limit: past simdup.similar_verify_limit candidates (64 by default), the
--- trigger verifies those sharing the most index values with the new row (docs/dedup.md). The
+-- The verification limit: past simdup.similar_verify_limit candidates (0 by default: no limit),
+-- the trigger verifies those sharing the most index values with the new row (docs/dedup.md). The
 -- identical copy shares all 35 bands, the row of the first 330 characters 11 (Jaccard 0.557,
 -- and contained): both are near-duplicates, and the smaller key is named; with a limit of one,
 -- only the copy is verified and named. Only a superuser sets the limit.
