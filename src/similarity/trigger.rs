@@ -332,41 +332,48 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
         let shares_band = |_: &str, other_set: &[u64]| cfg.shares_band(&bands, other_set);
         let shares_short_band = |other: &str, _: &[u64]| cfg.shares_short_band(short_bands, other);
         let shares_key = |_: &str, other_set: &[u64]| cfg.shares_key(keys.as_ref(), other_set);
+        let sources: [Source; 3] = [
+            (Some((index, bands.as_slice())), &shares_band, Via::Band),
+            (short_index.zip(short_bands), &shares_short_band, Via::ShortBand),
+            (key_index.zip(probe.as_deref()), &shares_key, Via::Key),
+        ];
+        let limit = crate::gucs::similar_verify_limit();
         let found = smallest_key(rel, cols.key, exclude, |snapshot, visit| {
+            let mut visit_all = |rows: &Candidates, shares: &Shares, via: Via| {
+                rows.visit(rel, snapshot, |slot, recheck| {
+                    visit(slot, &mut || candidate(slot, recheck.then_some(shares), via))
+                })
+            };
+            if limit == 0 {
+                // Every offered row, one index at a time (one bitmap in memory at a time).
+                for (source, shares, via) in sources {
+                    if let Some((i, values)) = source {
+                        visit_all(&Candidates::scan(i, values, snapshot), shares, via);
+                    }
+                }
+                return;
+            }
             // The rows each index offers, one bitmap scan each. Past the verification limit,
             // only those sharing the most of the new row's values are verified
             // (simdup_core::similarity::candidates), counted one scan a value; otherwise, or
             // when a bitmap is lossy (the counts would be incomplete), every offered row.
-            let short = short_index.zip(short_bands);
-            let key = key_index.zip(probe.as_deref());
-            let band_rows = Candidates::scan(index, &bands, snapshot);
-            let short_rows = short.map(|(i, b)| Candidates::scan(i, b, snapshot));
-            let key_rows = key.map(|(i, p)| Candidates::scan(i, p, snapshot));
-            let offered = [Some(&band_rows), short_rows.as_ref(), key_rows.as_ref()];
-            let only = verify_only(&offered, |by_band, by_short, by_key| {
-                count_shared(index, &bands, snapshot, by_band)
-                    && short.is_none_or(|(i, b)| count_shared(i, b, snapshot, by_short))
-                    && key.is_none_or(|(i, p)| count_shared(i, p, snapshot, by_key))
+            let offered = sources.map(|(source, ..)| source.map(|(i, values)| Candidates::scan(i, values, snapshot)));
+            let only = verify_only(limit, &offered, |maps| {
+                sources.iter().zip(maps.iter_mut()).all(|((source, ..), shared)| {
+                    source.is_none_or(|(i, values)| count_shared(i, values, snapshot, shared))
+                })
             });
-            if let Some((only, [by_band, by_short, by_key])) = only {
-                for (rows, via) in [(&by_band, Via::Band), (&by_short, Via::ShortBand), (&by_key, Via::Key)] {
+            if let Some((only, maps)) = only {
+                for ((_, _, via), rows) in sources.iter().zip(&maps) {
                     let at = only.iter().copied().filter(|p| rows.contains_key(p));
-                    visit_rows(rel, snapshot, at, |slot| visit(slot, &mut || candidate(slot, None, via)));
+                    visit_rows(rel, snapshot, at, |slot| visit(slot, &mut || candidate(slot, None, *via)));
                 }
                 return;
             }
-            band_rows.visit(rel, snapshot, |slot, recheck| {
-                visit(slot, &mut || candidate(slot, recheck.then_some(&shares_band), Via::Band))
-            });
-            if let Some(rows) = &short_rows {
-                rows.visit(rel, snapshot, |slot, recheck| {
-                    visit(slot, &mut || candidate(slot, recheck.then_some(&shares_short_band), Via::ShortBand))
-                });
-            }
-            if let Some(rows) = &key_rows {
-                rows.visit(rel, snapshot, |slot, recheck| {
-                    visit(slot, &mut || candidate(slot, recheck.then_some(&shares_key), Via::Key))
-                });
+            for ((_, shares, via), rows) in sources.iter().zip(&offered) {
+                if let Some(rows) = rows {
+                    visit_all(rows, shares, *via);
+                }
             }
         });
         *outcome = Some(decide(rel, new, cfg.mode, cols.dup_of, cols.key, shard, found, |name, f, may_read| {
@@ -379,26 +386,28 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
 /// of a candidate from a lossy bitmap page.
 type Shares<'a> = dyn Fn(&str, &[u64]) -> bool + 'a;
 
+/// One of the trigger's indexes as its search reads it: the index and the new row's values to
+/// look up (None: the table or the row has no such index values), the test of a lossy page's
+/// rows, and the rules its candidates are judged by.
+type Source<'a> = (Option<(pg_sys::Oid, &'a [i64])>, &'a Shares<'a>, Via);
+
 /// The positions (ascending) of the candidates to verify, with the rows each index offered,
-/// when the indexes offer more rows than `simdup.similar_verify_limit`: those sharing the most
-/// index values with the new row ([`simdup_core::similarity::candidates::most_shared`]), counted
-/// by `count` (band, short-band and key maps; false when a bitmap went lossy). None: verify every
-/// offered row (within the limit, or with a lossy bitmap).
+/// when the indexes offer more rows than `limit` (`simdup.similar_verify_limit`, at least 1):
+/// those sharing the most index values with the new row
+/// ([`simdup_core::similarity::candidates::most_shared`]), counted by `count` (band, short-band
+/// and key maps; false when a bitmap went lossy). None: verify every offered row (within the
+/// limit, or with a lossy bitmap).
 fn verify_only(
-    offered: &[Option<&Candidates>],
-    count: impl FnOnce(&mut Shared, &mut Shared, &mut Shared) -> bool,
+    limit: usize,
+    offered: &[Option<Candidates>; 3],
+    count: impl FnOnce(&mut [Shared; 3]) -> bool,
 ) -> Option<(Vec<u64>, [Shared; 3])> {
-    let limit = crate::gucs::similar_verify_limit();
-    if limit == 0 {
-        return None;
-    }
-    let rows = offered.iter().flatten().map(|c| c.rows()).sum::<Option<usize>>()?;
+    let rows = offered.iter().flatten().map(Candidates::rows).sum::<Option<usize>>()?;
     if rows <= limit {
         return None;
     }
     let mut maps = [Shared::default(), Shared::default(), Shared::default()];
-    let [by_band, by_short, by_key] = &mut maps;
-    if !count(by_band, by_short, by_key) {
+    if !count(&mut maps) {
         return None;
     }
     let only = simdup_core::similarity::candidates::most_shared(&[&maps[0], &maps[1], &maps[2]], limit)?;
