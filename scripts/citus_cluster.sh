@@ -14,6 +14,7 @@
 #                      installed there (scripts/install.sh --pg-config ...).
 #   SIMDUP_CITUS_DB    database created on every node (default simdup_citus)
 #   SIMDUP_CITUS_UNSAFE_TRIGGERS  citus.enable_unsafe_triggers in postgresql.conf (default on)
+#   SIMDUP_CITUS_CONF  more lines for every node's postgresql.conf (a benchmark's settings)
 #
 # Citus is installed first if the pg_config's PostgreSQL has none ($ROOT/../shared/citus/install.sh).
 # Every node preloads 'citus,simdup' (Citus must come first). The database gets CREATE EXTENSION
@@ -114,6 +115,7 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 log_min_messages = warning
+${SIMDUP_CITUS_CONF:-}
 EOF
   done
   for i in "${!NODES[@]}"; do

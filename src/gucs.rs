@@ -30,6 +30,7 @@ static BULK_CHECK_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(512 * 1024);
 static COPY_BATCH_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(128 * 1024);
 static MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(1024 * 1024);
 static SIMILAR_VERIFY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(0);
+static CHECKED_WRITE_SLOTS: GucSetting<i32> = GucSetting::<i32>::new(131_072);
 
 /// Registers the parameters. Called once from `_PG_init`.
 pub fn init() {
@@ -194,9 +195,29 @@ pub fn bulk_check_memory() -> usize {
     capped(BULK_CHECK_MEMORY.get())
 }
 
+/// Registers the parameters that exist only when simdup is in `shared_preload_libraries` (set
+/// at server start: PostgreSQL refuses to create them later). Called from `_PG_init` then.
+pub fn init_preloaded() {
+    GucRegistry::define_int_guc(
+        c"simdup.checked_write_slots",
+        c"Slots in shared memory for the rows of Citus checked writes whose transactions are in progress.",
+        c"A checked write records each row it writes (one slot a SimHash row, one a lock value of a similarity row, about 70 for an article) so that it can release its lock stripes at the end of its statement; later writers wait only for a transaction with a pending near-duplicate candidate. When the slots are full, or simdup is not in shared_preload_libraries, or this is 0, a checked write holds its stripes until its transaction ends. 24 bytes a slot; set at server start; exists only with simdup in shared_preload_libraries.",
+        &CHECKED_WRITE_SLOTS,
+        0,
+        1 << 26,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+}
+
 /// `simdup.copy_batch_memory`, in bytes (at least 8 kB, at most `simdup.memory_limit`).
 pub fn copy_batch_memory() -> usize {
     capped(COPY_BATCH_MEMORY.get()).max(8 * 1024)
+}
+
+/// `simdup.checked_write_slots` (server start): the slots of src/citus/checked/pending.rs.
+pub fn checked_write_slots() -> u32 {
+    CHECKED_WRITE_SLOTS.get().max(0) as u32
 }
 
 /// `simdup.similar_verify_limit` (superuser-only): the most candidates the similarity dedup

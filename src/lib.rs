@@ -34,14 +34,21 @@ pg_module_magic!();
 /// `shared_preload_libraries`, otherwise in a backend on first use.
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
+    // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries.
+    let preloading = unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress };
+    // (Before gucs::init reserves the prefix, which drops unknown simdup.* settings.)
+    if preloading {
+        gucs::init_preloaded();
+    }
     gucs::init();
     hooks::init();
     // Listed in shared_preload_libraries: load jieba's dictionary and the IDF tables once, in
     // the postmaster, so that every backend shares them copy-on-write and no first call pays
-    // for them. Otherwise they load lazily on first use in each backend.
-    // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries.
-    if unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
+    // for them. Otherwise they load lazily on first use in each backend. The Citus checked
+    // write's shared memory is requested then too (src/citus/checked/pending.rs).
+    if preloading {
         simdup_core::features::preload();
+        citus::checked::pending::init();
     }
 }
 

@@ -107,32 +107,55 @@ pub fn lock_stripes(fp: u64, k: u32) -> Vec<u32> {
 /// transaction and table. Unrelated rows share one of `b` stripes each with probability about
 /// `1 − (1 − b/4096)^b` (26 % at the default 35 bands): a wait, never a missed check.
 pub fn band_stripes(bands: &[i64]) -> Vec<u32> {
-    let mut out: Vec<u32> =
-        bands.iter().map(|&v| (mix64(v as u64 ^ BAND_STRIPE_SALT) % u64::from(LOCK_STRIPES)) as u32).collect();
+    let mut out: Vec<u32> = band_values(bands).map(to_stripe).collect();
     out.sort_unstable();
     out.dedup();
     out
 }
 
-/// The lock stripes of a row of the similarity dedup trigger ([`similar_stripes`]): stripes of
-/// the table's main space, taken exclusively, and stripes of its containment-key space, each
-/// taken exclusively or shared. Two rows wait for each other when they share a main stripe, or
-/// a key stripe that one of them takes exclusively.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SimilarStripes {
-    /// Main space, exclusive; ascending, without repeats.
-    pub exclusive: Vec<u32>,
-    /// Key space, exclusive (a tiny text's containment prefix); ascending, without repeats.
-    pub keys_exclusive: Vec<u32>,
-    /// Key space, shared (the sketch), none of them in `keys_exclusive`; ascending, without
-    /// repeats.
-    pub keys_shared: Vec<u32>,
+/// A row's band values as lock values: the stripe of each is the value modulo
+/// [`LOCK_STRIPES`] ([`band_stripes`]).
+fn band_values(bands: &[i64]) -> impl Iterator<Item = u64> + '_ {
+    bands.iter().map(|&v| mix64(v as u64 ^ BAND_STRIPE_SALT))
 }
 
-impl SimilarStripes {
-    /// The union of several rows' stripes: a key stripe any of them takes exclusively is taken
+fn to_stripe(value: u64) -> u32 {
+    (value % u64::from(LOCK_STRIPES)) as u32
+}
+
+/// The locks of a row of the similarity dedup trigger ([`similar_values`]):
+/// locks of the table's main space, taken exclusively, and locks of its containment-key space,
+/// each taken exclusively or shared. Two rows wait for each other when they share a main lock,
+/// or a key lock that one of them takes exclusively. `T` is `u32` for lock stripes
+/// ([`SimilarStripes`]) and `u64` for the full lock values they are reduced from
+/// ([`SimilarValues`]): rows that share a value share its stripe.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SimilarLocks<T> {
+    /// Main space, exclusive; ascending, without repeats.
+    pub exclusive: Vec<T>,
+    /// Key space, exclusive (a tiny text's containment prefix); ascending, without repeats.
+    pub keys_exclusive: Vec<T>,
+    /// Key space, shared (the sketch), none of them in `keys_exclusive`; ascending, without
+    /// repeats.
+    pub keys_shared: Vec<T>,
+}
+
+/// A similarity row's lock stripes (0..[`LOCK_STRIPES`]).
+pub type SimilarStripes = SimilarLocks<u32>;
+
+/// A similarity row's lock values, before their reduction to stripes: what the Citus checked
+/// write records of a row its transaction has written but not yet committed, so that a later
+/// writer waits only for a writer whose row shares a value with its own (a band, a prefix
+/// shingle, a containment key), not merely a stripe.
+pub type SimilarValues = SimilarLocks<u64>;
+
+impl<T: Ord + Copy> SimilarLocks<T> {
+    /// The union of several rows' locks: a key lock any of them takes exclusively is taken
     /// exclusively (what a transaction writing them all at once takes).
-    pub fn union<'a>(all: impl IntoIterator<Item = &'a SimilarStripes>) -> SimilarStripes {
+    pub fn union<'a>(all: impl IntoIterator<Item = &'a SimilarLocks<T>>) -> SimilarLocks<T>
+    where
+        T: 'a,
+    {
         let (mut exclusive, mut keys_exclusive, mut keys_shared) = (Vec::new(), Vec::new(), Vec::new());
         for s in all {
             exclusive.extend(&s.exclusive);
@@ -144,12 +167,12 @@ impl SimilarStripes {
             v.dedup();
         }
         keys_shared.retain(|x| keys_exclusive.binary_search(x).is_err());
-        SimilarStripes { exclusive, keys_exclusive, keys_shared }
+        SimilarLocks { exclusive, keys_exclusive, keys_shared }
     }
 
     /// Whether two rows writing at the same time would wait for each other.
-    pub fn conflict(&self, other: &SimilarStripes) -> bool {
-        let meet = |a: &[u32], b: &[u32]| a.iter().any(|x| b.binary_search(x).is_ok());
+    pub fn conflict(&self, other: &SimilarLocks<T>) -> bool {
+        let meet = |a: &[T], b: &[T]| a.iter().any(|x| b.binary_search(x).is_ok());
         meet(&self.exclusive, &other.exclusive)
             || meet(&self.keys_exclusive, &other.keys_exclusive)
             || meet(&self.keys_exclusive, &other.keys_shared)
@@ -157,8 +180,21 @@ impl SimilarStripes {
     }
 }
 
-/// The lock stripes of a row of the similarity dedup trigger at threshold `t`
-/// ([`SimilarStripes`]). `bands` are the row's LSH band values, `set` its k-shingle set,
+impl SimilarValues {
+    /// The stripes these values lock: each value modulo [`LOCK_STRIPES`].
+    pub fn stripes(&self) -> SimilarStripes {
+        let reduce = |v: &[u64]| v.iter().copied().map(to_stripe).collect();
+        let row = SimilarStripes {
+            exclusive: reduce(&self.exclusive),
+            keys_exclusive: reduce(&self.keys_exclusive),
+            keys_shared: reduce(&self.keys_shared),
+        };
+        SimilarStripes::union([&row])
+    }
+}
+
+/// The lock values of a row of the similarity dedup trigger at threshold `t`
+/// ([`SimilarValues`]; its stripes: [`SimilarValues::stripes`]). `bands` are the row's LSH band values, `set` its k-shingle set,
 /// `short_set` its short text's 3-shingle set ([`crate::similarity::short_set`]; empty for another
 /// text), and `keys` its containment keys when the table has the containment rule
 /// ([`crate::similarity::containment_keys`]; None: no rule 2).
@@ -190,36 +226,41 @@ impl SimilarStripes {
 /// among [`LOCK_STRIPES`]: about 1 − (1 − s/4096)^s for s stripes each, more where they share
 /// shingles (the `stripes` example of bench/rust, docs/performance.md). The short texts' 72
 /// short band values as stripes would make almost every pair of short rows wait for each other.
-pub fn similar_stripes(
+///
+/// The row locks the stripes of its values (each value modulo [`LOCK_STRIPES`]); the argument
+/// holds for the values themselves, and unrelated rows share a value only where they share a
+/// band value, a prefix shingle or a containment key, not by the collision of two values in one
+/// stripe: what the Citus checked write records of a row it has written.
+pub fn similar_values(
     bands: &[i64],
     set: &[u64],
     k: usize,
     short_set: &[u64],
     t: f64,
     keys: Option<&Keys>,
-) -> SimilarStripes {
+) -> SimilarValues {
     let n = set.len();
     let lock_bands = n as f64 >= t * PREFIX_MAX_SHINGLES as f64 || (keys.is_some() && n >= TINY_SHINGLES);
-    let mut out = if lock_bands { band_stripes(bands) } else { Vec::new() };
+    let mut out: Vec<u64> = if lock_bands { band_values(bands).collect() } else { Vec::new() };
     if n <= PREFIX_MAX_SHINGLES {
-        out.extend(prefix_stripes(prefix_filter(&rare_first(set, k), t), PREFIX_STRIPE_SALT));
+        out.extend(prefix_values(prefix_filter(&rare_first(set, k), t), PREFIX_STRIPE_SALT));
     }
     let short = rare_first(short_set, SHORT_SHINGLE);
-    out.extend(prefix_stripes(prefix_filter(&short, t), SHORT_TEXT_STRIPE_SALT));
-    let mut row = SimilarStripes { exclusive: out, ..SimilarStripes::default() };
+    out.extend(prefix_values(prefix_filter(&short, t), SHORT_TEXT_STRIPE_SALT));
+    let mut row = SimilarValues { exclusive: out, ..SimilarValues::default() };
     if let Some(keys) = keys {
-        row.keys_exclusive = prefix_stripes(&keys.prefix, KEY_STRIPE_SALT).collect();
-        row.keys_shared = prefix_stripes(&keys.sketch, KEY_STRIPE_SALT).collect();
+        row.keys_exclusive = prefix_values(&keys.prefix, KEY_STRIPE_SALT).collect();
+        row.keys_shared = prefix_values(&keys.sketch, KEY_STRIPE_SALT).collect();
     }
-    SimilarStripes::union([&row])
+    SimilarValues::union([&row])
 }
 
 /// Rows of at most this many k-shingles lock the prefix filter of their k-shingle set
-/// ([`similar_stripes`]): at most 100 stripes a row for it, about 51 at t = 0.5.
+/// ([`similar_values`]): at most 100 stripes a row for it, about 51 at t = 0.5.
 pub const PREFIX_MAX_SHINGLES: usize = 100;
 
-fn prefix_stripes(prefix: &[u64], salt: u64) -> impl Iterator<Item = u32> + '_ {
-    prefix.iter().map(move |&h| (mix64(h ^ salt) % u64::from(LOCK_STRIPES)) as u32)
+fn prefix_values(prefix: &[u64], salt: u64) -> impl Iterator<Item = u64> + '_ {
+    prefix.iter().map(move |&h| mix64(h ^ salt))
 }
 
 /// Keeps the stripes of k-shingle prefixes apart from those of band values and 3-shingles.
@@ -274,8 +315,8 @@ mod tests {
             let t = crate::similarity::minhash::jaccard(&sa, &sb);
             // Sets far apart in rule 1's terms (disjoint, large), no shared band value.
             let (big_a, big_b): (Vec<u64>, Vec<u64>) = ((0..300).collect(), (1000..1300).collect());
-            let xa = similar_stripes(&[1], &big_a, 5, &sa, t, None);
-            let xb = similar_stripes(&[2], &big_b, 5, &sb, t, None);
+            let xa = similar_values(&[1], &big_a, 5, &sa, t, None).stripes();
+            let xb = similar_values(&[2], &big_b, 5, &sb, t, None).stripes();
             assert!(xa.conflict(&xb), "{a} / {b} at {t}");
             let xa = xa.exclusive;
             assert!(xa.windows(2).all(|w| w[0] < w[1]) && xa.iter().all(|&x| x < LOCK_STRIPES));
@@ -320,8 +361,8 @@ mod tests {
                         for containment in [None, Some(0.8)] {
                             let keys = |x: &[u64]| containment.map(|c| containment_keys(x, 5, c));
                             let (ka, kb) = (keys(&a), keys(&b));
-                            let shared_band = similar_stripes(&[7, 8], &a, 5, &[], t, ka.as_ref());
-                            let other = similar_stripes(&[9, 8], &b, 5, &[], t, kb.as_ref());
+                            let shared_band = similar_values(&[7, 8], &a, 5, &[], t, ka.as_ref()).stripes();
+                            let other = similar_values(&[9, 8], &b, 5, &[], t, kb.as_ref()).stripes();
                             let not_tiny = na.min(nb) >= TINY_SHINGLES;
                             if j >= t || (containment.is_some() && not_tiny) {
                                 assert!(
@@ -330,8 +371,8 @@ mod tests {
                                 );
                                 checked[0] += 1;
                             }
-                            let apart = similar_stripes(&[1], &a, 5, &[], t, ka.as_ref());
-                            let apart_b = similar_stripes(&[2], &b, 5, &[], t, kb.as_ref());
+                            let apart = similar_values(&[1], &a, 5, &[], t, ka.as_ref()).stripes();
+                            let apart_b = similar_values(&[2], &b, 5, &[], t, kb.as_ref()).stripes();
                             let small = (na.min(nb) as f64) < t * PREFIX_MAX_SHINGLES as f64;
                             if j >= t && small {
                                 assert!(apart.conflict(&apart_b), "t {t}, sizes {na} {nb}, j {j}: no shared band");
@@ -348,7 +389,10 @@ mod tests {
                             {
                                 // A small row locks no band stripe (with containment: a small and
                                 // tiny one).
-                                assert_eq!(apart.exclusive, similar_stripes(&[], &a, 5, &[], t, ka.as_ref()).exclusive);
+                                assert_eq!(
+                                    apart.exclusive,
+                                    similar_values(&[], &a, 5, &[], t, ka.as_ref()).stripes().exclusive
+                                );
                                 checked[2] += 1;
                             }
                         }
@@ -385,8 +429,8 @@ mod tests {
             // The common shingles go last: the wrapped copy's sketch starts with the tiny text's.
             assert!(kt.meet(&kw), "seed {seed}");
             assert!(kt.probe().iter().any(|x| kw.entry().contains(x)));
-            let st = similar_stripes(&[1], &tiny, 5, &[], 0.5, Some(&kt));
-            let sw = similar_stripes(&[2], &wrapped, 5, &[], 0.5, Some(&kw));
+            let st = similar_values(&[1], &tiny, 5, &[], 0.5, Some(&kt)).stripes();
+            let sw = similar_values(&[2], &wrapped, 5, &[], 0.5, Some(&kw)).stripes();
             assert!(st.conflict(&sw) && sw.conflict(&st));
             assert!(!st.keys_exclusive.is_empty() && st.keys_exclusive.len() <= n as usize / 5 + 2);
             met += 1;
@@ -396,17 +440,64 @@ mod tests {
         let big: Vec<u64> = (0..300).map(mix64).collect();
         let kb = containment_keys(&big, 5, 0.8);
         assert!(kb.prefix.is_empty() && kb.sketch.len() == crate::similarity::SKETCH_SHINGLES);
-        let x = similar_stripes(&[], &big, 5, &[], 0.5, Some(&kb));
+        let x = similar_values(&[], &big, 5, &[], 0.5, Some(&kb)).stripes();
         assert!(x.keys_exclusive.is_empty() && !x.keys_shared.is_empty());
         let y = SimilarStripes { exclusive: Vec::new(), ..x.clone() };
         assert!(!y.conflict(&y));
         // The union takes a key stripe exclusively when any row does.
         let u = SimilarStripes::union([
             &x,
-            &similar_stripes(&[], &big[..20], 5, &[], 0.5, Some(&containment_keys(&big[..20], 5, 0.8))),
+            &similar_values(&[], &big[..20], 5, &[], 0.5, Some(&containment_keys(&big[..20], 5, 0.8))).stripes(),
         ]);
         assert!(u.keys_shared.iter().all(|s| u.keys_exclusive.binary_search(s).is_err()));
         assert!(!u.keys_exclusive.is_empty());
+    }
+
+    #[test]
+    fn values_reduce_to_the_stripes_and_keep_their_conflicts() {
+        // Rows of every kind: long (bands), small (k-shingle prefix), short texts (3-shingle
+        // prefix), tiny and large with containment keys.
+        use crate::similarity::containment_keys;
+        let rows: Vec<SimilarValues> = (0..200u64)
+            .map(|r| {
+                let n = [3usize, 12, 40, 80, 150, 300][(r % 6) as usize];
+                let set: Vec<u64> = {
+                    let mut s: Vec<u64> = (0..n as u64).map(|i| mix64(i + 1000 * (r / 3))).collect();
+                    s.sort_unstable();
+                    s
+                };
+                let bands: Vec<i64> = (0..35).map(|b| mix64(b * 7919 + r / 3) as i64).collect();
+                let short: Vec<u64> = if n <= 12 { set.clone() } else { Vec::new() };
+                let keys = (r % 2 == 0).then(|| containment_keys(&set, 5, 0.8));
+                similar_values(&bands, &set, 5, &short, 0.5, keys.as_ref())
+            })
+            .collect();
+        for (i, a) in rows.iter().enumerate() {
+            let sa = a.stripes();
+            assert!(sa.exclusive.iter().all(|&s| s < LOCK_STRIPES));
+            assert!(sa.keys_shared.iter().all(|s| sa.keys_exclusive.binary_search(s).is_err()));
+            for b in &rows[i..] {
+                // A shared value is a shared stripe: the values never wait where the stripes
+                // would not.
+                if a.conflict(b) {
+                    assert!(sa.conflict(&b.stripes()));
+                }
+            }
+        }
+        // Rows 3r, 3r + 1, 3r + 2 share their sets' seed: some of them conflict.
+        assert!(rows[0].conflict(&rows[1]) || rows[0].conflict(&rows[2]));
+        // A long row without containment locks its band values alone: their stripes are
+        // band_stripes', computed apart.
+        let set: Vec<u64> = {
+            let mut s: Vec<u64> = (0..300).map(mix64).collect();
+            s.sort_unstable();
+            s
+        };
+        let bands: Vec<i64> = (0..35).map(|b| mix64(b + 77) as i64).collect();
+        let long = similar_values(&bands, &set, 5, &[], 0.5, None);
+        assert_eq!(long.exclusive.len(), 35);
+        assert_eq!(long.stripes().exclusive, band_stripes(&bands));
+        assert!(long.keys_exclusive.is_empty() && long.keys_shared.is_empty());
     }
 
     #[test]

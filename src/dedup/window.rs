@@ -145,6 +145,15 @@ fn close_all() {
     AT_END.with(|a| a.set(false));
 }
 
+/// Makes sure the transaction's end closes every window.
+fn close_at_end() {
+    if !AT_END.with(|a| a.replace(true)) {
+        for event in [PgXactCallbackEvent::Commit, PgXactCallbackEvent::Abort, PgXactCallbackEvent::Prepare] {
+            register_xact_callback(event, close_all);
+        }
+    }
+}
+
 /// Closes the window of the running statement's previous row, if it has one: called for every
 /// row a dedup trigger fires on, so that a row that opens no window of its own (featureless,
 /// unchanged, or cleared by the bulk check's copy) ends the previous row's too.
@@ -161,11 +170,7 @@ pub(crate) fn open(relid: pg_sys::Oid, mut stripes: Vec<Stripe>) {
     stripes.dedup();
     let context = statement_context().unwrap_or(std::ptr::null_mut());
     close_in(context);
-    if !AT_END.with(|a| a.replace(true)) {
-        for event in [PgXactCallbackEvent::Commit, PgXactCallbackEvent::Abort, PgXactCallbackEvent::Prepare] {
-            register_xact_callback(event, close_all);
-        }
-    }
+    close_at_end();
     let first = !context.is_null() && WATCHED.with(|w| !w.borrow().contains(&context));
     if first {
         // SAFETY: the statement's executor memory, passed to `statement_ended` as the context
@@ -174,6 +179,30 @@ pub(crate) fn open(relid: pg_sys::Oid, mut stripes: Vec<Stripe>) {
         WATCHED.with(|w| w.borrow_mut().push(context));
     }
     enter(context, relid, stripes);
+}
+
+/// The key of the windows a caller closes itself ([`open_explicit`], [`close_explicit`]): no
+/// memory context has this address.
+static EXPLICIT: u8 = 0;
+
+fn explicit() -> pg_sys::MemoryContext {
+    (&raw const EXPLICIT).cast_mut().cast()
+}
+
+/// Opens a window of table `relid` that its caller closes with [`close_explicit`] (the Citus
+/// checked write, src/citus/checked/pending.rs, whose rows are written by statements of its
+/// own), or the end of the transaction: takes `stripes` in ascending order.
+pub(crate) fn open_explicit(relid: pg_sys::Oid, mut stripes: Vec<Stripe>) {
+    stripes.sort_unstable();
+    stripes.dedup();
+    close_in(explicit());
+    close_at_end();
+    enter(explicit(), relid, stripes);
+}
+
+/// Closes the window [`open_explicit`] opened, if it is still open.
+pub(crate) fn close_explicit() {
+    close_in(explicit());
 }
 
 /// Pushes a window of `stripes` (ascending) and takes them. Each stripe is recorded once it is

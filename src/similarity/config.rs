@@ -8,7 +8,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::spi::quote_literal;
 
-use simdup_core::locks::SimilarStripes;
+use simdup_core::locks::{SimilarStripes, SimilarValues};
 use simdup_core::similarity::minhash as mh;
 use simdup_core::similarity::{By, Keys, Match, Via};
 
@@ -101,7 +101,7 @@ impl SimilarConfig {
 
     /// The lock stripes of a row with k-shingle set `set`, band values `bands`, a short
     /// text's `short`, and its containment keys `keys` ([`SimilarConfig::keys`])
-    /// ([`simdup_core::locks::similar_stripes`]).
+    /// ([`simdup_core::locks::similar_values`]).
     pub fn stripes(
         &self,
         set: &[u64],
@@ -109,8 +109,15 @@ impl SimilarConfig {
         short: Option<&ShortText>,
         keys: Option<&Keys>,
     ) -> SimilarStripes {
+        self.values(set, bands, short, keys).stripes()
+    }
+
+    /// The lock values [`Self::stripes`] reduces to stripes
+    /// ([`simdup_core::locks::similar_values`]): what a Citus checked write records of a row it
+    /// has written (src/citus/checked/pending.rs).
+    pub fn values(&self, set: &[u64], bands: &[i64], short: Option<&ShortText>, keys: Option<&Keys>) -> SimilarValues {
         let short_set = short.map_or(&[][..], |s| &s.set);
-        simdup_core::locks::similar_stripes(bands, set, self.k, short_set, self.threshold, keys)
+        simdup_core::locks::similar_values(bands, set, self.k, short_set, self.threshold, keys)
     }
 
     /// The `CREATE TRIGGER` argument list, as SQL literals (the thresholds in the shortest form

@@ -16,7 +16,7 @@
 //!    `_simdup_similar_short_bands(text, threshold)` computes them; with containment, its
 //!    containment keys ([`simdup_core::similarity::Keys`], the containment index's
 //!    `_simdup_similar_keys(text, k, containment)`);
-//! 2. its lock stripes ([`simdup_core::locks::similar_stripes`]: of those band values, of the
+//! 2. its lock stripes ([`simdup_core::locks::similar_values`]: of those band values, of the
 //!    prefix filters of a small text's k-shingle set and a short text's 3-shingle set, and of
 //!    its containment keys), transaction-scoped, ascending, under simdup's lock tags
 //!    ([`crate::dedup::lookup::similar_stripes`]), held in the row's check window ([`crate::dedup::window`]);
@@ -39,7 +39,7 @@
 //!
 //! Why this is safe under concurrency (docs/dedup.md, "Dedup by similarity"): two rows the
 //! trigger could judge duplicates are offered by one of the indexes and near-duplicates by a rule
-//! that index covers (step 4), and [`simdup_core::locks::similar_stripes`] gives every such pair
+//! that index covers (step 4), and [`simdup_core::locks::similar_values`] gives every such pair
 //! a stripe one of them takes exclusively (band values, prefix filters, a tiny text's
 //! containment prefix against the other's sketch). So one transaction waits for the other and
 //! then sees its row with the dirty snapshot. The argument is the SimHash trigger's, with "a

@@ -1,5 +1,5 @@
 //! How often unrelated short texts contend for a lock stripe of the similarity dedup trigger
-//! (`simdup_core::locks::similar_stripes`), on real text, with simdup's own code.
+//! (`simdup_core::locks::similar_values`), on real text, with simdup's own code.
 //!
 //! ```text
 //! stripes --zh zh_news.jsonl --en en_news.jsonl [--pairs N] [--threshold T] [--seed S]
@@ -13,14 +13,14 @@
 //! contending with each scheme the trigger has had: one stripe for all short texts beside the
 //! band stripes (every pair contends), band stripes and the 3-shingle prefix stripes of short
 //! texts, the prefix stripes of small texts' 5-shingle sets instead of their band stripes
-//! (`similar_stripes` without containment), and the same with the containment rule (the default,
+//! (`similar_values` without containment), and the same with the containment rule (the default,
 //! 0.8): a tiny text's containment prefix locked exclusively and every text's sketch locked
 //! shared, in a key space of their own (a pair contends when one's exclusive key stripe is among
 //! the other's key stripes, or their main stripes meet: `SimilarStripes::conflict`). The
 //! prefixes are in the order of `similar::rare_first` (common shingles last); a build of an
 //! earlier revision gives the figures of its order. Output: a markdown table.
 use simdup_bench::edits::{load, nchars, sentences, Rng};
-use simdup_core::locks::{similar_stripes, SimilarStripes};
+use simdup_core::locks::{similar_values, SimilarStripes};
 use simdup_core::no_interrupt;
 use simdup_core::similarity::minhash::{bands, choose_bands_for_recall, minhash, shingles};
 use simdup_core::similarity::{containment_keys, short_set, Rule};
@@ -75,11 +75,11 @@ fn main() {
                 // prefix of a short text: the scheme of 3cd2b09 for every table (its prefix in the
                 // order of `rare_first`, which 3cd2b09 did not have).
                 let mut before = simdup_core::locks::band_stripes(&bands);
-                before.extend(similar_stripes(&[], &[], 5, &short, t, None).exclusive);
+                before.extend(similar_values(&[], &[], 5, &short, t, None).stripes().exclusive);
                 before.sort_unstable();
                 before.dedup();
-                let stripes = similar_stripes(&bands, &set, 5, &short, t, None);
-                let keyed = similar_stripes(&bands, &set, 5, &short, t, Some(&containment_keys(&set, 5, 0.8)));
+                let stripes = similar_values(&bands, &set, 5, &short, t, None).stripes();
+                let keyed = similar_values(&bands, &set, 5, &short, t, Some(&containment_keys(&set, 5, 0.8))).stripes();
                 Some((nchars(text), Row { set, short, before, stripes, keyed }))
             })
             .collect();

@@ -95,7 +95,7 @@ pub fn short_bands(set: &[u64], bands: usize, rows: usize) -> Result<Vec<i64>, M
 /// comparison), so **two sets of Jaccard similarity ≥ t have a prefix element in common**,
 /// whatever the order (tested below). The dedup trigger takes a lock stripe for each element, of
 /// a short text's 3-shingle set (rule 3) and of a small text's k-shingle set (rule 1;
-/// [`crate::locks::similar_stripes`]). Half a set at 0.5: 12 of the 22 3-shingles of a
+/// [`crate::locks::similar_values`]). Half a set at 0.5: 12 of the 22 3-shingles of a
 /// 24-character title.
 pub fn prefix_filter(ordered: &[u64], t: f64) -> &[u64] {
     let n = ordered.len();
@@ -355,7 +355,7 @@ impl Rule {
     /// - a shared short band only ([`Via::ShortBand`]): rule 3 alone.
     ///
     /// Each rule is applied only to the candidates whose lock stripes it can count on to meet
-    /// ([`crate::locks::similar_stripes`]): rule 3's pairs always share a 3-shingle prefix
+    /// ([`crate::locks::similar_values`]): rule 3's pairs always share a 3-shingle prefix
     /// stripe, rule 1's a band or k-shingle prefix stripe when they share a band, rule 2's a band
     /// stripe (both texts not tiny, which lock their bands when the table has containment) or a
     /// key stripe (a tiny text's containment prefix against the other's sketch).
@@ -409,7 +409,7 @@ impl Rule {
     /// The trigger judges a row found only through the short-text index (a shared short band, no
     /// shared band of the similarity index) by this rule alone: the lock stripes guarantee a
     /// shared stripe for rule 3's pairs (the 3-shingle prefixes) and for rules 1 and 2 only
-    /// between rows that share a band ([`crate::locks::similar_stripes`]).
+    /// between rows that share a band ([`crate::locks::similar_values`]).
     pub fn short_text(
         &self,
         a: &[u64],
@@ -564,7 +564,7 @@ mod tests {
         assert_eq!(rule.short_text(&sa, &sb, short), None);
         assert_eq!(rule.judge(&sa, &sb, Via::ShortBand, short), None);
         // A tiny text's containment is judged through its containment keys, not a shared band
-        // (its band stripes are not taken: crate::locks::similar_stripes).
+        // (its band stripes are not taken: crate::locks::similar_values).
         assert!(sa.len() < TINY_SHINGLES);
         assert_eq!(rule.judge(&sa, &sb, Via::Band, short), None);
         assert_eq!(rule.judge(&sa, &sb, Via::Key, short).unwrap().by, By::Containment);

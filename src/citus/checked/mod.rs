@@ -6,9 +6,11 @@
 //! with what every node shares (docs/citus.md, "Dedup across shards"):
 //!
 //! 1. the fingerprint of the text the row will store;
-//! 2. its lock stripes on the coordinator ([`crate::dedup::lookup::lock_to_commit`], the trigger's
-//!    stripes, held to the end of the transaction: the workers' snapshots see committed rows only):
-//!    two writers of near-duplicates share a stripe, whichever shards their rows go to;
+//! 2. its lock stripes on the coordinator (the trigger's stripes: two writers of near-duplicates
+//!    share a stripe, whichever shards their rows go to), in a window that closes once the row is
+//!    written, after the transactions in progress that wrote a near-duplicate candidate of it
+//!    ([`pending`]: the workers' snapshots see committed rows only, so the coordinator records
+//!    the rows written until their transactions end);
 //! 3. one query over every shard for the near-duplicate with the smallest key; READ COMMITTED,
 //!    so each worker's snapshot is taken after the locks are held;
 //! 4. the outcome the trigger would give ([`crate::dedup::trigger::duplicate_error`] for reject, skip,
@@ -35,6 +37,7 @@
 //! as the writer's statement gave it, and as it was checked.
 
 mod batch;
+pub(crate) mod pending;
 mod probes;
 mod row;
 mod search;

@@ -17,9 +17,11 @@ use crate::errors::OrRaise;
 use crate::similarity::minhash::{char_set, set_bands, text_short, ShortText};
 use simdup_core::similarity::{Keys, Via};
 
+use super::pending::{self, Claim};
 use crate::dedup::config::Config;
-use crate::dedup::lookup::{lock_to_commit, row_stripes, similar_stripes};
+use crate::dedup::lookup::{row_stripes, similar_stripes};
 use crate::dedup::tuple::text_of;
+use crate::dedup::window::Stripe;
 use crate::similarity::config::SimilarConfig;
 
 /// What a batch's rows are checked by: per row, what the check reads of it.
@@ -55,19 +57,44 @@ impl Probes<'_> {
         }
     }
 
-    /// Takes the lock stripes of every row, ascending: the order every writer takes stripes
-    /// in, so no deadlock.
-    pub(crate) fn lock(&self, relid: pg_sys::Oid) {
+    /// The lock stripes of every row, and what the rows `rows` (positions in the batch) could
+    /// conflict with (src/citus/checked/pending.rs).
+    fn locks(&self, rows: impl Iterator<Item = usize>) -> (Vec<Stripe>, Claim) {
         match self {
             Probes::SimHash { cfg, fps, .. } => {
-                lock_to_commit(relid, fps.iter().flatten().flat_map(|&fp| row_stripes(fp, cfg.k)).collect());
+                let fps: Vec<u64> = rows.filter_map(|i| fps[i]).map(|fp| fp as u64).collect();
+                let stripes = fps.iter().flat_map(|&fp| row_stripes(fp as i64, cfg.k)).collect();
+                (stripes, Claim::Fingerprints { k: cfg.k, fps })
             }
             Probes::Similar { cfg, sets, bands, short, keys, .. } => {
-                let rows: Vec<_> = (0..sets.len())
-                    .map(|i| cfg.stripes(&sets[i], &bands[i], short[i].as_ref(), keys[i].as_ref()))
+                let rows: Vec<_> = rows
+                    .filter(|&i| !sets[i].is_empty())
+                    .map(|i| cfg.values(&sets[i], &bands[i], short[i].as_ref(), keys[i].as_ref()))
                     .collect();
-                lock_to_commit(relid, similar_stripes(&simdup_core::locks::SimilarStripes::union(&rows)));
+                let values = simdup_core::locks::SimilarValues::union(&rows);
+                (similar_stripes(&values.stripes()), Claim::Similar(values))
             }
+        }
+    }
+
+    /// Takes the lock stripes of every row, ascending (the order every writer takes stripes
+    /// in, so no deadlock), in the batch's window, after the writers in progress of the rows'
+    /// near-duplicate candidates ([`pending::enter`]).
+    pub(crate) fn enter(&self, relid: pg_sys::Oid) {
+        let (stripes, claim) = self.locks(0..self.len());
+        pending::enter(relid, stripes, &claim);
+    }
+
+    /// Records the rows `rows` that the batch writes as pending ([`pending::record`]).
+    pub(crate) fn record(&self, relid: pg_sys::Oid, rows: &[usize]) {
+        let (stripes, claim) = self.locks(rows.iter().copied());
+        pending::record(relid, stripes, &claim);
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Probes::SimHash { fps, .. } => fps.len(),
+            Probes::Similar { sets, .. } => sets.len(),
         }
     }
 

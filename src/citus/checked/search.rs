@@ -11,14 +11,19 @@ use crate::errors::OrRaise;
 
 use crate::similarity::minhash::{char_set, set_bands, text_short};
 
-use crate::dedup::lookup::{lock_to_commit, row_stripes, similar_stripes};
+use super::pending::{self, Claim};
+use crate::args::Mode;
+use crate::dedup::lookup::{row_stripes, similar_stripes};
 use crate::similarity::config::SimilarConfig;
 
 /// Steps 1 to 3 of a checked write, as the table's owner: the lock stripes of `value` (the text
-/// the row will store, or its adopted fingerprint, as text; None: NULL), then one query over
-/// every shard for its near-duplicate with the smallest key, leaving out the row whose key (as
-/// text) is `exclude` (an UPDATE's own row); that key, as text, and the measure (the distance,
-/// or the Jaccard similarity).
+/// the row will store, or its adopted fingerprint, as text; None: NULL) in a window, after the
+/// writers in progress of its near-duplicate candidates ([`pending::enter`]), then one query
+/// over every shard for its near-duplicate with the smallest key, leaving out the row whose key
+/// (as text) is `exclude` (an UPDATE's own row); that key, as text, and the measure (the
+/// distance, or the Jaccard similarity). A row the table's mode then writes is recorded as
+/// pending ([`pending::record`]); the caller closes the window once it is written
+/// ([`pending::leave`]).
 pub(crate) fn nearest_stored(
     relid: pg_sys::Oid,
     check: &Check,
@@ -61,7 +66,9 @@ pub(crate) fn nearest_stored(
                 (None, _) => None,
             };
             fp.and_then(|fp| {
-                lock_to_commit(relid, row_stripes(fp, cfg.k));
+                let stripes = row_stripes(fp, cfg.k);
+                let claim = Claim::Fingerprints { k: cfg.k, fps: vec![fp as u64] };
+                pending::enter(relid, stripes.clone(), &claim);
                 let fp_column = column(cols.fp.unwrap_or(cols.source));
                 let distance = format!("{ext_schema}.hamming(t.{fp_column}, $1)");
                 let mut condition = format!("{distance} OPERATOR(pg_catalog.<=) {}", cfg.k);
@@ -72,7 +79,11 @@ pub(crate) fn nearest_stored(
                     args.push(value.unwrap_or_default().into());
                 }
                 let params = args.len();
-                search(smallest(&distance, &condition, params), args)
+                let found = search(smallest(&distance, &condition, params), args);
+                if found.is_none() || cfg.mode == Mode::Mark {
+                    pending::record(relid, stripes, &claim);
+                }
+                found
             })
         }
         Check::Similar(cfg) => {
@@ -83,7 +94,10 @@ pub(crate) fn nearest_stored(
                     let bands = set_bands(&set, cfg.bands, cfg.rows);
                     let short = text_short(&text, cfg.threshold);
                     let keys = cfg.keys(&set);
-                    lock_to_commit(relid, similar_stripes(&cfg.stripes(&set, &bands, short.as_ref(), keys.as_ref())));
+                    let values = cfg.values(&set, &bands, short.as_ref(), keys.as_ref());
+                    let stripes = similar_stripes(&values.stripes());
+                    let claim = Claim::Similar(values);
+                    pending::enter(relid, stripes.clone(), &claim);
                     let short = short.map(|s| s.bands);
                     let (similarity, condition) =
                         similar_condition(cfg, ext_schema, &source, ["$2", "$1", "$5", "$3", "$4", "$6"]);
@@ -95,7 +109,11 @@ pub(crate) fn nearest_stored(
                         short.into(),
                         keys.map(|k| k.probe()).into(),
                     ];
-                    on_index(|| search(smallest(&similarity, &condition, 6), args))
+                    let found = on_index(|| search(smallest(&similarity, &condition, 6), args));
+                    if found.is_none() || cfg.mode == Mode::Mark {
+                        pending::record(relid, stripes, &claim);
+                    }
+                    found
                 })
                 .flatten()
         }
