@@ -39,7 +39,10 @@
 #                     a worker (MX) refused; an ordinary role's every way around the check (SET
 #                     LOCAL, ALTER ROLE SET, PGOPTIONS on a worker, data-modifying WITH,
 #                     defaults, direct calls): 23505 or refused; a concurrent near-duplicate on
-#                     another shard waits, then gets 23505; 8 concurrent clients with plain
+#                     another shard waits, then gets 23505; an open transaction's checked
+#                     writes hold no stripe and unrelated writers beside it do not wait (SimHash,
+#                     similarity); two transactions crossing on near-duplicates of each other's
+#                     pending rows: one 40P01, the other's rows stored; 8 concurrent clients with plain
 #                     INSERTs (SimHash) and simdup_insert (similarity) in reject mode never store
 #                     two near-duplicates on any shards, lose no document and see no error but
 #                     23505; COPY into a similarity table (mark) and 8 clients in skip mode, a row
@@ -326,6 +329,37 @@ SQL
   [ "$(psql_on 0 -tA -c "SELECT count(*) FROM $tbl")" = 80 ] || fail "$kind: $tbl does not hold the 80 rows"
   printf '  ok (%s): the open transaction (60 rows, 4 statements) held 0 stripes; 20 unrelated single-row INSERTs beside it, lock_timeout 1s: all stored in %s s, before it committed\n' "$kind" "$took" >&2
 done
+
+step "crossing near-duplicates: two transactions each write a near-duplicate of the other's pending row: one 40P01, the other stores its rows"
+# T1 writes a1, T2 writes b1 (pending, not near-duplicates of each other); then T1 writes b2 (a
+# near-duplicate of b1: it waits for T2) and T2 writes a2 (of a1: it waits for T1). The
+# coordinator's deadlock detector ends one; the other's wait returns and it stores its second row.
+quad="$(psql_on 0 -tA -F ' ' -c "WITH p AS (SELECT a.id x, b.id y FROM pool a JOIN pool b ON a.id < b.id AND hamming(a.fp, b.fp) BETWEEN 1 AND 3)
+  SELECT p.x, p.y, q.x, q.y FROM p JOIN p q ON q.x > p.y
+   WHERE NOT EXISTS (SELECT FROM pool u, pool v WHERE u.id IN (p.x, p.y) AND v.id IN (q.x, q.y) AND hamming(u.fp, v.fp) <= 10)
+   ORDER BY 1, 2, 3, 4 LIMIT 1")"
+set -- $quad
+psql_on 0 -o /dev/null -c "CREATE TABLE cross_t (id bigint PRIMARY KEY, body text NOT NULL)" \
+  -c "SELECT create_distributed_table('cross_t', 'id')" \
+  -c "SELECT simdup_enable('cross_t', 'body', on_duplicate => 'reject', max_distance => 3)"
+ins() { echo "INSERT INTO cross_t SELECT id, body FROM pool WHERE id = $1;"; }
+( { echo "BEGIN;"; ins "$1"; echo "SELECT pg_sleep(2);"; ins "$4"; echo "COMMIT;"; } |
+    psql_on 0 -v VERBOSITY=verbose >/dev/null 2>"/tmp/simdup-citus-$BASE/cross.1.log" ) &
+p1=$!
+sleep 0.5
+( { echo "BEGIN;"; ins "$3"; echo "SELECT pg_sleep(2);"; ins "$2"; echo "COMMIT;"; } |
+    psql_on 0 -v VERBOSITY=verbose >/dev/null 2>"/tmp/simdup-citus-$BASE/cross.2.log" ) &
+p2=$!
+r1=0; wait "$p1" || r1=$?
+r2=0; wait "$p2" || r2=$?
+dead=$(cat /tmp/simdup-citus-$BASE/cross.[12].log | grep -c "ERROR:  40P01" || true)
+others=$(cat /tmp/simdup-citus-$BASE/cross.[12].log | grep "ERROR" | grep -vc "40P01" || true)
+[ "$dead" = 1 ] && [ "$others" = 0 ] || { cat /tmp/simdup-citus-$BASE/cross.[12].log >&2; fail "crossing near-duplicates: $dead deadlock errors, $others other errors (want 1 and 0)"; }
+[ $((r1 == 0 ? 1 : 0)) != $((r2 == 0 ? 1 : 0)) ] || fail "crossing near-duplicates: exit statuses $r1 and $r2 (want one failure)"
+stored="$(psql_on 0 -tA -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM cross_t")"
+want="$([ "$r1" = 0 ] && printf '%s' "$(printf '%s\n' "$1" "$4" | sort -n | paste -sd,)" || printf '%s' "$(printf '%s\n' "$3" "$2" | sort -n | paste -sd,)")"
+[ "$stored" = "$want" ] || fail "crossing near-duplicates: cross_t holds $stored, want $want (the survivor's two rows)"
+printf '  ok: T1 (rows %s, %s) and T2 (rows %s, %s), each second row a near-duplicate of the other'"'"'s first: one 40P01, the other stored %s\n' "$1" "$4" "$3" "$2" "$stored" >&2
 
 step "concurrency: an UPDATE of the text whose row another transaction changes meanwhile reads it again (READ COMMITTED)"
 # The first transaction changes a row of up_mark and holds it for 3 s; an UPDATE of that row's
