@@ -42,7 +42,9 @@
 #                     another shard waits, then gets 23505; an open transaction's checked
 #                     writes hold no stripe and unrelated writers beside it do not wait (SimHash,
 #                     similarity); two transactions crossing on near-duplicates of each other's
-#                     pending rows: one 40P01, the other's rows stored; 8 concurrent clients with plain
+#                     pending rows: one 40P01, the other's rows stored; with 64 slots a 100-row
+#                     transaction holds its stripes to commit (a near-duplicate waits, then 23505)
+#                     and the slots are free again after it; 8 concurrent clients with plain
 #                     INSERTs (SimHash) and simdup_insert (similarity) in reject mode never store
 #                     two near-duplicates on any shards, lose no document and see no error but
 #                     23505; COPY into a similarity table (mark) and 8 clients in skip mode, a row
@@ -523,6 +525,45 @@ set -- $res
 [ "$3" = 0 ] || { lost_detail sbatch8; fail "8 clients (similarity, skip): $3 attempted rows have no similar stored row (a document lost)"; }
 [ "$1" -gt 0 ] && [ "$4" -gt 0 ] && [ "$1" -lt "$5" ] || fail "8 clients (similarity, skip): $1 of $5 rows stored, $4 of them by the batch clients"
 printf '  ok: 8 clients, %s rows into a similarity-dedup table in skip mode (4 clients a row a statement, 4 clients 8 rows a statement): %s stored (%s of them by the batches), no error; no two stored rows similar across shards; every attempted row has a similar stored row\n' "$5" "$1" "$4" >&2
+
+step "pending rows: with too few slots the checked write holds its stripes to commit (still exact); slots freed at commit"
+# The coordinator restarted with simdup.checked_write_slots = 64: a transaction writing 100 rows
+# in one statement cannot record them, so it holds their stripes to its end; a near-duplicate of
+# one of them waits (lock_timeout: 55P03) while it is open and gets 23505 once it committed; then
+# a 10-row transaction records its rows (the slots were freed) and holds no stripe.
+as_pg() { if [ "$(id -un)" = postgres ]; then "$@"; else sudo -u postgres "$@"; fi; }
+psql_on 0 -o /dev/null -c "ALTER SYSTEM SET simdup.checked_write_slots = 64"
+as_pg "$PG_BIN/pg_ctl" -D "/tmp/simdup-citus-$BASE/coord" -w -t 60 restart -l "/tmp/simdup-citus-$BASE/coord.log" >/dev/null
+[ "$(psql_on 0 -tA -c "SHOW simdup.checked_write_slots")" = 64 ] || fail "the coordinator did not take simdup.checked_write_slots = 64"
+psql_on 0 -o /dev/null -c "CREATE TABLE few (id bigint PRIMARY KEY, body text NOT NULL)" \
+  -c "SELECT create_distributed_table('few', 'id')" \
+  -c "SELECT simdup_enable('few', 'body', on_duplicate => 'reject', max_distance => 3)"
+# Row g's text: 30 hex words of its own, the same each time it is written.
+text_of() { echo "(SELECT string_agg(md5($1 || '-' || w), ' ') FROM generate_series(1, 30) w)"; }
+( psql_on 0 <<SQL
+BEGIN;
+INSERT INTO few SELECT g, $(text_of g) FROM generate_series(1, 100) g;
+SELECT pg_sleep(4);
+COMMIT;
+SQL
+) >/dev/null 2>"/tmp/simdup-citus-$BASE/few.log" &
+first=$!
+sleep 2
+held=$(psql_on 0 -tA -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 21316 AND granted")
+out="$(psql_on 0 -v VERBOSITY=verbose -c "SET lock_timeout = '1s'" -c "INSERT INTO few VALUES (1000, $(text_of 7))" 2>&1 || true)"
+wait "$first" || { cat "/tmp/simdup-citus-$BASE/few.log" >&2; fail "slots: the 100-row transaction failed"; }
+[ "$held" -gt 0 ] || fail "slots: a 100-row transaction with 64 slots held no stripe"
+grep -q "ERROR:  55P03" <<<"$out" || fail "slots: a near-duplicate written while the 100-row transaction was open did not wait: $out"
+out="$(psql_on 0 -v VERBOSITY=verbose -c "INSERT INTO few VALUES (1000, $(text_of 7))" 2>&1 || true)"
+grep -q "ERROR:  23505" <<<"$out" || fail "slots: the near-duplicate after the commit: $out"
+( psql_on 0 -c "BEGIN" -c "INSERT INTO few SELECT g, $(text_of g) FROM generate_series(201, 210) g" -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null ) &
+first=$!
+sleep 1.5
+held2=$(psql_on 0 -tA -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 21316")
+wait "$first" || fail "slots: the 10-row transaction failed"
+[ "$held2" = 0 ] || fail "slots: a 10-row transaction held $held2 stripes after the 100-row one committed (slots not freed?)"
+psql_on 0 -o /dev/null -c "ALTER SYSTEM RESET simdup.checked_write_slots"
+printf '  ok: 64 slots: an open 100-row transaction held %s stripes; a near-duplicate of its row waited (55P03 at lock_timeout 1s), then got 23505 after its commit; a 10-row transaction then held 0\n' "$held" >&2
 
 step "stop the cluster"
 scripts/citus_cluster.sh stop "$BASE"
