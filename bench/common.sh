@@ -104,6 +104,30 @@ bench_citus() {
 }
 psql0() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$BASE" -U postgres -d simdup_citus "$@"; }
 
+# copy_beside_writers DB TABLE ROWS CLIENTS SECONDS: a COPY of ROWS texts of hex_text() into
+# TABLE (body) while CLIENTS pgbench clients insert one row a transaction into it for SECONDS
+# (the COPY starts 2 s in); prints the COPY's outcome and time, and the writers' tps and error
+# lines. Needs $WORK, and hex_text() in DB of the cluster at $SOCK, $port.
+copy_beside_writers() {
+  local db=$1 table=$2 rows=$3 clients=$4 secs=$5 out writers t0 t1 werr wtps
+  local q=("$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$port" -U postgres -d "$db")
+  "${q[@]}" -c "COPY (SELECT hex_text() FROM generate_series(1, $rows)) TO STDOUT" >"$WORK/copy.txt"
+  echo "INSERT INTO $table (body) VALUES (hex_text());" >"$WORK/one.sql"
+  "$PG_BIN/pgbench" -n -h "$SOCK" -p "$port" -U postgres -c "$clients" -j 2 -T "$secs" -f "$WORK/one.sql" "$db" \
+    >"$WORK/writers.out" 2>&1 &
+  writers=$!
+  sleep 2
+  t0=$(date +%s.%N)
+  out=$("${q[@]}" -c "\\copy $table (body) FROM '$WORK/copy.txt'" 2>&1 && echo ok) || true
+  t1=$(date +%s.%N)
+  wait "$writers" || true
+  werr=$(grep -c "ERROR\|error" "$WORK/writers.out" || true)
+  wtps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$WORK/writers.out" | head -1)
+  printf 'COPY of %s rows beside %s single-row writers: COPY %s in %.2f s; writers: %s tps, %s error lines\n' \
+    "$rows" "$clients" "$([ "${out##*$'\n'}" = ok ] && echo finished || echo "FAILED: $out")" \
+    "$(echo "$t1 - $t0" | bc)" "${wtps:-0}" "$werr"
+}
+
 timed_rollback() {
   db -At <<SQL | tail -1
 BEGIN;

@@ -201,7 +201,7 @@ pub fn init_preloaded() {
     GucRegistry::define_int_guc(
         c"simdup.checked_write_slots",
         c"Slots in shared memory for the rows of Citus checked writes whose transactions are in progress.",
-        c"A checked write records each row it writes (one slot a SimHash row, one a lock value of a similarity row, about 70 for an article) so that it can release its lock stripes at the end of its statement; later writers wait only for a transaction with a pending near-duplicate candidate. When the slots are full, or simdup is not in shared_preload_libraries, or this is 0, a checked write holds its stripes until its transaction ends. 24 bytes a slot; set at server start; exists only with simdup in shared_preload_libraries.",
+        c"A checked write records each row it writes (one slot a SimHash row, one a lock value of a similarity row, about 70 for an article) instead of holding its lock stripes to commit; later writers wait only for a transaction with an earlier record of a near-duplicate candidate. When the slots are full, or simdup is not in shared_preload_libraries, or this is 0, a checked write holds its stripes until its transaction ends. 32 bytes a slot; set at server start; exists only with simdup in shared_preload_libraries.",
         &CHECKED_WRITE_SLOTS,
         0,
         1 << 26,

@@ -17,18 +17,21 @@
 #      and one; median tps, the ratio to plain, the share of failed transactions (40P01);
 #   2. an open transaction holding 60 uncommitted rows (one INSERT ... SELECT) for 30 s while
 #      another session makes 20 single-row inserts, each with lock_timeout = 1s: how many
-#      finish, and how many simdup stripes the open transaction holds.
+#      finish, and how many simdup stripes the open transaction holds;
+#   3. a COPY of LIVENESS_COPY_ROWS (3000) unrelated rows into docs (checked in batches of
+#      1,000) while 4 pgbench clients insert one row a transaction for 20 s: both sides' errors,
+#      the COPY's time and the writers' tps.
 #
 # simdup must be installed in the PostgreSQL 15 of SIMDUP_PG_CONFIG (scripts/install.sh).
-set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-cd "$ROOT"
+BENCH_PG=0 . "$(dirname "${BASH_SOURCE[0]}")/../common.sh"   # copy_beside_writers
 export SIMDUP_PG_CONFIG="${SIMDUP_PG_CONFIG:-/usr/bin/pg_config}"
 PG_BIN="$("$SIMDUP_PG_CONFIG" --bindir)"
 BASE="${CITUS_LIVENESS_PORT:-56432}"
+port=$BASE
 SOCK=/tmp/simdup-citus-$BASE/sock
 DB=simdup_citus
 clients=${LIVENESS_CLIENTS:-8}; seconds=${LIVENESS_SECONDS:-8}; reps=${LIVENESS_REPS:-3}
+copy_rows=${LIVENESS_COPY_ROWS:-3000}
 WORK=$(mktemp -d /tmp/simdup-citus-liveness.XXXXXX)
 chmod 755 "$WORK"
 trap 'scripts/citus_cluster.sh stop "$BASE" >/dev/null 2>&1 || true' EXIT
@@ -96,6 +99,8 @@ SQL
     wait "$holder" 2>/dev/null || true
     echo "slots $slots, $t: an open transaction with 60 uncommitted rows holds $held simdup stripes; $ok of 20 single-row inserts by another session finished within lock_timeout = 1s"
   done
+  sql -c "TRUNCATE docs"
+  echo "slots $slots: $(copy_beside_writers "$DB" docs "$copy_rows" 4 20)"
   scripts/citus_cluster.sh stop "$BASE" >/dev/null
 done
 rm -rf "$WORK"

@@ -127,17 +127,5 @@ done
 
 # 3. COPY beside single-row writers.
 sql -c "TRUNCATE docs" -c "ALTER TABLE docs ENABLE TRIGGER simdup_dedup"
-sql -c "COPY (SELECT hex_text() FROM generate_series(1, $copy_rows)) TO STDOUT" >"$WORK/copy.txt"
 sql -c "INSERT INTO docs (body) SELECT hex_text() FROM generate_series(1, 2000)"   # a table to load
-echo "INSERT INTO docs (body) VALUES (hex_text());" >"$WORK/one.sql"
-"$PG_BIN/pgbench" -n -h "$SOCK" -p "$port" -U postgres -c "$copy_clients" -j 2 -T 15 -f "$WORK/one.sql" postgres >"$WORK/writers.out" 2>&1 &
-writers=$!
-sleep 2
-t0=$(date +%s.%N)
-copy_out=$(sql -c "\\copy docs (body) FROM '$WORK/copy.txt'" 2>&1 && echo ok) || true
-t1=$(date +%s.%N)
-wait "$writers" || true
-werr=$(grep -c "ERROR\|error" "$WORK/writers.out" || true)
-wtps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$WORK/writers.out" | head -1)
-printf 'COPY of %s rows beside %s single-row writers: COPY %s in %.2f s; writers: %s tps, %s error lines\n' \
-  "$copy_rows" "$copy_clients" "$([ "${copy_out##*$'\n'}" = ok ] && echo "finished" || echo "FAILED: $copy_out")" "$(echo "$t1 - $t0" | bc)" "${wtps:-0}" "$werr"
+copy_beside_writers postgres docs "$copy_rows" "$copy_clients" 15

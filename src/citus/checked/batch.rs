@@ -63,7 +63,7 @@ pub(crate) unsafe fn write_batch(
         // 1. What the check reads of every row, and the stripes of all of them.
         let sources: Vec<Option<pg_sys::Datum>> = rows.iter().map(|&row| field(row, cols.source)).collect();
         let probes = probes_of(relid, &check, &cols, &sources, source_type);
-        probes.enter(relid);
+        probes.claim(relid);
 
         // 2. The stored near-duplicates, from every shard (as the owner: the caller needs no
         // SELECT).
@@ -218,11 +218,7 @@ pub(crate) unsafe fn write_batch(
         }
         if duplicate.is_none() {
             flush(&mut pending, &mut fate, &dup_of);
-            // (Recorded after the writes, in the window: no writer of a near-duplicate looks
-            // before it closes.)
-            probes.record(relid, &through);
         }
-        super::pending::leave();
         let result = match duplicate {
             Some(error) => Outcome::Duplicate(error),
             None => Outcome::Stored(stored),

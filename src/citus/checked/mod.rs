@@ -6,11 +6,11 @@
 //! with what every node shares (docs/citus.md, "Dedup across shards"):
 //!
 //! 1. the fingerprint of the text the row will store;
-//! 2. its lock stripes on the coordinator (the trigger's stripes: two writers of near-duplicates
-//!    share a stripe, whichever shards their rows go to), in a window that closes once the row is
-//!    written, after the transactions in progress that wrote a near-duplicate candidate of it
-//!    ([`pending`]: the workers' snapshots see committed rows only, so the coordinator records
-//!    the rows written until their transactions end);
+//! 2. its record as a row in progress on the coordinator, then a wait for the transactions in
+//!    progress with an earlier record of a near-duplicate candidate of it ([`pending`]: the
+//!    workers' snapshots see committed rows only, so the coordinator records the rows written
+//!    until their transactions end; the row's lock stripes are taken only around its record, or
+//!    to commit when there is no room for it);
 //! 3. one query over every shard for the near-duplicate with the smallest key; READ COMMITTED,
 //!    so each worker's snapshot is taken after the locks are held;
 //! 4. the outcome the trigger would give ([`crate::dedup::trigger::duplicate_error`] for reject, skip,

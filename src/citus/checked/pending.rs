@@ -1,6 +1,6 @@
-//! The rows a checked write has written and its transaction not yet committed, as every writer
-//! on the coordinator can see them: what lets a checked write release its lock stripes when its
-//! statement ends instead of at commit.
+//! The rows of checked writes whose transactions are in progress, as every writer on the
+//! coordinator can see them: what lets a checked write wait only for a writer of a
+//! near-duplicate candidate, instead of holding its lock stripes to commit.
 //!
 //! On one node the dedup trigger holds a row's stripes only in its check window: a later writer
 //! finds an uncommitted row through the index with a dirty snapshot and waits for its writer
@@ -8,39 +8,42 @@
 //! which see committed rows only, so until 0.4.0 it held its stripes to the end of its
 //! transaction: an open transaction that had written 60 unrelated rows held most of a SimHash
 //! table's 640 stripes, and every writer of the table waited for its commit. Now each checked
-//! write, on the coordinator:
+//! write of a row or a batch, on the coordinator ([`claim`]):
 //!
-//! 1. takes its stripes in a window of its own ([`enter`]), then looks here for rows of other
-//!    transactions in progress that could be near-duplicates of its rows: a fingerprint within
-//!    k, or (similarity) a lock value in common ([`simdup_core::locks::SimilarValues`]: a band
-//!    value, a prefix shingle, a containment key — what its stripes are reduced from). For each
-//!    one it releases the window, waits for that transaction's end (`XactLockTableWait`), takes
-//!    the stripes again and looks again, as `_bt_check_unique` does;
-//! 2. searches every shard (src/citus/checked/search.rs, probes.rs);
-//! 3. records the rows it writes here ([`record`]), then writes them;
-//! 4. closes the window ([`leave`]).
+//! 1. takes its stripes in a window of its own, records its rows here with the next sequence
+//!    number — a SimHash row's fingerprint, a similarity row's lock values
+//!    ([`simdup_core::locks::SimilarValues`]: band values, prefix shingles, containment keys,
+//!    what its stripes are reduced from) — and closes the window: microseconds;
+//! 2. looks here for the *earlier* records (smaller sequence numbers) of other transactions in
+//!    progress that could be near-duplicates of its rows — a fingerprint within k, a lock value
+//!    in common that one side takes exclusively — and waits for each one's transaction to end
+//!    (`XactLockTableWait`), holding no stripe, then looks again;
+//! 3. searches every shard (src/citus/checked/search.rs, probes.rs), then writes.
 //!
 //! The records stay until the transaction has ended and released its locks (a resource-release
-//! callback after the locks); a later writer that finds one waits for the transaction's lock,
+//! callback after the locks): a writer that waits for one waits for the transaction's lock,
 //! which PostgreSQL releases after Citus's commit callbacks have committed the workers
-//! (one-phase in `XACT_EVENT_PRE_COMMIT`, two-phase in `XACT_EVENT_COMMIT`): once the wait
-//! returns, the shards show the rows.
+//! (one-phase in `XACT_EVENT_PRE_COMMIT`, two-phase in `XACT_EVENT_COMMIT`). Once the wait
+//! returns, or when the record is gone, the shards show the rows.
 //!
 //! Why no two near-duplicates can both commit (docs/citus.md): writers T1 and T2 of rows a and
-//! b that could be near-duplicates share a stripe, so their windows do not overlap; say T1's
-//! came first. T1 recorded a before its window closed. T2's look here comes after, in its own
-//! window: it finds a's record while T1 is in progress and waits for T1's end, or T1 has ended
-//! and (committed) the shards show a to T2's search, which runs after. Either way T2 sees a.
+//! b that could be near-duplicates record them with sequence numbers s1 < s2, say. T2 looks for
+//! earlier records after it recorded b, so after T1 recorded a: it finds a's record while T1 is
+//! in progress and waits for T1's end, or T1 has ended and (committed) the shards show a to
+//! T2's search, which comes after. Either way T2 sees a. T1 does not wait for T2 (a later
+//! record), so two writers of one row each never deadlock: the later one waits, as a unique
+//! index's second writer of a key does. Two transactions that each wrote a row and then a
+//! near-duplicate of the other's wait for each other's transaction locks on the coordinator,
+//! and its deadlock detector ends one (40P01), as for two crossing duplicate keys.
 //!
 //! The records live in shared memory: `simdup.checked_write_slots` slots (a PostgreSQL-start
 //! setting), one per SimHash row and one per lock value of a similarity row (about 70 for an
 //! article). Without them (simdup not in `shared_preload_libraries`, or the setting 0), or when
-//! they are full, a checked write holds its stripes to the end of its transaction, as before:
-//! correct, only less live.
-//!
-//! A transaction that waits here holds no stripe; two transactions that each wrote a
-//! near-duplicate of a row the other then writes wait for each other's transaction lock on the
-//! coordinator, and its deadlock detector ends one (40P01), as for two crossing duplicate keys.
+//! they are full, a checked write takes its stripes to the end of its transaction, as before
+//! 0.4.0 (after waiting for the recorded writers of its rows' candidates): correct, less live.
+//! The window of step 1 is what orders a recording writer against such a one: the window waits
+//! for stripes held to commit, and a writer that holds them to commit looked for records in
+//! its own window, after every record made before it.
 
 use std::cell::{Cell, RefCell};
 
@@ -76,7 +79,12 @@ struct Slot {
     relid: u32,
     kind: u32,
     value: u64,
+    /// The order of the records: a writer waits only for earlier ones.
+    seq: u64,
 }
+
+// 32 bytes a slot, as `simdup.checked_write_slots` documents.
+const _: () = assert!(std::mem::size_of::<Slot>() == 32);
 
 impl Claim {
     fn values(&self) -> Vec<(u32, u64)> {
@@ -114,6 +122,8 @@ struct Header {
     slots: u32,
     /// One past the last slot in use.
     top: u32,
+    /// The sequence number of the next record.
+    next: u64,
 }
 
 const NAME: &std::ffi::CStr = c"simdup checked writes in progress";
@@ -219,106 +229,122 @@ fn with_slots<R>(mode: pg_sys::LWLockMode::Type, f: impl FnOnce(&mut Header, &mu
     }
 }
 
-/// Takes `stripes` as the window of a checked write of table `relid`, then waits for the end of
-/// every other transaction with a pending row that `claim` meets, outside the window, until none
-/// is left (module step 1).
-pub(crate) fn enter(relid: pg_sys::Oid, stripes: Vec<Stripe>, claim: &Claim) {
-    window::open_explicit(relid, stripes);
+/// Module steps 1 and 2 for the rows `claim` of a checked write into table `relid`, whose lock
+/// stripes are `stripes`: returns once no other transaction in progress has an earlier record
+/// that `claim` meets. The caller then searches the shards and writes.
+pub(crate) fn claim(relid: pg_sys::Oid, stripes: Vec<Stripe>, claim: &Claim) {
+    window::open_explicit(relid, stripes.clone());
     // SAFETY: REGISTRY is read only to know whether the shared memory exists.
     if unsafe { REGISTRY.is_null() } {
+        // No records anywhere on this server: the stripes to commit, as before 0.4.0.
+        lock_to_commit(relid, stripes);
+        window::close_explicit();
         return;
     }
     // SAFETY: in a transaction that writes (a checked write): its top-level id is assigned here
     // if it has none yet, as any write would.
     let me = unsafe { pg_sys::GetTopTransactionId() };
-    let database = this_database();
     let mut ended: Vec<pg_sys::TransactionId> = Vec::new();
-    loop {
-        let waits = with_slots(pg_sys::LWLockMode::LW_SHARED, |header, slots| {
-            let mut waits: Vec<pg_sys::TransactionId> = Vec::new();
-            for s in &slots[..header.top as usize] {
-                if s.kind != FREE
-                    && s.relid == u32::from(relid)
-                    && s.database == database
-                    && s.xid != me
-                    && !ended.contains(&s.xid)
-                    && !waits.contains(&s.xid)
-                    && claim.meets(s.kind, s.value)
-                {
-                    waits.push(s.xid);
+    match record(relid, me, claim) {
+        Some(seq) => {
+            window::close_explicit();
+            loop {
+                let waits = earlier(relid, me, claim, Some(seq), &ended);
+                if waits.is_empty() {
+                    return;
                 }
+                wait_for(&waits);
+                ended.extend(waits);
             }
-            waits
-        })
-        .unwrap_or_default();
-        if waits.is_empty() {
-            return;
         }
-        window::around_wait(|| {
-            for &xid in &waits {
-                // SAFETY: waits for the end of a transaction by its id (a share lock on its
-                // transaction lock, honouring lock_timeout, deadlock detection and cancels).
-                unsafe {
-                    pg_sys::XactLockTableWait(
-                        xid,
-                        std::ptr::null_mut(),
-                        std::ptr::null_mut(),
-                        pg_sys::XLTW_Oper::XLTW_None,
-                    )
-                };
+        None => {
+            // No room: wait, outside the window, for every recorded writer of a candidate,
+            // then hold the stripes to commit.
+            loop {
+                let waits = earlier(relid, me, claim, None, &ended);
+                if waits.is_empty() {
+                    break;
+                }
+                window::around_wait(|| wait_for(&waits));
+                ended.extend(waits);
             }
-        });
-        ended.extend(waits);
+            lock_to_commit(relid, stripes);
+            window::close_explicit();
+        }
     }
 }
 
-/// Records `claim` (the rows this checked write is writing) for the rest of the transaction
-/// (module step 3). Without the shared memory, or when it has too few free slots, takes
-/// `stripes` to the end of the transaction instead.
-pub(crate) fn record(relid: pg_sys::Oid, stripes: Vec<Stripe>, claim: &Claim) {
-    let values = claim.values();
-    if values.is_empty() {
-        return;
-    }
-    // SAFETY: REGISTRY is read only to know whether the shared memory exists.
-    let recorded = !unsafe { REGISTRY.is_null() } && {
-        // SAFETY: as in `enter`.
-        let me = unsafe { pg_sys::GetTopTransactionId() };
-        let database = this_database();
-        if !CALLBACK.with(|c| c.replace(true)) {
-            // SAFETY: registered once per backend; `released` stays valid for its life.
-            unsafe { pg_sys::RegisterResourceReleaseCallback(Some(released), std::ptr::null_mut()) };
+/// The other transactions in progress with a record for table `relid` that `claim` meets,
+/// earlier than `seq` (None: any), leaving out those in `ended`.
+fn earlier(
+    relid: pg_sys::Oid,
+    me: pg_sys::TransactionId,
+    claim: &Claim,
+    seq: Option<u64>,
+    ended: &[pg_sys::TransactionId],
+) -> Vec<pg_sys::TransactionId> {
+    let database = this_database();
+    with_slots(pg_sys::LWLockMode::LW_SHARED, |header, slots| {
+        let mut waits: Vec<pg_sys::TransactionId> = Vec::new();
+        for s in &slots[..header.top as usize] {
+            if s.kind != FREE
+                && s.relid == u32::from(relid)
+                && s.database == database
+                && s.xid != me
+                && seq.is_none_or(|seq| s.seq < seq)
+                && !ended.contains(&s.xid)
+                && !waits.contains(&s.xid)
+                && claim.meets(s.kind, s.value)
+            {
+                waits.push(s.xid);
+            }
         }
-        let filled = with_slots(pg_sys::LWLockMode::LW_EXCLUSIVE, |header, slots| {
-            let free: Vec<u32> =
-                (0..slots.len() as u32).filter(|&i| slots[i as usize].kind == FREE).take(values.len()).collect();
-            if free.len() < values.len() {
-                return Vec::new();
-            }
-            for (&i, &(kind, value)) in free.iter().zip(&values) {
-                slots[i as usize] = Slot { xid: me, database, relid: u32::from(relid), kind, value };
-                header.top = header.top.max(i + 1);
-            }
-            free
-        })
-        .unwrap_or_default();
-        let recorded = !filled.is_empty();
-        MINE.with(|m| m.borrow_mut().extend(filled));
-        recorded
-    };
-    if !recorded {
-        lock_to_commit(relid, stripes);
+        waits
+    })
+    .unwrap_or_default()
+}
+
+/// Waits for the end of each transaction of `xids`.
+fn wait_for(xids: &[pg_sys::TransactionId]) {
+    for &xid in xids {
+        // SAFETY: waits for the end of a transaction by its id (a share lock on its transaction
+        // lock, honouring lock_timeout, deadlock detection and cancels).
+        unsafe {
+            pg_sys::XactLockTableWait(xid, std::ptr::null_mut(), std::ptr::null_mut(), pg_sys::XLTW_Oper::XLTW_None)
+        };
     }
+}
+
+/// Records `claim` for transaction `me` until it ends, with the next sequence number (module
+/// step 1); None when the shared memory has too few free slots (nothing is recorded then).
+fn record(relid: pg_sys::Oid, me: pg_sys::TransactionId, claim: &Claim) -> Option<u64> {
+    let values = claim.values();
+    let database = this_database();
+    if !CALLBACK.with(|c| c.replace(true)) {
+        // SAFETY: registered once per backend; `released` stays valid for its life.
+        unsafe { pg_sys::RegisterResourceReleaseCallback(Some(released), std::ptr::null_mut()) };
+    }
+    let (seq, filled) = with_slots(pg_sys::LWLockMode::LW_EXCLUSIVE, |header, slots| {
+        let free: Vec<u32> =
+            (0..slots.len() as u32).filter(|&i| slots[i as usize].kind == FREE).take(values.len()).collect();
+        if free.len() < values.len() {
+            return (None, Vec::new());
+        }
+        let seq = header.next;
+        header.next += 1;
+        for (&i, &(kind, value)) in free.iter().zip(&values) {
+            slots[i as usize] = Slot { xid: me, database, relid: u32::from(relid), kind, value, seq };
+            header.top = header.top.max(i + 1);
+        }
+        (Some(seq), free)
+    })?;
+    MINE.with(|m| m.borrow_mut().extend(filled));
+    seq
 }
 
 fn this_database() -> u32 {
     // SAFETY: MyDatabaseId is set before any SQL runs.
     unsafe { u32::from(pg_sys::MyDatabaseId) }
-}
-
-/// Closes the window [`enter`] opened (module step 4).
-pub(crate) fn leave() {
-    window::close_explicit();
 }
 
 /// Frees this backend's slots once its top-level transaction has released its locks.

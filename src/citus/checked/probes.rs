@@ -21,7 +21,6 @@ use super::pending::{self, Claim};
 use crate::dedup::config::Config;
 use crate::dedup::lookup::{row_stripes, similar_stripes};
 use crate::dedup::tuple::text_of;
-use crate::dedup::window::Stripe;
 use crate::similarity::config::SimilarConfig;
 
 /// What a batch's rows are checked by: per row, what the check reads of it.
@@ -57,45 +56,26 @@ impl Probes<'_> {
         }
     }
 
-    /// The lock stripes of every row, and what the rows `rows` (positions in the batch) could
-    /// conflict with (src/citus/checked/pending.rs).
-    fn locks(&self, rows: impl Iterator<Item = usize>) -> (Vec<Stripe>, Claim) {
-        match self {
+    /// The rows' lock stripes (ascending: the order every writer takes stripes in) and their
+    /// record as rows in progress, after the earlier writers in progress of their near-duplicate
+    /// candidates ([`pending::claim`]).
+    pub(crate) fn claim(&self, relid: pg_sys::Oid) {
+        let (stripes, claim) = match self {
             Probes::SimHash { cfg, fps, .. } => {
-                let fps: Vec<u64> = rows.filter_map(|i| fps[i]).map(|fp| fp as u64).collect();
+                let fps: Vec<u64> = fps.iter().flatten().map(|&fp| fp as u64).collect();
                 let stripes = fps.iter().flat_map(|&fp| row_stripes(fp as i64, cfg.k)).collect();
                 (stripes, Claim::Fingerprints { k: cfg.k, fps })
             }
             Probes::Similar { cfg, sets, bands, short, keys, .. } => {
-                let rows: Vec<_> = rows
+                let rows: Vec<_> = (0..sets.len())
                     .filter(|&i| !sets[i].is_empty())
                     .map(|i| cfg.values(&sets[i], &bands[i], short[i].as_ref(), keys[i].as_ref()))
                     .collect();
                 let values = simdup_core::locks::SimilarValues::union(&rows);
                 (similar_stripes(&values.stripes()), Claim::Similar(values))
             }
-        }
-    }
-
-    /// Takes the lock stripes of every row, ascending (the order every writer takes stripes
-    /// in, so no deadlock), in the batch's window, after the writers in progress of the rows'
-    /// near-duplicate candidates ([`pending::enter`]).
-    pub(crate) fn enter(&self, relid: pg_sys::Oid) {
-        let (stripes, claim) = self.locks(0..self.len());
-        pending::enter(relid, stripes, &claim);
-    }
-
-    /// Records the rows `rows` that the batch writes as pending ([`pending::record`]).
-    pub(crate) fn record(&self, relid: pg_sys::Oid, rows: &[usize]) {
-        let (stripes, claim) = self.locks(rows.iter().copied());
-        pending::record(relid, stripes, &claim);
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            Probes::SimHash { fps, .. } => fps.len(),
-            Probes::Similar { sets, .. } => sets.len(),
-        }
+        };
+        pending::claim(relid, stripes, &claim);
     }
 
     /// The query over every shard for the stored near-duplicates of the batch's rows, and its

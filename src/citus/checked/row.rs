@@ -176,9 +176,6 @@ pub(crate) unsafe fn write_row(
                 Outcome::Stored(write_as_checked(&table, &insert, &insert_args, false, returned, |_| 0).0)
             }
         };
-        // The row is written (or not): its stripes go; its record stays to the end of the
-        // transaction (src/citus/checked/pending.rs).
-        super::pending::leave();
         finish(rel, nest, (saved_user, saved_context), result)
     }
 }

@@ -12,18 +12,15 @@ use crate::errors::OrRaise;
 use crate::similarity::minhash::{char_set, set_bands, text_short};
 
 use super::pending::{self, Claim};
-use crate::args::Mode;
 use crate::dedup::lookup::{row_stripes, similar_stripes};
 use crate::similarity::config::SimilarConfig;
 
 /// Steps 1 to 3 of a checked write, as the table's owner: the lock stripes of `value` (the text
-/// the row will store, or its adopted fingerprint, as text; None: NULL) in a window, after the
-/// writers in progress of its near-duplicate candidates ([`pending::enter`]), then one query
-/// over every shard for its near-duplicate with the smallest key, leaving out the row whose key
-/// (as text) is `exclude` (an UPDATE's own row); that key, as text, and the measure (the
-/// distance, or the Jaccard similarity). A row the table's mode then writes is recorded as
-/// pending ([`pending::record`]); the caller closes the window once it is written
-/// ([`pending::leave`]).
+/// the row will store, or its adopted fingerprint, as text; None: NULL) and its record as a row
+/// in progress, after the earlier writers in progress of its near-duplicate candidates
+/// ([`pending::claim`]), then one query over every shard for its near-duplicate with the
+/// smallest key, leaving out the row whose key (as text) is `exclude` (an UPDATE's own row);
+/// that key, as text, and the measure (the distance, or the Jaccard similarity).
 pub(crate) fn nearest_stored(
     relid: pg_sys::Oid,
     check: &Check,
@@ -67,8 +64,7 @@ pub(crate) fn nearest_stored(
             };
             fp.and_then(|fp| {
                 let stripes = row_stripes(fp, cfg.k);
-                let claim = Claim::Fingerprints { k: cfg.k, fps: vec![fp as u64] };
-                pending::enter(relid, stripes.clone(), &claim);
+                pending::claim(relid, stripes, &Claim::Fingerprints { k: cfg.k, fps: vec![fp as u64] });
                 let fp_column = column(cols.fp.unwrap_or(cols.source));
                 let distance = format!("{ext_schema}.hamming(t.{fp_column}, $1)");
                 let mut condition = format!("{distance} OPERATOR(pg_catalog.<=) {}", cfg.k);
@@ -79,11 +75,7 @@ pub(crate) fn nearest_stored(
                     args.push(value.unwrap_or_default().into());
                 }
                 let params = args.len();
-                let found = search(smallest(&distance, &condition, params), args);
-                if found.is_none() || cfg.mode == Mode::Mark {
-                    pending::record(relid, stripes, &claim);
-                }
-                found
+                search(smallest(&distance, &condition, params), args)
             })
         }
         Check::Similar(cfg) => {
@@ -96,8 +88,7 @@ pub(crate) fn nearest_stored(
                     let keys = cfg.keys(&set);
                     let values = cfg.values(&set, &bands, short.as_ref(), keys.as_ref());
                     let stripes = similar_stripes(&values.stripes());
-                    let claim = Claim::Similar(values);
-                    pending::enter(relid, stripes.clone(), &claim);
+                    pending::claim(relid, stripes, &Claim::Similar(values));
                     let short = short.map(|s| s.bands);
                     let (similarity, condition) =
                         similar_condition(cfg, ext_schema, &source, ["$2", "$1", "$5", "$3", "$4", "$6"]);
@@ -109,11 +100,7 @@ pub(crate) fn nearest_stored(
                         short.into(),
                         keys.map(|k| k.probe()).into(),
                     ];
-                    let found = on_index(|| search(smallest(&similarity, &condition, 6), args));
-                    if found.is_none() || cfg.mode == Mode::Mark {
-                        pending::record(relid, stripes, &claim);
-                    }
-                    found
+                    on_index(|| search(smallest(&similarity, &condition, 6), args))
                 })
                 .flatten()
         }

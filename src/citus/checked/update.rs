@@ -107,7 +107,6 @@ pub(crate) unsafe fn update_row(
                 }
             }
         };
-        super::pending::leave();
         finish(rel, nest, (saved_user, saved_context), result)
     }
 }
@@ -332,7 +331,7 @@ pub(crate) unsafe fn update_batch(
         let checked: Vec<Option<pg_sys::Datum>> =
             news.iter().zip(&changed).map(|(&new, &c)| if c { new } else { None }).collect();
         let probes = probes_of(relid, &check, &cols, &checked, source_type);
-        probes.enter(relid);
+        probes.claim(relid);
 
         // 2. Their stored near-duplicates, from every shard (as the owner).
         let may_read_key = crate::access::read(relid, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
@@ -396,7 +395,6 @@ pub(crate) unsafe fn update_batch(
                     .enumerate()
                     .filter_map(|(i, write)| write.map(|write| (rows[i], &olds[i], write)))
                     .collect();
-                probes.record(relid, &renewed);
                 let (n, changed) = as_checked(&table, || writer.write(&writes, returned));
                 if changed {
                     // (The batch's later rows were decided with its new text stored: the
@@ -408,7 +406,6 @@ pub(crate) unsafe fn update_batch(
                 Outcome::Stored(n)
             }
         };
-        super::pending::leave();
         finish(rel, nest, (saved_user, saved_context), result)
     }
 }
