@@ -189,9 +189,9 @@ fn explicit() -> pg_sys::MemoryContext {
     (&raw const EXPLICIT).cast_mut().cast()
 }
 
-/// Opens a window of table `relid` that its caller closes with [`close_explicit`] (the Citus
-/// checked write, src/citus/checked/pending.rs, whose rows are written by statements of its
-/// own), or the end of the transaction: takes `stripes` in ascending order.
+/// Opens a window of table `relid` that its caller closes with [`close_explicit`], or the end of
+/// the transaction: takes `stripes` in ascending order. The Citus checked write holds one around
+/// the record of its rows (src/citus/checked/pending.rs), outside any row trigger.
 pub(crate) fn open_explicit(relid: pg_sys::Oid, mut stripes: Vec<Stripe>) {
     stripes.sort_unstable();
     stripes.dedup();
