@@ -145,15 +145,6 @@ fn close_all() {
     AT_END.with(|a| a.set(false));
 }
 
-/// Makes sure the transaction's end closes every window.
-fn close_at_end() {
-    if !AT_END.with(|a| a.replace(true)) {
-        for event in [PgXactCallbackEvent::Commit, PgXactCallbackEvent::Abort, PgXactCallbackEvent::Prepare] {
-            register_xact_callback(event, close_all);
-        }
-    }
-}
-
 /// Closes the window of the running statement's previous row, if it has one: called for every
 /// row a dedup trigger fires on, so that a row that opens no window of its own (featureless,
 /// unchanged, or cleared by the bulk check's copy) ends the previous row's too.
@@ -165,18 +156,28 @@ pub(crate) fn close_previous() {
 
 /// Opens the window of a row of table `relid` that the running statement checks: closes the
 /// statement's previous row's window, then takes `stripes` in ascending order (see the module).
-pub(crate) fn open(relid: pg_sys::Oid, mut stripes: Vec<Stripe>) {
-    stripes.sort_unstable();
-    stripes.dedup();
+pub(crate) fn open(relid: pg_sys::Oid, stripes: Vec<Stripe>) {
     let context = statement_context().unwrap_or(std::ptr::null_mut());
-    close_in(context);
-    close_at_end();
     let first = !context.is_null() && WATCHED.with(|w| !w.borrow().contains(&context));
     if first {
         // SAFETY: the statement's executor memory, passed to `statement_ended` as the context
         // it is registered on (called at the end of the statement, on error too).
         unsafe { crate::catalog::on_reset(context, statement_ended, context.cast()) };
         WATCHED.with(|w| w.borrow_mut().push(context));
+    }
+    open_in(context, relid, stripes);
+}
+
+/// Closes the windows keyed by `context`, then opens one of `stripes` under that key, taken in
+/// ascending order; the end of the transaction closes it in any case.
+fn open_in(context: pg_sys::MemoryContext, relid: pg_sys::Oid, mut stripes: Vec<Stripe>) {
+    stripes.sort_unstable();
+    stripes.dedup();
+    close_in(context);
+    if !AT_END.with(|a| a.replace(true)) {
+        for event in [PgXactCallbackEvent::Commit, PgXactCallbackEvent::Abort, PgXactCallbackEvent::Prepare] {
+            register_xact_callback(event, close_all);
+        }
     }
     enter(context, relid, stripes);
 }
@@ -192,12 +193,8 @@ fn explicit() -> pg_sys::MemoryContext {
 /// Opens a window of table `relid` that its caller closes with [`close_explicit`], or the end of
 /// the transaction: takes `stripes` in ascending order. The Citus checked write holds one around
 /// the record of its rows (src/citus/checked/pending.rs), outside any row trigger.
-pub(crate) fn open_explicit(relid: pg_sys::Oid, mut stripes: Vec<Stripe>) {
-    stripes.sort_unstable();
-    stripes.dedup();
-    close_in(explicit());
-    close_at_end();
-    enter(explicit(), relid, stripes);
+pub(crate) fn open_explicit(relid: pg_sys::Oid, stripes: Vec<Stripe>) {
+    open_in(explicit(), relid, stripes);
 }
 
 /// Closes the window [`open_explicit`] opened, if it is still open.

@@ -268,18 +268,19 @@ ab="$(psql_on 0 -tA -F ' ' -c "SELECT a.id, b.id FROM pool a JOIN pool b ON a.id
     AND get_shard_id_for_distribution_column('conc', a.id) <> get_shard_id_for_distribution_column('conc', b.id)
     ORDER BY 1, 2 LIMIT 1")"
 set -- $ab
-# hold_first SQL: runs SQL in a transaction of its own that commits 3 s later, in the
-# background (its pid in $first), and returns 1 s after it started.
+# hold_first SQL [HOLD [AFTER [LOG]]]: runs SQL in a transaction of its own that commits HOLD
+# (3) s later, in the background (its pid in $first), its errors to LOG (stderr), and returns
+# AFTER (1) s after it started.
 hold_first() {
   ( psql_on 0 <<SQL
 BEGIN;
 $1;
-SELECT pg_sleep(3);
+SELECT pg_sleep(${2:-3});
 COMMIT;
 SQL
-  ) >/dev/null &
+  ) >/dev/null 2>"${4:-/dev/stderr}" &
   first=$!
-  sleep 1
+  sleep "${3:-1}"
 }
 # The first writer holds its lock stripes for 3 s before committing.
 hold_first "SELECT simdup_insert_select('conc', 'SELECT id, body FROM pool WHERE id = $1')"
@@ -304,18 +305,10 @@ for kind in simhash similar; do
   psql_on 0 -o /dev/null -c "CREATE TABLE $tbl (id bigint PRIMARY KEY, body text NOT NULL)" \
     -c "SELECT create_distributed_table('$tbl', 'id')" -c "$enable"
   words="SELECT string_agg(md5(random()::text || w), ' ') FROM generate_series(1, 30) w"
-  ( psql_on 0 <<SQL
-BEGIN;
-INSERT INTO $tbl SELECT g, ($words WHERE g > 0) FROM generate_series(1, 50) g;
+  hold_first "INSERT INTO $tbl SELECT g, ($words WHERE g > 0) FROM generate_series(1, 50) g;
 INSERT INTO $tbl VALUES (51, ($words));
 INSERT INTO $tbl VALUES (52, ($words)), (53, ($words));
-INSERT INTO $tbl SELECT g, ($words WHERE g > 0) FROM generate_series(54, 60) g;
-SELECT pg_sleep(8);
-COMMIT;
-SQL
-  ) >/dev/null 2>"/tmp/simdup-citus-$BASE/$tbl.first.log" &
-  first=$!
-  sleep 2
+INSERT INTO $tbl SELECT g, ($words WHERE g > 0) FROM generate_series(54, 60) g" 8 2 "/tmp/simdup-citus-$BASE/$tbl.first.log"
   held=$(psql_on 0 -tA -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid IN (21316, 21317)")
   t_b=$(date +%s.%N)
   for i in $(seq 101 120); do echo "INSERT INTO $tbl VALUES ($i, ($words));"; done |
@@ -540,15 +533,7 @@ psql_on 0 -o /dev/null -c "CREATE TABLE few (id bigint PRIMARY KEY, body text NO
   -c "SELECT simdup_enable('few', 'body', on_duplicate => 'reject', max_distance => 3)"
 # Row g's text: 30 hex words of its own, the same each time it is written.
 text_of() { echo "(SELECT string_agg(md5($1 || '-' || w), ' ') FROM generate_series(1, 30) w)"; }
-( psql_on 0 <<SQL
-BEGIN;
-INSERT INTO few SELECT g, $(text_of g) FROM generate_series(1, 100) g;
-SELECT pg_sleep(4);
-COMMIT;
-SQL
-) >/dev/null 2>"/tmp/simdup-citus-$BASE/few.log" &
-first=$!
-sleep 2
+hold_first "INSERT INTO few SELECT g, $(text_of g) FROM generate_series(1, 100) g" 4 2 "/tmp/simdup-citus-$BASE/few.log"
 held=$(psql_on 0 -tA -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 21316 AND granted")
 out="$(psql_on 0 -v VERBOSITY=verbose -c "SET lock_timeout = '1s'" -c "INSERT INTO few VALUES (1000, $(text_of 7))" 2>&1 || true)"
 wait "$first" || { cat "/tmp/simdup-citus-$BASE/few.log" >&2; fail "slots: the 100-row transaction failed"; }
@@ -556,9 +541,7 @@ wait "$first" || { cat "/tmp/simdup-citus-$BASE/few.log" >&2; fail "slots: the 1
 grep -q "ERROR:  55P03" <<<"$out" || fail "slots: a near-duplicate written while the 100-row transaction was open did not wait: $out"
 out="$(psql_on 0 -v VERBOSITY=verbose -c "INSERT INTO few VALUES (1000, $(text_of 7))" 2>&1 || true)"
 grep -q "ERROR:  23505" <<<"$out" || fail "slots: the near-duplicate after the commit: $out"
-( psql_on 0 -c "BEGIN" -c "INSERT INTO few SELECT g, $(text_of g) FROM generate_series(201, 210) g" -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null ) &
-first=$!
-sleep 1.5
+hold_first "INSERT INTO few SELECT g, $(text_of g) FROM generate_series(201, 210) g" 3 1.5
 held2=$(psql_on 0 -tA -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 21316")
 wait "$first" || fail "slots: the 10-row transaction failed"
 [ "$held2" = 0 ] || fail "slots: a 10-row transaction held $held2 stripes after the 100-row one committed (slots not freed?)"

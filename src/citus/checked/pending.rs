@@ -51,7 +51,7 @@ use pgrx::pg_sys;
 
 use simdup_core::locks::SimilarValues;
 
-use crate::dedup::lookup::lock_to_commit;
+use crate::dedup::lookup::{lock_to_commit, row_stripes, similar_stripes};
 use crate::dedup::window::{self, Stripe};
 
 /// What a checked write's rows could conflict with: their fingerprints at the table's distance,
@@ -87,6 +87,14 @@ struct Slot {
 const _: () = assert!(std::mem::size_of::<Slot>() == 32);
 
 impl Claim {
+    /// The lock stripes of these rows (the trigger's: two writers of near-duplicates share one).
+    fn stripes(&self) -> Vec<Stripe> {
+        match self {
+            Claim::Fingerprints { k, fps } => fps.iter().flat_map(|&fp| row_stripes(fp as i64, *k)).collect(),
+            Claim::Similar(v) => similar_stripes(&v.stripes()),
+        }
+    }
+
     fn values(&self) -> Vec<(u32, u64)> {
         match self {
             Claim::Fingerprints { fps, .. } => fps.iter().map(|&fp| (FINGERPRINT, fp)).collect(),
@@ -229,10 +237,11 @@ fn with_slots<R>(mode: pg_sys::LWLockMode::Type, f: impl FnOnce(&mut Header, &mu
     }
 }
 
-/// Module steps 1 and 2 for the rows `claim` of a checked write into table `relid`, whose lock
-/// stripes are `stripes`: returns once no other transaction in progress has an earlier record
-/// that `claim` meets. The caller then searches the shards and writes.
-pub(crate) fn claim(relid: pg_sys::Oid, stripes: Vec<Stripe>, claim: &Claim) {
+/// Module steps 1 and 2 for the rows `claim` of a checked write into table `relid`: returns once
+/// no other transaction in progress has an earlier record that `claim` meets. The caller then
+/// searches the shards and writes.
+pub(crate) fn claim(relid: pg_sys::Oid, claim: &Claim) {
+    let stripes = claim.stripes();
     window::open_explicit(relid, stripes.clone());
     // SAFETY: REGISTRY is read only to know whether the shared memory exists.
     if unsafe { REGISTRY.is_null() } {

@@ -19,7 +19,6 @@ use simdup_core::similarity::{Keys, Via};
 
 use super::pending::{self, Claim};
 use crate::dedup::config::Config;
-use crate::dedup::lookup::{row_stripes, similar_stripes};
 use crate::dedup::tuple::text_of;
 use crate::similarity::config::SimilarConfig;
 
@@ -60,22 +59,19 @@ impl Probes<'_> {
     /// record as rows in progress, after the earlier writers in progress of their near-duplicate
     /// candidates ([`pending::claim`]).
     pub(crate) fn claim(&self, relid: pg_sys::Oid) {
-        let (stripes, claim) = match self {
+        let claim = match self {
             Probes::SimHash { cfg, fps, .. } => {
-                let fps: Vec<u64> = fps.iter().flatten().map(|&fp| fp as u64).collect();
-                let stripes = fps.iter().flat_map(|&fp| row_stripes(fp as i64, cfg.k)).collect();
-                (stripes, Claim::Fingerprints { k: cfg.k, fps })
+                Claim::Fingerprints { k: cfg.k, fps: fps.iter().flatten().map(|&fp| fp as u64).collect() }
             }
             Probes::Similar { cfg, sets, bands, short, keys, .. } => {
                 let rows: Vec<_> = (0..sets.len())
                     .filter(|&i| !sets[i].is_empty())
                     .map(|i| cfg.values(&sets[i], &bands[i], short[i].as_ref(), keys[i].as_ref()))
                     .collect();
-                let values = simdup_core::locks::SimilarValues::union(&rows);
-                (similar_stripes(&values.stripes()), Claim::Similar(values))
+                Claim::Similar(simdup_core::locks::SimilarValues::union(&rows))
             }
         };
-        pending::claim(relid, stripes, &claim);
+        pending::claim(relid, &claim);
     }
 
     /// The query over every shard for the stored near-duplicates of the batch's rows, and its

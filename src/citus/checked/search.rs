@@ -12,7 +12,6 @@ use crate::errors::OrRaise;
 use crate::similarity::minhash::{char_set, set_bands, text_short};
 
 use super::pending::{self, Claim};
-use crate::dedup::lookup::{row_stripes, similar_stripes};
 use crate::similarity::config::SimilarConfig;
 
 /// Steps 1 to 3 of a checked write, as the table's owner: the lock stripes of `value` (the text
@@ -63,8 +62,7 @@ pub(crate) fn nearest_stored(
                 (None, _) => None,
             };
             fp.and_then(|fp| {
-                let stripes = row_stripes(fp, cfg.k);
-                pending::claim(relid, stripes, &Claim::Fingerprints { k: cfg.k, fps: vec![fp as u64] });
+                pending::claim(relid, &Claim::Fingerprints { k: cfg.k, fps: vec![fp as u64] });
                 let fp_column = column(cols.fp.unwrap_or(cols.source));
                 let distance = format!("{ext_schema}.hamming(t.{fp_column}, $1)");
                 let mut condition = format!("{distance} OPERATOR(pg_catalog.<=) {}", cfg.k);
@@ -87,8 +85,7 @@ pub(crate) fn nearest_stored(
                     let short = text_short(&text, cfg.threshold);
                     let keys = cfg.keys(&set);
                     let values = cfg.values(&set, &bands, short.as_ref(), keys.as_ref());
-                    let stripes = similar_stripes(&values.stripes());
-                    pending::claim(relid, stripes, &Claim::Similar(values));
+                    pending::claim(relid, &Claim::Similar(values));
                     let short = short.map(|s| s.bands);
                     let (similarity, condition) =
                         similar_condition(cfg, ext_schema, &source, ["$2", "$1", "$5", "$3", "$4", "$6"]);
