@@ -272,13 +272,14 @@ set -- $ab
 # (3) s later, in the background (its pid in $first), its errors to LOG (stderr), and returns
 # AFTER (1) s after it started.
 hold_first() {
-  ( psql_on 0 <<SQL
+  ( [ -z "${4:-}" ] || exec 2>"$4"   # (not 2>/dev/stderr: that would truncate a log file on fd 2)
+    psql_on 0 <<SQL
 BEGIN;
 $1;
 SELECT pg_sleep(${2:-3});
 COMMIT;
 SQL
-  ) >/dev/null 2>"${4:-/dev/stderr}" &
+  ) >/dev/null &
   first=$!
   sleep "${3:-1}"
 }
