@@ -21,14 +21,14 @@ use serde_json::{json, Map, Value};
 use simdup_core::explain::{align, AlignError, Alignment};
 use simdup_core::similarity::minhash as mh;
 use simdup_core::similarity::{
-    By, Match, Rule, Via, MIN_CONTAINED_SHINGLES, VERIFY_CONTAINMENT, VERIFY_SHINGLE, VERIFY_THRESHOLD,
+    By, Match, PairTexts, Rule, Via, MIN_CONTAINED_SHINGLES, VERIFY_CONTAINMENT, VERIFY_SHINGLE, VERIFY_THRESHOLD,
 };
 
 use crate::args::Mode;
 use crate::dedup::config::{Config, Verify};
 use crate::errors::{Code, Error};
 use crate::similarity::config::SimilarConfig;
-use crate::similarity::minhash::{char_set, interrupt, set_bands, short_set_of, text_short};
+use crate::similarity::minhash::{char_set, interrupt, pair, set_bands, short_set_of, text_short};
 
 /// The alignment of two texts, or 54000 for a text too long to align.
 fn aligned<'t>(a: &'t str, b: &'t str) -> Alignment<'t> {
@@ -209,7 +209,8 @@ fn rule_name(by: By) -> &'static str {
     }
 }
 
-/// Why `rule` matched (`Some`) or did not on two k-shingle sets (non-empty) and their texts.
+/// Why `rule` matched (`Some`) or did not on the k-shingle sets of `t.a` (`sa`) and `t.b` (`sb`),
+/// both non-empty.
 fn rule_reason(rule: &Rule, m: Option<Match>, t: &Texts<'_>, sa: &[u64], sb: &[u64]) -> String {
     let j = mh::jaccard(sa, sb);
     let c = mh::containment(sa, sb);
@@ -233,9 +234,13 @@ fn rule_reason(rule: &Rule, m: Option<Match>, t: &Texts<'_>, sa: &[u64], sb: &[u
             if let Some(cc) = rule.containment {
                 if c < cc {
                     why.push_str(&format!(", containment {c:.3} < {cc}"));
-                } else {
+                } else if sa.len().min(sb.len()) < MIN_CONTAINED_SHINGLES {
                     why.push_str(&format!(
                         ", containment {c:.3} >= {cc} but the smaller text has fewer than {MIN_CONTAINED_SHINGLES} distinct shingles (one k-gram, which every text holding it contains: not a copy)"
+                    ));
+                } else if pair(t.a, t.b).footer(rule.k, sa.len() <= sb.len(), sa.len().min(sb.len())) {
+                    why.push_str(&format!(
+                        ", containment {c:.3} >= {cc} but the smaller text is the larger one's footer: the larger ends with it after more text than it holds (an article with that notice, not its copy)"
                     ));
                 }
             }
@@ -270,7 +275,7 @@ fn simhash_verdict(t: &Texts<'_>, mode: Option<Mode>, k: u32, verify: Option<Ver
                 // 5-shingles against the stored row's, by the table's rule.
                 let rule = verify.rule();
                 let (sb, sa) = (char_set(t.b, rule.k), char_set(t.a, rule.k));
-                let m = rule.near_duplicate(&sb, &sa, || (short_set_of(t.b), short_set_of(t.a)));
+                let m = rule.near_duplicate(&sb, &sa, &mut pair(t.b, t.a));
                 let within = format!("Hamming distance {d} <= max_distance {k}");
                 if sa.is_empty() || sb.is_empty() {
                     (false, None, format!("{within}, but a text without shingles is never verified"))
@@ -326,13 +331,18 @@ fn similar_verdict(t: &Texts<'_>, cfg: &SimilarConfig, mode: Option<Mode>) -> Va
             offered.push((Via::Key, "key"));
         }
         let judged = offered.iter().find_map(|&(via, name)| {
-            cfg.similar(&set, &other_set, via, || (short.as_ref().map(|s| s.set.clone()), short_set_of(t.a)))
-                .map(|m| (m, name))
+            cfg.similar(
+                &set,
+                &other_set,
+                via,
+                &mut pair(t.b, t.a).with_short(Some(short.as_ref().map(|s| s.set.clone())), None),
+            )
+            .map(|m| (m, name))
         });
         // The rules alone, whichever index offers the pair: what the reason compares with.
         let rule = Rule { k: cfg.k, threshold: cfg.threshold, containment: cfg.containment };
-        let by_rules = rule.near_duplicate(&set, &other_set, || (short_set_of(t.b), short_set_of(t.a)));
-        let why = rule_reason(&rule, judged.map(|(m, _)| m).or(by_rules), t, &set, &other_set);
+        let by_rules = rule.near_duplicate(&set, &other_set, &mut pair(t.b, t.a));
+        let why = rule_reason(&rule, judged.map(|(m, _)| m).or(by_rules), t, &other_set, &set);
         let through = |name: &str| match name {
             "band" => "a shared band value of the similarity index",
             "short_band" => "a shared band value of the short-text index",

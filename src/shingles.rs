@@ -22,6 +22,12 @@ pub(crate) fn char_set(body: &str, k: usize) -> Vec<u64> {
     }
 }
 
+/// A pair's two texts as the similarity rules read them beyond their shingle sets
+/// ([`simdup_core::similarity::Texts`]: short sets, the footer test), interruptible.
+pub(crate) fn pair<'t>(a: &'t str, b: &'t str) -> simdup_core::similarity::Texts<'t, fn()> {
+    simdup_core::similarity::Texts::new(a, b, interrupt)
+}
+
 /// The 3-shingle set of a text the similarity dedup trigger's short-text rule covers
 /// ([`simdup_core::similarity::short_set`]), None for any other.
 pub(crate) fn short_set_of(body: &str) -> Option<Vec<u64>> {

@@ -57,8 +57,7 @@ impl<'a> Verifier<'a> {
         let k = self.rule.k;
         let set = self.set.get_or_init(|| crate::shingles::char_set(self.text, k));
         let other_set = crate::shingles::char_set(&other, k);
-        let short = || (crate::shingles::short_set_of(self.text), crate::shingles::short_set_of(&other));
-        self.rule.near_duplicate(set, &other_set, short).is_some()
+        self.rule.near_duplicate(set, &other_set, &mut crate::shingles::pair(self.text, &other)).is_some()
     }
 }
 

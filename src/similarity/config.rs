@@ -10,12 +10,12 @@ use pgrx::spi::quote_literal;
 
 use simdup_core::locks::{SimilarStripes, SimilarValues};
 use simdup_core::similarity::minhash as mh;
-use simdup_core::similarity::{By, Keys, Match, Via};
+use simdup_core::similarity::{By, Keys, Match, PairTexts, Via};
 
 use crate::args::{self, Mode};
 use crate::catalog::relation_name;
 use crate::errors::{Code, ConstraintError, Error};
-use crate::similarity::minhash::{set_bands, set_keys, short_set_of, text_short_bands, ShortText};
+use crate::similarity::minhash::{set_bands, set_keys, text_short_bands, ShortText};
 
 use crate::dedup::config::trigger_args_named;
 use crate::dedup::config::DUP_OF;
@@ -58,14 +58,8 @@ impl SimilarConfig {
     /// ([`simdup_core::similarity::Rule::judge`]). `short_sets` gives the two texts' 3-shingle sets
     /// ([`short_set_of`]), asked only when the short-text rule decides: callers pass the sets
     /// they already hold rather than shingle the texts again.
-    pub fn similar(
-        &self,
-        set: &[u64],
-        other_set: &[u64],
-        via: Via,
-        short_sets: impl FnOnce() -> (Option<Vec<u64>>, Option<Vec<u64>>),
-    ) -> Option<Match> {
-        self.rule().judge(set, other_set, via, short_sets)
+    pub fn similar(&self, set: &[u64], other_set: &[u64], via: Via, texts: &mut impl PairTexts) -> Option<Match> {
+        self.rule().judge(set, other_set, via, texts)
     }
 
     /// Whether the similarity index offers a stored row with k-shingle set `other_set` to a row
@@ -186,7 +180,7 @@ fn judge_texts(
     let containment = containment.map(args::containment_threshold);
     let (sa, sb) = crate::similarity::minhash::char_sets(a, b, k)?;
     simdup_core::similarity::Rule { k, threshold, containment }
-        .judge(&sa, &sb, via, || (short_set_of(a), short_set_of(b)))
+        .judge(&sa, &sb, via, &mut crate::shingles::pair(a, b))
         .map(|m| m.jaccard)
 }
 

@@ -19,7 +19,7 @@ use crate::errors::{invalid_parameter, null_not_allowed};
 use simdup_core::similarity::minhash as mh;
 
 use crate::args::{banding, permutations, shingle_size, unit_interval, BANDS_HINT};
-pub(crate) use crate::shingles::{char_set, interrupt, short_set_of};
+pub(crate) use crate::shingles::{char_set, interrupt, pair, short_set_of};
 
 // ---------------------------------------------------------------------------------------------
 // Arguments

@@ -73,7 +73,7 @@ use simdup_core::similarity::{Keys, Via};
 
 use crate::catalog::relation_name;
 use crate::errors::not_in_prerequisite_state;
-use crate::similarity::minhash::{char_set, counted_overlap, short_set_of, text_bands, text_short};
+use crate::similarity::minhash::{char_set, counted_overlap, pair, text_bands, text_short};
 
 use crate::dedup::event::{before_row_event, decide, no_duplicate, run, Outcome, RowEvent};
 use crate::dedup::lookup::{similar_stripes, smallest_key};
@@ -327,7 +327,8 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                 }
             };
             // The new row's 3-shingle set is the one its short bands came from.
-            cfg.rule().judge_overlap(&overlap, via, || (short.as_ref().map(|s| s.set.clone()), short_set_of(&other)))
+            let new_short = Some(short.as_ref().map(|s| s.set.clone()));
+            cfg.rule().judge_overlap(&overlap, via, &mut pair(&text, &other).with_short(new_short, None))
         };
         let shares_band = |_: &str, other_set: &[u64]| cfg.shares_band(&bands, other_set);
         let shares_short_band = |other: &str, _: &[u64]| cfg.shares_short_band(short_bands, other);

@@ -350,13 +350,8 @@ fn judge_pairs(table: &Table, pairs: &mut [Pair], threads: usize) -> usize {
                             let old_set = shingles(&old);
                             p.jaccard = minhash::jaccard(&new_set, &old_set) as f32;
                             p.containment = minhash::containment(&new_set, &old_set) as f32;
-                            let short = || {
-                                (
-                                    similarity::short_set(&new, &mut no_interrupt),
-                                    similarity::short_set(&old, &mut no_interrupt),
-                                )
-                            };
-                            p.verified = rule.near_duplicate(&new_set, &old_set, short).is_some();
+                            let mut pair = similarity::Texts::new(&new, &old, no_interrupt);
+                            p.verified = rule.near_duplicate(&new_set, &old_set, &mut pair).is_some();
                             // The same decision as the rule's own entry point on the two texts.
                             if checked < 200 {
                                 let by_texts = rule.texts(&new, &old, &mut no_interrupt).is_some();

@@ -23,13 +23,14 @@ use simdup_bench::edits::{load, nchars, sentences, Rng};
 use simdup_core::locks::{similar_values, SimilarStripes};
 use simdup_core::no_interrupt;
 use simdup_core::similarity::minhash::{bands, choose_bands_for_recall, minhash, shingles};
-use simdup_core::similarity::{containment_keys, short_set, Rule};
+use simdup_core::similarity::{containment_keys, short_set, Rule, Texts};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
 }
 
 struct Row {
+    text: String,
     set: Vec<u64>,
     short: Vec<u64>,
     /// Band stripes and 3-shingle prefix stripes (3cd2b09's scheme, in today's order).
@@ -80,7 +81,7 @@ fn main() {
                 before.dedup();
                 let stripes = similar_values(&bands, &set, 5, &short, t, None).stripes();
                 let keyed = similar_values(&bands, &set, 5, &short, t, Some(&containment_keys(&set, 5, 0.8))).stripes();
-                Some((nchars(text), Row { set, short, before, stripes, keyed }))
+                Some((nchars(text), Row { text: text.clone(), set, short, before, stripes, keyed }))
             })
             .collect();
         let n = rows.len();
@@ -90,7 +91,14 @@ fn main() {
             let (i, j) = (rng.below(n), rng.below(n));
             let (x, y) = (&rows[i].1, &rows[j].1);
             if i == j
-                || rule.near_duplicate(&x.set, &y.set, || (Some(x.short.clone()), Some(y.short.clone()))).is_some()
+                || rule
+                    .near_duplicate(
+                        &x.set,
+                        &y.set,
+                        &mut Texts::new(&x.text, &y.text, no_interrupt)
+                            .with_short(Some(Some(x.short.clone())), Some(Some(y.short.clone()))),
+                    )
+                    .is_some()
             {
                 continue;
             }

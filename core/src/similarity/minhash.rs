@@ -260,6 +260,53 @@ fn char_overlap_in(
     counter.count(|sink| for_each_char_shingle(text, k, piece_bytes, interrupt, sink))
 }
 
+/// The hashes of `text`'s character `k`-shingles in text order, repeats included (the values
+/// whose set [`shingles`] gives). Calls `interrupt` as [`shingles`] does.
+pub fn sequence(text: &str, k: usize, interrupt: Interrupt<'_>) -> Result<Vec<u64>, MinHashError> {
+    check_shingle_size(k)?;
+    let mut out = Vec::new();
+    for_each_char_shingle(text, k, CHUNK_BYTES, interrupt, |h| out.push(h));
+    Ok(out)
+}
+
+/// Where a run of shingles stands in a text: what rule 2's footer test reads
+/// ([`crate::similarity::is_footer`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Placement {
+    /// The first shingle position of the text where `head` appears in order, if it does.
+    pub start: Option<usize>,
+    /// Whether the text's last shingles are `tail`, in order.
+    pub ends_with: bool,
+}
+
+/// The [`Placement`] of the runs `head` and `tail` (shingle hashes in text order, of one length)
+/// in the character `k`-shingles of `text`, in one pass over it. Calls `interrupt` as
+/// [`shingles`] does.
+pub fn placement(
+    head: &[u64],
+    tail: &[u64],
+    text: &str,
+    k: usize,
+    interrupt: Interrupt<'_>,
+) -> Result<Placement, MinHashError> {
+    check_shingle_size(k)?;
+    let w = head.len();
+    let mut window = std::collections::VecDeque::with_capacity(w + 1);
+    let (mut at, mut start) = (0usize, None);
+    for_each_char_shingle(text, k, CHUNK_BYTES, interrupt, |h| {
+        window.push_back(h);
+        if window.len() > w {
+            window.pop_front();
+        }
+        at += 1;
+        if start.is_none() && w > 0 && window.len() == w && window.iter().eq(head) {
+            start = Some(at - w);
+        }
+    });
+    let ends_with = w > 0 && tail.len() == w && window.len() == w && window.iter().eq(tail);
+    Ok(Placement { start, ends_with })
+}
+
 /// [`shingles`] with a chosen piece size (the result does not depend on it).
 pub(crate) fn char_shingles_in(text: &str, k: usize, piece_bytes: usize, interrupt: Interrupt<'_>) -> Vec<u64> {
     let mut out = Vec::new();

@@ -216,7 +216,7 @@ impl Probes<'_> {
                 };
                 (distance <= cfg.k && confirmed()).then_some(f64::from(distance))
             }
-            Probes::Similar { cfg, sets, bands, short, keys, .. } => {
+            Probes::Similar { cfg, texts, sets, bands, short, keys } => {
                 let shares_short = match (&short[i], &short[j]) {
                     (Some(a), Some(b)) => a.bands.iter().any(|x| b.bands.contains(x)),
                     _ => false,
@@ -234,7 +234,11 @@ impl Probes<'_> {
                 [(by_band, Via::Band), (shares_key, Via::Key), (shares_short, Via::ShortBand)]
                     .into_iter()
                     .filter(|&(found, _)| found)
-                    .find_map(|(_, via)| cfg.similar(&sets[i], &sets[j], via, || (short_set(i), short_set(j))))
+                    .find_map(|(_, via)| {
+                        let mut pair = crate::shingles::pair(&texts[i], &texts[j])
+                            .with_short(Some(short_set(i)), Some(short_set(j)));
+                        cfg.similar(&sets[i], &sets[j], via, &mut pair)
+                    })
                     .map(|m| m.jaccard)
             }
         }

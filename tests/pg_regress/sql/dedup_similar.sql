@@ -62,7 +62,8 @@ SELECT simdup_disable_similar('notes');
 INSERT INTO notes VALUES (12, 'The Harbor Point ferry service resumed on Monday after an 11-month suspension.');
 
 -- containment => c: a row is also a near-duplicate of a stored row when one text holds at least
--- c of the other's shingles (an added header or paragraph lowers Jaccard, not containment).
+-- c of the other's shingles (an added header and footer or paragraph lowers Jaccard, not
+-- containment).
 CREATE TABLE posts (id int PRIMARY KEY, body text);
 SELECT bands, rows FROM simdup_enable_similar('posts', 'body', on_duplicate => 'reject', containment => 0.7);
 SELECT replace(encode(tgargs, 'escape'), '\000', ' ') AS trigger_arguments FROM pg_trigger WHERE tgrelid = 'posts'::regclass AND tgname = 'simdup_dedup_similar';
@@ -70,17 +71,17 @@ INSERT INTO posts VALUES (1, 'The Harbor Point ferry service resumed on Monday a
 SELECT round(jaccard(a, b)::numeric, 3) AS j, round(containment(a, b)::numeric, 3) AS c,
        _simdup_similar_bands(a, 5, 35, 3) && _simdup_similar_bands(b, 5, 35, 3) AS shares_a_band
 FROM (VALUES ('The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said.',
-              'Coast desk, updated hourly with reports from our correspondents along the bay, the islands and the northern harbors: The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said.')) v(a, b);
+              'Coast desk, updated hourly with reports from our correspondents along the bay, the islands and the northern harbors: The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said. Reporting by the coast desk.')) v(a, b);
 \set VERBOSITY default
-INSERT INTO posts VALUES (2, 'Coast desk, updated hourly with reports from our correspondents along the bay, the islands and the northern harbors: The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said.');
+INSERT INTO posts VALUES (2, 'Coast desk, updated hourly with reports from our correspondents along the bay, the islands and the northern harbors: The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said. Reporting by the coast desk.');
 \set VERBOSITY terse
--- Without it (containment => NULL: Jaccard alone, 0.459), the same row is stored.
+-- Without it (containment => NULL: Jaccard alone, 0.420), the same row is stored.
 CREATE TABLE posts_jaccard (id int PRIMARY KEY, body text);
 SELECT bands, rows FROM simdup_enable_similar('posts_jaccard', 'body', on_duplicate => 'reject', containment => NULL);
 SELECT replace(encode(tgargs, 'escape'), '\000', ' ') AS trigger_arguments FROM pg_trigger WHERE tgrelid = 'posts_jaccard'::regclass AND tgname = 'simdup_dedup_similar';
 SELECT count(*) AS containment_indexes FROM _simdup_similar_indexes('posts_jaccard') WHERE bands IS NULL;
 INSERT INTO posts_jaccard SELECT 1, body FROM posts WHERE id = 1;
-INSERT INTO posts_jaccard VALUES (2, 'Coast desk, updated hourly with reports from our correspondents along the bay, the islands and the northern harbors: The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said.');
+INSERT INTO posts_jaccard VALUES (2, 'Coast desk, updated hourly with reports from our correspondents along the bay, the islands and the northern harbors: The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said. Reporting by the coast desk.');
 SELECT count(*) AS stored_by_jaccard_alone FROM posts_jaccard;
 -- A short text contained in a stored one: rejected the other way round too.
 INSERT INTO posts VALUES (3, 'ferry service resumed on Monday after an eleven-month suspension');
@@ -425,6 +426,25 @@ SELECT id, dup_of, round(containment(body, '??????')::numeric, 3) AS c_junk FROM
 SELECT e->'verdicts'->1->>'duplicate' AS duplicate, e->'verdicts'->1->>'reason' AS reason
 FROM simdup_explain('??????', '肤白貌美陈妍希?????') e;
 DROP TABLE junk;
+
+-- A row that is only a site's notice is not the original of every article that ends with it:
+-- containment does not count when the larger text ends with the smaller one after more text than
+-- the smaller holds (simdup_core::similarity::is_footer), in either order. A copy with the notice
+-- wrapped in a header and a footer, or with a paragraph appended, is still a near-duplicate.
+CREATE TABLE pages (id int PRIMARY KEY, body text);
+SELECT bands, rows FROM simdup_enable_similar('pages', 'body', on_duplicate => 'mark');
+INSERT INTO pages VALUES (1, 'Comments are moderated. Please keep to the topic and be respectful of other readers.');
+INSERT INTO pages VALUES (2, 'The Harbor Point ferry service resumed on Monday after an eleven-month suspension, officials said. The first crossing left at seven with forty passengers aboard. Comments are moderated. Please keep to the topic and be respectful of other readers.'),
+                         (3, 'Council approves the parks budget after a long debate on Tuesday evening. Comments are moderated. Please keep to the topic and be respectful of other readers. Posted by the city desk at noon, updated at four.'),
+                         (4, 'Comments are moderated. Please keep to the topic and be respectful of other readers. The rules were updated in March after a vote of the members, and apply to every section of the site.');
+SELECT id, dup_of, round(containment(body, (SELECT body FROM pages WHERE id = 1))::numeric, 3) AS c_notice,
+       round(jaccard(body, (SELECT body FROM pages WHERE id = 1))::numeric, 3) AS j_notice
+FROM pages ORDER BY id;
+SELECT e->'verdicts'->1->>'duplicate' AS duplicate, e->'verdicts'->1->>'reason' AS reason
+FROM simdup_explain((SELECT body FROM pages WHERE id = 1), (SELECT body FROM pages WHERE id = 2)) e;
+SELECT e->'verdicts'->1->>'duplicate' AS duplicate
+FROM simdup_explain((SELECT body FROM pages WHERE id = 2), (SELECT body FROM pages WHERE id = 1)) e;
+DROP TABLE pages;
 
 -- ---------------------------------------------------------------------------------------------
 -- The verification limit: past simdup.similar_verify_limit candidates (0 by default: no limit),
