@@ -656,6 +656,56 @@ mod tests {
         assert_eq!(decide(&rule, post, &long_header), None);
     }
 
+    /// Random Chinese texts (no chance 5-gram in common): the footer test is exactly "the
+    /// larger text ends with the smaller after more than n shingle positions".
+    mod footer_props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn cjk(len: std::ops::Range<usize>) -> impl Strategy<Value = String> {
+            proptest::collection::vec(0x4e00u32..0x9fa5, len)
+                .prop_map(|v| v.into_iter().filter_map(char::from_u32).collect())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 200, rng_seed: proptest::test_runner::RngSeed::Fixed(0xf007), ..ProptestConfig::default() })]
+
+            #[test]
+            fn footer_is_an_ending_after_more_text_than_it_holds(
+                notice in cjk(6..80),
+                article in cjk(1..300),
+                other in cjk(1..40),
+            ) {
+                let n = set(&notice, 5).len();
+                prop_assume!(n >= MIN_CONTAINED_SHINGLES);
+                let k = 5;
+                // Ending the article, after len(article) shingle positions that are not its own.
+                let ending = format!("{article}{notice}");
+                prop_assert_eq!(is_footer(&notice, &ending, n, k, &mut no_interrupt), article.chars().count() > n);
+                // Anything after it, or nothing before it: not a footer.
+                let wrapped = format!("{article}{notice}{other}");
+                prop_assert!(!is_footer(&notice, &wrapped, n, k, &mut no_interrupt));
+                let appended = format!("{notice}{article}");
+                prop_assert!(!is_footer(&notice, &appended, n, k, &mut no_interrupt));
+                let half = notice.chars().count() / 2;
+                let (front, back): (String, String) = (notice.chars().take(half).collect(), notice.chars().skip(half).collect());
+                let inserted = format!("{front}{article}{back}");
+                prop_assert!(!is_footer(&notice, &inserted, n, k, &mut no_interrupt));
+                // The rule: the footer case is never a containment match, in either order; the
+                // wrapped copy is one when Jaccard does not already decide.
+                let rule = Rule::verification(VERIFY_THRESHOLD, Some(VERIFY_CONTAINMENT));
+                let by = |x: &str, y: &str| decide(&rule, x, y).map(|m| m.by);
+                if article.chars().count() > n {
+                    prop_assert_ne!(by(&notice, &ending), Some(By::Containment));
+                    prop_assert_ne!(by(&ending, &notice), Some(By::Containment));
+                }
+                if minhash::jaccard(&set(&notice, 5), &set(&wrapped, 5)) < VERIFY_THRESHOLD {
+                    prop_assert_eq!(by(&notice, &wrapped), Some(By::Containment));
+                }
+            }
+        }
+    }
+
     #[test]
     fn placement_finds_the_first_run_in_order_and_the_ending() {
         let seq = |t: &str| minhash::sequence(t, 5, &mut no_interrupt).unwrap();
