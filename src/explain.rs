@@ -335,7 +335,7 @@ fn similar_verdict(t: &Texts<'_>, cfg: &SimilarConfig, mode: Option<Mode>) -> Va
                 &set,
                 &other_set,
                 via,
-                &mut pair(t.b, t.a).with_short(Some(short.as_ref().map(|s| s.set.clone())), None),
+                &mut pair(t.b, t.a).with_short(Some(short.as_ref().map(|s| s.set.as_slice())), None),
             )
             .map(|m| (m, name))
         });

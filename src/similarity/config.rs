@@ -55,9 +55,10 @@ impl SimilarConfig {
     /// near-duplicate; then their Jaccard similarity and the rule. `via` is the index that
     /// found the stored row (a shared band, short band or containment key): the rules are
     /// applied only to the candidates whose lock stripes cover them
-    /// ([`simdup_core::similarity::Rule::judge`]). `short_sets` gives the two texts' 3-shingle sets
-    /// ([`short_set_of`]), asked only when the short-text rule decides: callers pass the sets
-    /// they already hold rather than shingle the texts again.
+    /// ([`simdup_core::similarity::Rule::judge`]). `texts` gives what the rules read of the two
+    /// texts themselves ([`PairTexts`]: their 3-shingle sets when the short-text rule decides, the
+    /// footer test when containment does): callers pass the short sets they already hold
+    /// ([`simdup_core::similarity::Texts::with_short`]) rather than shingle the texts again.
     pub fn similar(&self, set: &[u64], other_set: &[u64], via: Via, texts: &mut impl PairTexts) -> Option<Match> {
         self.rule().judge(set, other_set, via, texts)
     }

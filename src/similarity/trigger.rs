@@ -327,7 +327,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
                 }
             };
             // The new row's 3-shingle set is the one its short bands came from.
-            let new_short = Some(short.as_ref().map(|s| s.set.clone()));
+            let new_short = Some(short.as_ref().map(|s| s.set.as_slice()));
             cfg.rule().judge_overlap(&overlap, via, &mut pair(&text, &other).with_short(new_short, None))
         };
         let shares_band = |_: &str, other_set: &[u64]| cfg.shares_band(&bands, other_set);

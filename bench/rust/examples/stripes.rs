@@ -96,7 +96,7 @@ fn main() {
                         &x.set,
                         &y.set,
                         &mut Texts::new(&x.text, &y.text, no_interrupt)
-                            .with_short(Some(Some(x.short.clone())), Some(Some(y.short.clone()))),
+                            .with_short(Some(Some(&x.short)), Some(Some(&y.short))),
                     )
                     .is_some()
             {

@@ -180,8 +180,8 @@ pub trait PairTexts {
 }
 
 /// A caller's short sets of a pair's two texts, each when it holds it (`Some(None)`: the text is
-/// not short-banded).
-pub type HeldShortSets = (Option<Option<Vec<u64>>>, Option<Option<Vec<u64>>>);
+/// not short-banded), borrowed: copied only when rule 3 asks for them.
+pub type HeldShortSets<'t> = (Option<Option<&'t [u64]>>, Option<Option<&'t [u64]>>);
 
 /// The two texts of a pair ([`PairTexts`]): what is asked of them is computed from them, except
 /// the short sets a caller already holds; `interrupt` is called as [`minhash::shingles`] calls
@@ -190,7 +190,7 @@ pub struct Texts<'t, I: FnMut()> {
     pub a: &'t str,
     pub b: &'t str,
     /// The short sets of a and b that the caller holds.
-    pub short: HeldShortSets,
+    pub short: HeldShortSets<'t>,
     pub interrupt: I,
 }
 
@@ -200,7 +200,7 @@ impl<'t, I: FnMut()> Texts<'t, I> {
     }
 
     /// The pair with the short sets the caller holds.
-    pub fn with_short(mut self, a: Option<Option<Vec<u64>>>, b: Option<Option<Vec<u64>>>) -> Self {
+    pub fn with_short(mut self, a: Option<Option<&'t [u64]>>, b: Option<Option<&'t [u64]>>) -> Self {
         self.short = (a, b);
         self
     }
@@ -208,8 +208,14 @@ impl<'t, I: FnMut()> Texts<'t, I> {
 
 impl<I: FnMut()> PairTexts for Texts<'_, I> {
     fn short_sets(&mut self) -> (Option<Vec<u64>>, Option<Vec<u64>>) {
-        let a = self.short.0.take().unwrap_or_else(|| short_set(self.a, &mut self.interrupt));
-        let b = self.short.1.take().unwrap_or_else(|| short_set(self.b, &mut self.interrupt));
+        let a = match self.short.0 {
+            Some(held) => held.map(<[u64]>::to_vec),
+            None => short_set(self.a, &mut self.interrupt),
+        };
+        let b = match self.short.1 {
+            Some(held) => held.map(<[u64]>::to_vec),
+            None => short_set(self.b, &mut self.interrupt),
+        };
         (a, b)
     }
 

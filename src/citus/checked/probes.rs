@@ -230,7 +230,7 @@ impl Probes<'_> {
                     return None;
                 }
                 // As the trigger: each index that offers the pair, with the rules it covers.
-                let short_set = |k: usize| short[k].as_ref().map(|s| s.set.clone());
+                let short_set = |k: usize| short[k].as_ref().map(|s| s.set.as_slice());
                 [(by_band, Via::Band), (shares_key, Via::Key), (shares_short, Via::ShortBand)]
                     .into_iter()
                     .filter(|&(found, _)| found)

@@ -200,7 +200,7 @@ pub(super) fn score(dir: &str) {
         };
         let pair = || {
             similarity::Texts::new(&texts[a].body, &texts[b].body, no_interrupt)
-                .with_short(Some(short[a].clone()), Some(short[b].clone()))
+                .with_short(Some(short[a].as_deref()), Some(short[b].as_deref()))
         };
         let via = if band { similarity::Via::Band } else { similarity::Via::ShortBand };
         let decided = (band || short_band).then(|| rule.judge(&sh5[a], &sh5[b], via, &mut pair())).flatten();
