@@ -95,16 +95,18 @@ def short_set(text):
 
 
 def load(directory):
-    """The exported texts (id -> body) and the candidate test of each pair (id -> (shares a
-    band, shares a short band)) of a quality run's directory."""
-    texts = {}
+    """The exported texts (id -> body), their titles (id -> title, empty when none) and the
+    candidate test of each pair (id -> (shares a band, shares a short band)) of a quality run's
+    directory."""
+    texts, titles = {}, {}
     for line in open(f"{directory}/texts.jsonl", encoding="utf-8"):
         d = json.loads(line)
         texts[d["id"]] = d["body"]
+        titles[d["id"]] = d.get("title") or ""
     with open(f"{directory}/dedup_candidates.tsv", encoding="utf-8") as f:
         f.readline()
         band = {p[0]: tuple(x == "1" for x in p[1:5]) for p in (line.rstrip("\n").split("\t") for line in f)}
-    return texts, band
+    return texts, titles, band
 
 
 def decided(shared, rule, j, c, short_j, short_text_rule=True, containment=None, tiny=False):
@@ -139,7 +141,7 @@ def tally(scored):
 
 
 def main():
-    texts, band = load(DIR)
+    texts, titles, band = load(DIR)
     cache = {}
 
     def sets(i):
@@ -188,7 +190,7 @@ def main():
                 rate = lambda k: f"{neg[k][0] / neg[k][1]:.4f}" if neg[k][1] else "–"
                 print(f"| {name} | {lang} | " + " | ".join(cells) + f" | {precision:.4f} | {rate('hard')} | {rate('merge50')} |")
         print()
-    header_only(texts)
+    header_only(texts, titles)
 
 
 # bench/rust/src/edits.rs's boilerplate headers (`boilerplate`), without its footers.
@@ -213,13 +215,12 @@ def header(text, title, lang, rng):
                        f"By {name}, {site} staff writer. Originally published as \"{title}\".\n"])
 
 
-def header_only(texts):
+def header_only(texts, titles):
     """What the footer test gives up: the `boiler` pairs' originals with a header alone (the
     benchmark's edits add a header and a footer), among those that only containment can find
     (Jaccard < 0.5, containment >= 0.8): how many is_footer refuses, per language and bucket."""
     import random
     rng = random.Random(1)
-    titles = {d["id"]: d.get("title") or "" for d in map(json.loads, open(f"{DIR}/texts.jsonl", encoding="utf-8"))}
     tally = collections.defaultdict(lambda: [0, 0])
     for line in open(f"{DIR}/pairs.jsonl", encoding="utf-8"):
         p = json.loads(line)

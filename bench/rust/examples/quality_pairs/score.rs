@@ -208,15 +208,20 @@ pub(super) fn score(dir: &str) {
         // With containment c: the same, and rule 2 through a shared band when neither text is
         // tiny, or through containment keys that meet.
         let key = [0, 1].map(|i| keys[a][i].meet(&keys[b][i]));
-        // Rule 2's footer test (simdup_core::similarity::is_footer) on the smaller text's set.
+        // Rule 2's footer test (simdup_core::similarity::is_footer), read only for a contained pair.
         let (small, large) = if sh5[a].len() <= sh5[b].len() { (a, b) } else { (b, a) };
-        let footer =
-            similarity::is_footer(&texts[small].body, &texts[large].body, sh5[small].len(), 5, &mut no_interrupt);
+        let containment = minhash::containment(&sh5[a], &sh5[b]);
+        let footer = std::cell::OnceCell::new();
+        let footer = || {
+            *footer.get_or_init(|| {
+                similarity::is_footer(&texts[small].body, &texts[large].body, sh5[small].len(), 5, &mut no_interrupt)
+            })
+        };
         let mut default = false;
         for (i, c) in [0.7, 0.8].into_iter().enumerate() {
             let rule = similarity::Rule { containment: Some(c), ..rule };
             let tiny = sh5[a].len().min(sh5[b].len()) < similarity::TINY_SHINGLES;
-            let contained = minhash::containment(&sh5[a], &sh5[b]) >= c && !footer;
+            let contained = containment >= c && !footer();
             let expected =
                 dedup >= 0.5 || (contained && ((band && !tiny) || key[i])) || (key[i] && short_rule && j3 >= 0.5);
             let decided = [
