@@ -29,7 +29,8 @@ static BULK_CHECK: GucSetting<BulkCheck> = GucSetting::<BulkCheck>::new(BulkChec
 static BULK_CHECK_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(512 * 1024);
 static COPY_BATCH_MEMORY: GucSetting<i32> = GucSetting::<i32>::new(128 * 1024);
 static MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(1024 * 1024);
-static SIMILAR_VERIFY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(0);
+static SIMILAR_VERIFY_LIMIT: GucSetting<i32> =
+    GucSetting::<i32>::new(simdup_core::similarity::candidates::DEFAULT_VERIFY_LIMIT as i32);
 static CHECKED_WRITE_SLOTS: GucSetting<i32> = GucSetting::<i32>::new(131_072);
 
 /// Registers the parameters. Called once from `_PG_init`.
@@ -128,8 +129,8 @@ pub fn init() {
     );
     GucRegistry::define_int_guc(
         c"simdup.similar_verify_limit",
-        c"The most stored rows the similarity dedup trigger verifies for one row.",
-        c"When more stored rows share LSH band values (or containment keys) with a new row, the trigger verifies those sharing the most, so that a family of texts with a long common part costs each insert a bounded time. A near-duplicate is then missed only when at least this many other candidates share as many values with the new row (docs/dedup.md; 64 suggested). 0 (default): no limit. Only a superuser can change it. The Citus checked write verifies every candidate.",
+        c"The most stored rows the similarity dedup check verifies for one row.",
+        c"When more stored rows share LSH band values (or containment keys) with a new row, the check verifies those sharing the most, the smaller keys first among equals, so that a family of texts with a long common part costs each insert a bounded time. A near-duplicate is then missed only when at least this many other candidates share as many values with the new row (docs/dedup.md). 64 by default; 0: no limit. Only a superuser can change it. The Citus checked write chooses as one node does.",
         &SIMILAR_VERIFY_LIMIT,
         0,
         i32::MAX,
@@ -220,8 +221,8 @@ pub fn checked_write_slots() -> u32 {
     CHECKED_WRITE_SLOTS.get().max(0) as u32
 }
 
-/// `simdup.similar_verify_limit` (superuser-only): the most candidates the similarity dedup
-/// trigger verifies for one row; 0, no limit (simdup_core::similarity::candidates).
+/// `simdup.similar_verify_limit` (superuser-only, 64 by default): the most candidates the
+/// similarity dedup check verifies for one row; 0, no limit (simdup_core::similarity::candidates).
 pub fn similar_verify_limit() -> usize {
     SIMILAR_VERIFY_LIMIT.get().max(0) as usize
 }

@@ -26,10 +26,10 @@
 #
 # Reported: the medians in ms, family / unrelated, and how many stored rows share a band with
 # the family insert (counted with `_simdup_similar_bands` / `&&` by a sequential scan): its
-# candidates, of which the trigger verifies at most simdup.similar_verify_limit (0 by default:
-# all; docs/dedup.md, "the verification limit"). With the suggested limit:
+# candidates, of which the trigger verifies at most simdup.similar_verify_limit (64 by default;
+# docs/dedup.md, "the verification limit"). Every candidate verified, as up to 0.3.0:
 #
-#   PGOPTIONS='-c simdup.similar_verify_limit=64' bench/dedup/family_bench.sh
+#   PGOPTIONS='-c simdup.similar_verify_limit=0' bench/dedup/family_bench.sh
 # Its own throwaway cluster "<SIMDUP_CLUSTER>-family" (bench/common.sh: bench_cluster).
 . "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 SIZES="${*:-1000 10000}"
@@ -81,7 +81,7 @@ ANALYZE texts;
 CREATE TABLE fam (id bigserial PRIMARY KEY, body text);
 SELECT simdup_enable_similar('fam', 'body', 0.5, on_duplicate => 'mark') IS NOT NULL AS enabled;
 SQL
-echo "simdup.similar_verify_limit = $(db -At -c "LOAD 'simdup'" -c 'SHOW simdup.similar_verify_limit') (0: every candidate verified; PGOPTIONS='-c simdup.similar_verify_limit=64' sets one)"
+echo "simdup.similar_verify_limit = $(db -At -c "LOAD 'simdup'" -c 'SHOW simdup.similar_verify_limit') (0: every candidate verified; PGOPTIONS='-c simdup.similar_verify_limit=0' sets it)"
 echo "simdup $(db -At -c "SELECT extversion FROM pg_extension WHERE extname = 'simdup'"), $(db -At -c 'SHOW server_version'), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src core sql || echo ' + uncommitted changes')"
 db -At -c "SELECT format('two family rows: jaccard %s, containment of one in the other by 5-shingles %s',
   round(jaccard(a.body, b.body)::numeric, 3), round((SELECT count(*) FROM (SELECT unnest(shingles(a.body, 5)) INTERSECT SELECT unnest(shingles(b.body, 5))) s)::numeric / cardinality(shingles(a.body, 5)), 3))

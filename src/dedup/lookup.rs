@@ -38,7 +38,7 @@ pub(crate) struct Found<M> {
     pub measure: M,
 }
 
-fn same_tid(a: &pg_sys::ItemPointerData, b: &pg_sys::ItemPointerData) -> bool {
+pub(crate) fn same_tid(a: &pg_sys::ItemPointerData, b: &pg_sys::ItemPointerData) -> bool {
     a.ip_blkid.bi_hi == b.ip_blkid.bi_hi && a.ip_blkid.bi_lo == b.ip_blkid.bi_lo && a.ip_posid == b.ip_posid
 }
 
@@ -157,6 +157,84 @@ pub(super) unsafe fn smallest_key_match(
     }
 }
 
+/// How a table's key column orders its values: the key a check names is the smallest of its
+/// near-duplicates', by the default B-tree operator class of the key's type and the column's
+/// collation (42883 when the type has none).
+pub(crate) struct KeyOrder {
+    typid: pg_sys::Oid,
+    collation: pg_sys::Oid,
+    byval: bool,
+    len: i16,
+    attnum: i32,
+    cmp: *mut pg_sys::FmgrInfo,
+}
+
+impl KeyOrder {
+    /// The order of column `key_attnum` of `rel`.
+    ///
+    /// # Safety
+    /// `rel` is an open relation and `key_attnum` one of its columns.
+    pub(crate) unsafe fn of(rel: pg_sys::Relation, key_attnum: i32) -> Self {
+        // SAFETY: the caller's; catalog and type cache lookups of the column's type (the type
+        // cache entry, and so its comparison function, lives as long as the backend).
+        unsafe {
+            let relid = (*rel).rd_id;
+            let (mut typid, mut typmod, mut collation) = (pg_sys::InvalidOid, 0, pg_sys::InvalidOid);
+            pg_sys::get_atttypetypmodcoll(
+                relid,
+                key_attnum as pg_sys::AttrNumber,
+                &mut typid,
+                &mut typmod,
+                &mut collation,
+            );
+            let (mut len, mut byval) = (0i16, false);
+            pg_sys::get_typlenbyval(typid, &mut len, &mut byval);
+            let tc = pg_sys::lookup_type_cache(typid, pg_sys::TYPECACHE_CMP_PROC_FINFO as i32);
+            if (*tc).cmp_proc_finfo.fn_oid == pg_sys::InvalidOid {
+                Error::new(
+                    Code::ERRCODE_UNDEFINED_FUNCTION,
+                    format!("the key column of table \"{}\" has no ordering", relation_name(rel)),
+                )
+                .hint("The dedup trigger reports the near-duplicate with the smallest key; use a key type with a B-tree operator class.")
+                .raise();
+            }
+            KeyOrder { typid, collation, byval, len, attnum: key_attnum, cmp: &mut (*tc).cmp_proc_finfo }
+        }
+    }
+
+    /// The key of the row in `slot` (None: NULL), valid while the slot holds the row.
+    ///
+    /// # Safety
+    /// `slot` holds a row of the relation the order was made for.
+    pub(crate) unsafe fn key(&self, slot: *mut pg_sys::TupleTableSlot) -> Option<pg_sys::Datum> {
+        // SAFETY: the caller's; `attnum` is a column of the slot's relation.
+        unsafe {
+            pg_sys::slot_getsomeattrs_int(slot, self.attnum);
+            (!*(*slot).tts_isnull.add(self.attnum as usize - 1))
+                .then(|| *(*slot).tts_values.add(self.attnum as usize - 1))
+        }
+    }
+
+    /// A copy of key `value` in the current memory context.
+    ///
+    /// # Safety
+    /// `value` is a valid datum of the key's type.
+    pub(crate) unsafe fn copy(&self, value: pg_sys::Datum) -> pg_sys::Datum {
+        // SAFETY: the caller's; the type's length and passing are the ones looked up.
+        unsafe { copy_datum(value, self.byval, self.len) }
+    }
+
+    /// How key `a` compares with key `b`.
+    ///
+    /// # Safety
+    /// Both are valid datums of the key's type.
+    pub(crate) unsafe fn cmp(&self, a: pg_sys::Datum, b: pg_sys::Datum) -> std::cmp::Ordering {
+        // SAFETY: the caller's; the comparison function of the type's default B-tree class.
+        let c = unsafe { pg_sys::FunctionCall2Coll(self.cmp, self.collation, a, b).value() as i32 };
+        c.cmp(&0)
+    }
+}
+
 /// The dedup decision shared by the SimHash and the similarity trigger, once the caller holds
 /// the row's lock stripes: among the candidates that `search(snapshot, visit)` reports
 /// (`visit(slot, verify)`, the row in `slot`), the near-duplicate with the smallest key (column
@@ -181,20 +259,7 @@ pub(crate) unsafe fn smallest_key<M: Copy>(
     // columns (catalog lookups of it) and `search`'s slots valid during the call; the dirty
     // snapshot lives on this frame for the whole search.
     unsafe {
-        let relid = (*rel).rd_id;
-        let (mut typid, mut typmod, mut collation) = (pg_sys::InvalidOid, 0, pg_sys::InvalidOid);
-        pg_sys::get_atttypetypmodcoll(relid, key_attnum as pg_sys::AttrNumber, &mut typid, &mut typmod, &mut collation);
-        let (mut len, mut byval) = (0i16, false);
-        pg_sys::get_typlenbyval(typid, &mut len, &mut byval);
-        let tc = pg_sys::lookup_type_cache(typid, pg_sys::TYPECACHE_CMP_PROC_FINFO as i32);
-        if (*tc).cmp_proc_finfo.fn_oid == pg_sys::InvalidOid {
-            Error::new(
-                Code::ERRCODE_UNDEFINED_FUNCTION,
-                format!("the key column of table \"{}\" has no ordering", relation_name(rel)),
-            )
-            .hint("The dedup trigger reports the near-duplicate with the smallest key; use a key type with a B-tree operator class.")
-            .raise();
-        }
+        let order = KeyOrder::of(rel, key_attnum);
         loop {
             let mut dirty =
                 pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
@@ -216,20 +281,13 @@ pub(crate) unsafe fn smallest_key<M: Copy>(
                     }
                     return;
                 }
-                pg_sys::slot_getsomeattrs_int(slot, key_attnum);
-                if *(*slot).tts_isnull.add(key_attnum as usize - 1) {
+                let Some(key) = order.key(slot) else {
                     return; // a NULL key cannot be named (a primary key is never NULL)
-                }
-                let key = *(*slot).tts_values.add(key_attnum as usize - 1);
-                let smaller = match best {
-                    None => true,
-                    Some((b, _)) => {
-                        (pg_sys::FunctionCall2Coll(&mut (*tc).cmp_proc_finfo, collation, key, b).value() as i32) < 0
-                    }
                 };
+                let smaller = best.is_none_or(|(b, _)| order.cmp(key, b) == std::cmp::Ordering::Less);
                 if smaller {
                     if let Some(measure) = verify() {
-                        best = Some((copy_datum(key, byval, len), measure));
+                        best = Some((order.copy(key), measure));
                     }
                 }
             });
@@ -248,7 +306,7 @@ pub(crate) unsafe fn smallest_key<M: Copy>(
             return best.map(|(key, measure)| {
                 let mut out = pg_sys::InvalidOid;
                 let mut varlena = false;
-                pg_sys::getTypeOutputInfo(typid, &mut out, &mut varlena);
+                pg_sys::getTypeOutputInfo(order.typid, &mut out, &mut varlena);
                 let text = pg_sys::OidOutputFunctionCall(out, key);
                 Found { key, key_text: CStr::from_ptr(text).to_string_lossy().into_owned(), measure }
             });

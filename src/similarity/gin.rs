@@ -131,7 +131,7 @@ pub(crate) unsafe fn visit_rows(
     heap: pg_sys::Relation,
     snapshot: pg_sys::Snapshot,
     positions: impl Iterator<Item = u64>,
-    mut visit: impl FnMut(*mut pg_sys::TupleTableSlot),
+    mut visit: impl FnMut(u64, *mut pg_sys::TupleTableSlot),
 ) {
     // SAFETY: as in `Candidates::visit`.
     unsafe {
@@ -141,7 +141,7 @@ pub(crate) unsafe fn visit_rows(
             pgrx::check_for_interrupts!();
             let mut tid = pg_sys::ItemPointerData::default();
             pgrx::itemptr::item_pointer_set_all(&mut tid, (at >> 16) as pg_sys::BlockNumber, (at & 0xffff) as u16);
-            fetch_heap(fetch, &tid, snapshot, slot, || visit(slot));
+            fetch_heap(fetch, &tid, snapshot, slot, || visit(at, slot));
         }
         pg_sys::table_index_fetch_end(fetch);
         pg_sys::ExecDropSingleTupleTableSlot(slot);

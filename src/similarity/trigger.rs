@@ -24,8 +24,9 @@
 //!    sharing a short band, from the short-text index, and those whose containment keys meet
 //!    its own, from the containment index) with a dirty snapshot
 //!    ([`crate::similarity::gin::Candidates`]); when they are more than
-//!    `simdup.similar_verify_limit` rows, only those sharing the most index values with the new
-//!    row ([`simdup_core::similarity::candidates`]);
+//!    `simdup.similar_verify_limit` rows (64 by default), only those sharing the most index
+//!    values with the new row, the smaller keys first among equals
+//!    ([`simdup_core::similarity::candidates`]);
 //! 4. each candidate verified exactly by the one decision [`simdup_core::similarity::Rule::judge`],
 //!    with the rules its index covers: `jaccard(text, candidate, k) >= threshold` (the value the
 //!    SQL function `jaccard()` computes) for a shared band; containment ≥ `containment => c`
@@ -76,7 +77,7 @@ use crate::errors::not_in_prerequisite_state;
 use crate::similarity::minhash::{char_set, counted_overlap, pair, text_bands, text_short};
 
 use crate::dedup::event::{before_row_event, decide, no_duplicate, run, Outcome, RowEvent};
-use crate::dedup::lookup::{similar_stripes, smallest_key};
+use crate::dedup::lookup::{similar_stripes, smallest_key, KeyOrder};
 use crate::dedup::placement::{self, Gate};
 use crate::dedup::tuple::{text_of, text_value};
 use crate::dedup::window;
@@ -339,6 +340,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             (key_index.zip(probe.as_deref()), &shares_key, Via::Key),
         ];
         let limit = crate::gucs::similar_verify_limit();
+        let order = KeyOrder::of(rel, cols.key);
         let found = smallest_key(rel, cols.key, exclude, |snapshot, visit| {
             let mut visit_all = |rows: &Candidates, shares: &Shares, via: Via| {
                 rows.visit(rel, snapshot, |slot, recheck| {
@@ -359,7 +361,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             // (simdup_core::similarity::candidates), counted one scan a value; otherwise, or
             // when a bitmap is lossy (the counts would be incomplete), every offered row.
             let offered = sources.map(|(source, ..)| source.map(|(i, values)| Candidates::scan(i, values, snapshot)));
-            let only = verify_only(limit, &offered, |maps| {
+            let only = verify_only(rel, snapshot, &order, exclude, limit, &offered, |maps| {
                 sources.iter().zip(maps.iter_mut()).all(|((source, ..), shared)| {
                     source.is_none_or(|(i, values)| count_shared(i, values, snapshot, shared))
                 })
@@ -367,7 +369,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             if let Some((only, maps)) = only {
                 for ((_, _, via), rows) in sources.iter().zip(&maps) {
                     let at = only.iter().copied().filter(|p| rows.contains_key(p));
-                    visit_rows(rel, snapshot, at, |slot| visit(slot, &mut || candidate(slot, None, *via)));
+                    visit_rows(rel, snapshot, at, |_, slot| visit(slot, &mut || candidate(slot, None, *via)));
                 }
                 return;
             }
@@ -394,11 +396,22 @@ type Source<'a> = (Option<(pg_sys::Oid, &'a [i64])>, &'a Shares<'a>, Via);
 
 /// The positions (ascending) of the candidates to verify, with the rows each index offered,
 /// when the indexes offer more rows than `limit` (`simdup.similar_verify_limit`, at least 1):
-/// those sharing the most index values with the new row
-/// ([`simdup_core::similarity::candidates::most_shared`]), counted by `count` (band, short-band
-/// and key maps; false when a bitmap went lossy). None: verify every offered row (within the
-/// limit, or with a lossy bitmap).
-fn verify_only(
+/// those sharing the most index values with the new row, the smaller keys (`order`) first among
+/// equals ([`simdup_core::similarity::candidates::choose`]), counted by `count` (band,
+/// short-band and key maps; false when a bitmap went lossy). Only rows `snapshot` finds are
+/// chosen (an index also names dead rows), and not the row at `exclude` (the old version of
+/// the row being updated). None: verify every offered row (within the limit, or with a lossy
+/// bitmap).
+///
+/// # Safety
+/// `rel` is the trigger's open relation, `order` the order of its key column; `snapshot` is
+/// valid for the call.
+#[allow(clippy::too_many_arguments)]
+unsafe fn verify_only(
+    rel: pg_sys::Relation,
+    snapshot: pg_sys::Snapshot,
+    order: &KeyOrder,
+    exclude: Option<pg_sys::ItemPointerData>,
     limit: usize,
     offered: &[Option<Candidates>; 3],
     count: impl FnOnce(&mut [Shared; 3]) -> bool,
@@ -411,7 +424,28 @@ fn verify_only(
     if !count(&mut maps) {
         return None;
     }
-    let only = simdup_core::similarity::candidates::most_shared(&[&maps[0], &maps[1], &maps[2]], limit)?;
+    // The rows of a level that are there, with their keys (copied: the slot is reused).
+    let read = |level: &[u64]| {
+        let mut there = Vec::with_capacity(level.len());
+        // SAFETY: the caller's relation and snapshot; the slot holds a row of `rel` during the
+        // visit, whose key `order` reads and copies.
+        unsafe {
+            visit_rows(rel, snapshot, level.iter().copied(), |at, slot| {
+                if exclude.is_some_and(|t| crate::dedup::lookup::same_tid(&t, &(*slot).tts_tid)) {
+                    return;
+                }
+                there.push((at, order.key(slot).map(|k| order.copy(k))));
+            });
+        }
+        there
+    };
+    // A NULL key (never named) goes last.
+    let cmp = |a: &Option<pg_sys::Datum>, b: &Option<pg_sys::Datum>| match (a, b) {
+        // SAFETY: keys `order` read from rows of `rel`, of its key's type.
+        (Some(a), Some(b)) => unsafe { order.cmp(*a, *b) },
+        _ => a.is_none().cmp(&b.is_none()),
+    };
+    let only = simdup_core::similarity::candidates::choose(&[&maps[0], &maps[1], &maps[2]], limit, read, cmp)?;
     pgrx::debug1!("simdup: {rows} rows offered by the similarity indexes; verifying the {limit} sharing the most values with the new row");
     Some((only, maps))
 }
@@ -438,8 +472,8 @@ mod tests {
     /// heap pages), stored with the smallest key last; key 1 holds the first 150 characters only
     /// (Jaccard about 0.7 with the new rows, fewer shared bands than most). Every candidate
     /// verified (limit 0, or a `work_mem` of 64 kB, whose single-value bitmaps outgrow it) names
-    /// key 1; the limit verifies the 64 sharing the most band values, the earlier position on
-    /// ties, and names the smallest key among them.
+    /// key 1; the limit verifies the 64 sharing the most band values, the smaller key among
+    /// equals, and names the smallest key among them.
     #[pg_test]
     fn the_verification_limit_and_lossy_bitmaps() {
         Spi::run("CREATE TABLE famt (id int PRIMARY KEY, body text, pad text)").unwrap();
@@ -467,15 +501,15 @@ mod tests {
         assert_eq!(dup_of(100_001), 1);
         Spi::run("SET simdup.similar_verify_limit = 64").unwrap();
         let limited = dup_of(100_002);
-        // The 64 other rows sharing the most band values with it, the earlier position first
-        // (the texts are neither short nor tiny: the band index offers every candidate).
+        // The 64 other rows sharing the most band values with it, the smaller key first among
+        // equals (the texts are neither short nor tiny: the band index offers every candidate).
         let verified = Spi::get_one::<i32>(&format!(
             "SELECT min(id) FROM (
                SELECT f.id FROM famt f, famt n WHERE n.id = 100002 AND f.id <> n.id
                ORDER BY cardinality(ARRAY(SELECT unnest(_simdup_similar_bands(f.body, 5, 35, 3))
-                                          INTERSECT SELECT unnest(_simdup_similar_bands(n.body, 5, 35, 3)))) DESC, f.ctid
+                                          INTERSECT SELECT unnest(_simdup_similar_bands(n.body, 5, 35, 3)))) DESC, f.id
                LIMIT {}) s",
-            simdup_core::similarity::candidates::SUGGESTED_VERIFY_LIMIT
+            simdup_core::similarity::candidates::DEFAULT_VERIFY_LIMIT
         ))
         .unwrap()
         .unwrap();

@@ -701,6 +701,71 @@ MERGE INTO up_reject t USING merge_src s ON t.id = s.id WHEN MATCHED THEN UPDATE
 SELECT note AS merged_note FROM up_reject WHERE id = :r_other \gset
 SELECT check_that('MERGE that updates another column: Citus''s own, the row changed', :'merged_note' = 'merged');
 
+-- The verification limit (simdup.similar_verify_limit, 64 by default): past it, a check verifies
+-- only the candidates sharing the most index values with the new row, the smaller keys first
+-- among equals, on a distributed table as the local trigger does (docs/dedup.md). A family of
+-- 400 texts, all near-duplicates of each other, written with the smallest key last; key 1 holds
+-- only the first 150 characters (fewer shared bands). Every write path names the local trigger's
+-- dup_of: a batch whose earlier rows are the candidates, a batch beside stored ones, one row a
+-- statement, an UPDATE of one row and of many, a row after them. A new row names key 1 only
+-- without the limit.
+SELECT make_similar_pair('cl_fam', 'mark', 0.5);
+CREATE TABLE cl_texts AS
+  SELECT g AS id, CASE WHEN g = 1 THEN left(b.base, 150) || 'xyz' ELSE b.base || md5(g::text) END AS body
+  FROM (SELECT string_agg(md5(x::text), ' ') AS base FROM generate_series(1, 6) x) b, generate_series(1, 400) g;
+SELECT string_agg(md5(x::text), ' ') AS cl_base FROM generate_series(1, 6) x \gset
+CREATE FUNCTION cl_differ() RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM cl_fam d FULL JOIN cl_fam_local l USING (id)
+  WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d.body IS DISTINCT FROM l.body OR d.id IS NULL OR l.id IS NULL $$;
+INSERT INTO cl_fam (id, body) SELECT id, body FROM cl_texts WHERE id > 100 ORDER BY id DESC;
+INSERT INTO cl_fam_local (id, body) SELECT id, body FROM cl_texts WHERE id > 100 ORDER BY id DESC;
+SELECT cl_differ() AS cl_batch \gset
+INSERT INTO cl_fam (id, body) SELECT id, body FROM cl_texts WHERE id BETWEEN 2 AND 100 ORDER BY id DESC;
+INSERT INTO cl_fam_local (id, body) SELECT id, body FROM cl_texts WHERE id BETWEEN 2 AND 100 ORDER BY id DESC;
+SELECT cl_differ() AS cl_batch2 \gset
+INSERT INTO cl_fam (id, body) SELECT id, body FROM cl_texts WHERE id = 1;
+INSERT INTO cl_fam_local (id, body) SELECT id, body FROM cl_texts WHERE id = 1;
+SELECT format('INSERT INTO %I (id, body) VALUES (%s, %L)', t, 1000 + g, :'cl_base' || 'new' || g)
+FROM generate_series(1, 5) g, unnest(ARRAY['cl_fam', 'cl_fam_local']) t ORDER BY g, t \gexec
+SELECT cl_differ() AS cl_rows \gset
+UPDATE cl_fam SET body = :'cl_base' || 'changed' WHERE id = 7;
+UPDATE cl_fam_local SET body = :'cl_base' || 'changed' WHERE id = 7;
+SELECT array_agg(id ORDER BY ctid) AS cl_ids FROM cl_fam_local WHERE id BETWEEN 20 AND 30 \gset
+UPDATE cl_fam SET body = body || ' again' WHERE id BETWEEN 20 AND 30;
+SELECT format('UPDATE cl_fam_local SET body = body || '' again'' WHERE id = %s', id)
+FROM unnest(:'cl_ids'::bigint[]) WITH ORDINALITY u(id, o) ORDER BY o \gexec
+SELECT cl_differ() AS cl_updates \gset
+-- (The local table's indexes still name the old versions of the rows just updated: gone rows
+-- take no place among those verified.)
+INSERT INTO cl_fam (id, body) VALUES (1006, :'cl_base' || 'new after the updates');
+INSERT INTO cl_fam_local (id, body) VALUES (1006, :'cl_base' || 'new after the updates');
+SET simdup.similar_verify_limit = 0;
+INSERT INTO cl_fam (id, body) VALUES (2000, :'cl_base' || 'unlimited');
+INSERT INTO cl_fam_local (id, body) VALUES (2000, :'cl_base' || 'unlimited');
+RESET simdup.similar_verify_limit;
+SELECT check_that('the verification limit: a family of 400 near-duplicates; dup_of = the local trigger''s on a batch among its own rows, a batch beside stored ones, one row a statement, UPDATEs of one row and of many; without the limit key 1, with it a key the limit chose',
+  :cl_batch = 0 AND :cl_batch2 = 0 AND :cl_rows = 0 AND :cl_updates = 0 AND cl_differ() = 0
+  AND (SELECT dup_of FROM cl_fam_local WHERE id = 2000) = 1
+  AND (SELECT bool_and(dup_of > 1) FROM cl_fam_local WHERE id BETWEEN 1001 AND 1006),
+  format('rows differing: %s, %s, %s, %s, %s; dup_of %s', :cl_batch, :cl_batch2, :cl_rows, :cl_updates, cl_differ(),
+         (SELECT string_agg(id || ':' || dup_of, ' ' ORDER BY id) FROM cl_fam_local WHERE id > 1000)));
+
+-- Text keys (checked a row at a time): the limit's choice ordered by the key type, in SQL
+-- ('k10' before 'k9').
+CREATE TABLE cl_text (id text PRIMARY KEY, body text NOT NULL);
+SELECT create_distributed_table('cl_text', 'id');
+SELECT simdup_enable_similar('cl_text', 'body', 0.5, on_duplicate => 'mark');
+CREATE TABLE cl_text_local (id text PRIMARY KEY, body text NOT NULL);
+SELECT simdup_enable_similar('cl_text_local', 'body', 0.5, on_duplicate => 'mark');
+INSERT INTO cl_text (id, body) SELECT 'k' || id, body FROM cl_texts WHERE id BETWEEN 2 AND 150 ORDER BY id DESC;
+INSERT INTO cl_text_local (id, body) SELECT 'k' || id, body FROM cl_texts WHERE id BETWEEN 2 AND 150 ORDER BY id DESC;
+INSERT INTO cl_text (id, body) VALUES ('n1', :'cl_base' || 'new');
+INSERT INTO cl_text_local (id, body) VALUES ('n1', :'cl_base' || 'new');
+SELECT check_that('the verification limit, text keys (a row at a time): dup_of = the local trigger''s',
+  (SELECT count(*) FROM cl_text d FULL JOIN cl_text_local l USING (id) WHERE d.dup_of IS DISTINCT FROM l.dup_of OR d.id IS NULL OR l.id IS NULL) = 0
+  AND (SELECT count(dup_of) FROM cl_text_local) = 149,
+  (SELECT string_agg(id || ':' || dup_of, ' ' ORDER BY id) FROM cl_text_local WHERE id IN ('n1', 'k2', 'k3')));
+
 -- For the concurrency steps of run.sh.
 CREATE TABLE conc (id bigint PRIMARY KEY, body text NOT NULL);
 SELECT create_distributed_table('conc', 'id');

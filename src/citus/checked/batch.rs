@@ -69,8 +69,14 @@ pub(crate) unsafe fn write_batch(
         // SELECT).
         let may_read_key = crate::access::read(relid, cols.key as pg_sys::AttrNumber) == crate::access::Read::Allowed;
         let (saved_user, saved_context) = become_owner(rel);
-        let matches =
-            stored_matches(&probes, ext_schema, &table, &column(cols.fp.unwrap_or(cols.source)), &column(cols.key));
+        let matches = stored_matches(
+            &probes,
+            ext_schema,
+            &table,
+            (&column(cols.fp.unwrap_or(cols.source)), &column(cols.key)),
+            None,
+            0,
+        );
 
         // The write of step 4: rows `run` of the batch, let through with `dup_of`, in one
         // INSERT; returns the rows stored and, with ON CONFLICT, the keys of those stored. Without
@@ -175,14 +181,20 @@ pub(crate) unsafe fn write_batch(
                 if !probes.has(i) {
                     return None; // NULL, featureless or shingle-less text: never a duplicate
                 }
-                let mut found = matches[i].iter().copied().min_by_key(|&(key, _)| key);
-                for j in probes.earlier(i, &through, &by_band) {
-                    let (Some(key), true) =
-                        (keys[j], fate[j] == Fate::Stored || (!settled && fate[j] == Fate::Pending))
-                    else {
-                        continue;
-                    };
-                    if found.is_some_and(|(k, _)| k <= key) {
+                let earlier: Vec<(usize, i64)> = probes
+                    .earlier(i, &through, &by_band)
+                    .into_iter()
+                    .filter(|&j| fate[j] == Fate::Stored || (!settled && fate[j] == Fate::Pending))
+                    .filter_map(|j| Some((j, keys[j]?)))
+                    .collect();
+                // Past the verification limit, only the candidates it chooses among the stored
+                // rows and these.
+                let chosen = matches.chosen(i, |_| false, earlier.iter().map(|&(j, key)| (key, probes.shared(i, j))));
+                let verified = |key: i64| chosen.as_ref().is_none_or(|c| c.contains(&key));
+                let mut found =
+                    matches.matches[i].iter().copied().filter(|&(key, _)| verified(key)).min_by_key(|&(key, _)| key);
+                for (j, key) in earlier {
+                    if !verified(key) || found.is_some_and(|(k, _)| k <= key) {
                         continue;
                     }
                     if let Some(measure) = probes.near(i, j) {

@@ -2,11 +2,11 @@
 //! stored matches of all of them in one cross-shard query, and which earlier rows of the batch
 //! each row meets; shared by batch writes and batch updates.
 
-use super::search::{similar_condition, verified_condition};
+use super::search::{count_query, similar_condition, verified_condition, IndexValues};
 use super::settings::on_index;
 use super::target::column_name;
 use super::types::{Check, Cols};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use pgrx::datum::DatumWithOid;
 use pgrx::pg_sys;
@@ -83,6 +83,7 @@ impl Probes<'_> {
         table: &str,
         source: &str,
         key: &str,
+        verify: &[Verify],
     ) -> (String, Vec<DatumWithOid<'static>>) {
         match self {
             Probes::SimHash { cfg, fps, verified } => {
@@ -106,13 +107,15 @@ impl Probes<'_> {
                 )
             }
             Probes::Similar { cfg, texts, sets, bands, short, keys } => {
-                // The rows with shingles: their positions, texts, band values, short band
-                // values and containment keys (as array literals: one text each, cast on the
-                // shards).
-                let rows: Vec<usize> = (0..sets.len()).filter(|&i| !sets[i].is_empty()).collect();
+                // The rows with shingles and candidates to verify: their positions, texts, band
+                // values, short band values, containment keys and, past the verification limit,
+                // the keys of the candidates it chose (as array literals: one text each, cast on
+                // the shards).
+                let rows: Vec<usize> =
+                    (0..sets.len()).filter(|&i| !sets[i].is_empty() && !matches!(verify[i], Verify::Nothing)).collect();
                 let band_literal =
                     |b: &[i64]| format!("{{{}}}", b.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
-                let (similarity, condition) = similar_condition(
+                let (similarity, mut condition) = similar_condition(
                     cfg,
                     ext_schema,
                     source,
@@ -125,13 +128,23 @@ impl Probes<'_> {
                         "q.probe::pg_catalog.int8[]",
                     ],
                 );
+                condition = format!(
+                    "({condition}) AND (q.chosen IS NULL OR t.{key}::pg_catalog.int8 OPERATOR(pg_catalog.=) ANY (q.chosen::pg_catalog.int8[]))"
+                );
+                let chosen = rows
+                    .iter()
+                    .map(|&i| match &verify[i] {
+                        Verify::Keys(keys) => Some(band_literal(keys)),
+                        _ => None,
+                    })
+                    .collect::<Vec<Option<String>>>();
                 (
                     format!(
                         "SELECT q.i::pg_catalog.int8, t.{key}::pg_catalog.int8, {similarity}
                          FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.text[]),
                                          pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.text[]),
-                                         pg_catalog.unnest($5::pg_catalog.text[]))
-                              AS q(i, body, bands, short, probe)
+                                         pg_catalog.unnest($5::pg_catalog.text[]), pg_catalog.unnest($8::pg_catalog.text[]))
+                              AS q(i, body, bands, short, probe, chosen)
                          JOIN {table} t ON {condition}"
                     ),
                     vec![
@@ -148,8 +161,30 @@ impl Probes<'_> {
                             .into(),
                         cfg.threshold.into(),
                         cfg.containment.into(),
+                        chosen.into(),
                     ],
                 )
+            }
+        }
+    }
+
+    /// How many index values row `i` shares with row `j` of the batch, as the similarity
+    /// indexes count them ([`super::search::count_query`]): its band values among `j`'s, its
+    /// short band values among `j`'s, its containment keys to look up among `j`'s stored ones.
+    pub(crate) fn shared(&self, i: usize, j: usize) -> u32 {
+        match self {
+            Probes::SimHash { .. } => 0,
+            Probes::Similar { bands, short, keys, .. } => {
+                let count = simdup_core::similarity::candidates::shared_values;
+                let short = match (&short[i], &short[j]) {
+                    (Some(a), Some(b)) => count(&a.bands, &b.bands),
+                    _ => 0,
+                };
+                let keys = match (&keys[i], &keys[j]) {
+                    (Some(a), Some(b)) => count(&a.probe(), &b.entry()),
+                    _ => 0,
+                };
+                count(&bands[i], &bands[j]) + short + keys
             }
         }
     }
@@ -291,43 +326,129 @@ pub(crate) unsafe fn probes_of<'a>(
     }
 }
 
+/// Which stored candidates of a row the batch's search verifies.
+#[derive(Clone)]
+pub(crate) enum Verify {
+    /// every one (no verification limit, or within it)
+    All,
+    /// those of these keys (the verification limit's choice)
+    Keys(Vec<i64>),
+    /// none (the row has no candidate)
+    Nothing,
+}
+
+/// What the stored rows hold for a batch's rows: per row, the key and measure of each stored
+/// near-duplicate verified; and, past the verification limit (similarity), the key of every
+/// stored candidate with how many index values it shares with the row, from which the row's
+/// choice among the stored rows and the batch's earlier ones is made
+/// ([`simdup_core::similarity::candidates::verified`]). The rows verified are the stored
+/// candidates that choice can take: the `limit` first among the stored ones alone.
+pub(crate) struct Stored {
+    pub(crate) matches: Vec<Vec<(i64, f64)>>,
+    pub(crate) counts: Option<Vec<Vec<(i64, u32)>>>,
+}
+
+impl Stored {
+    /// Which of row `i`'s candidates — its stored ones, but those `skip` says the batch changed,
+    /// and the batch's rows `earlier` (key, index values shared) — are verified: None, every
+    /// one; else those keys (the verification limit's choice).
+    pub(crate) fn chosen(
+        &self,
+        i: usize,
+        skip: impl Fn(i64) -> bool,
+        earlier: impl IntoIterator<Item = (i64, u32)>,
+    ) -> Option<HashSet<i64>> {
+        let counts = self.counts.as_ref()?;
+        let mut rows: Vec<(i64, u32)> = counts[i].iter().copied().filter(|&(key, _)| !skip(key)).collect();
+        rows.extend(earlier);
+        let limit = crate::gucs::similar_verify_limit();
+        simdup_core::similarity::candidates::verified(&rows, limit).map(|keys| keys.into_iter().collect())
+    }
+}
+
 /// The stored near-duplicates of a batch's rows, by one query over every shard ([`Probes::search`]:
-/// one round trip to each shard), as whoever calls it (the owner): per row, the key and measure
-/// of each match. None is asked for when no row has anything to match.
+/// one round trip to each shard), as whoever calls it (the owner). Past the verification limit
+/// (`simdup.similar_verify_limit`, a similarity check), one query first counts the index values
+/// each stored candidate shares with each row ([`super::search::count_query`]), and the search
+/// verifies only the candidates the limit can choose (none when no row has any: no second
+/// query). None is asked for when no row has anything to match.
+///
+/// `own` (a batch update's) gives each row's own key, never its candidate; and as the rows the
+/// batch changes before a row are no candidates of it either, the search verifies for each row
+/// the `limit` + `changed` first of its stored candidates (`changed`: how many rows the batch
+/// changes).
 pub(crate) fn stored_matches(
     probes: &Probes,
     ext_schema: &str,
     table: &str,
-    source: &str,
-    key: &str,
-) -> Vec<Vec<(i64, f64)>> {
+    (source, key): (&str, &str),
+    own: Option<&[i64]>,
+    changed: usize,
+) -> Stored {
     let n = match probes {
         Probes::SimHash { fps, .. } => fps.len(),
         Probes::Similar { sets, .. } => sets.len(),
     };
-    let mut found: Vec<Vec<(i64, f64)>> = vec![Vec::new(); n];
+    let mut stored = Stored { matches: vec![Vec::new(); n], counts: None };
     if !(0..n).any(|i| probes.has(i)) {
-        return found;
+        return stored;
     }
-    let (sql, args) = probes.search(ext_schema, table, source, key);
-    let mut run = || {
-        Spi::connect_mut(|client| {
-            let what = "searching every shard for near-duplicates";
-            for row in client.update(sql.as_str(), None, &args).or_raise(what) {
-                let (Some(i), Some(key), Some(measure)) = (
-                    row.get::<i64>(1).or_raise(what),
-                    row.get::<i64>(2).or_raise(what),
-                    row.get::<f64>(3).or_raise(what),
-                ) else {
-                    continue;
-                };
-                found[i as usize - 1].push((key, measure));
-            }
-        })
-    };
+    let mut verify = vec![Verify::All; n];
+    let limit = crate::gucs::similar_verify_limit();
+    if let (Probes::Similar { cfg, sets, bands, short, keys, .. }, true) = (probes, limit > 0) {
+        let probe: Vec<Option<Vec<i64>>> = keys.iter().map(|k| k.as_ref().map(Keys::probe)).collect();
+        let values =
+            IndexValues::of((0..n).filter(|&i| !sets[i].is_empty()).map(|i| {
+                (i, (bands[i].as_slice(), short[i].as_ref().map(|s| s.bands.as_slice()), probe[i].as_deref()))
+            }));
+        let sql = count_query(cfg, ext_schema, table, source, key, "::pg_catalog.int8", "");
+        let mut counts: Vec<Vec<(i64, u32)>> = vec![Vec::new(); n];
+        let what = "counting the index values the stored rows share with the batch's rows";
+        on_index(|| {
+            for_each_row(&sql, &values.args(), what, |i, key, shared: i64| {
+                if own.is_none_or(|own| own[i] != key) {
+                    counts[i].push((key, shared as u32));
+                }
+            })
+        });
+        for (i, rows) in counts.iter().enumerate() {
+            verify[i] = if rows.is_empty() {
+                Verify::Nothing
+            } else {
+                simdup_core::similarity::candidates::verified(rows, limit + changed).map_or(Verify::All, Verify::Keys)
+            };
+        }
+        stored.counts = Some(counts);
+        if verify.iter().all(|v| matches!(v, Verify::Nothing)) {
+            return stored;
+        }
+    }
+    let (sql, args) = probes.search(ext_schema, table, source, key, &verify);
+    let found = &mut stored.matches;
+    let what = "searching every shard for near-duplicates";
+    let mut run = || for_each_row(&sql, &args, what, |i, key, measure: f64| found[i].push((key, measure)));
     match probes {
         Probes::SimHash { .. } => run(),
         Probes::Similar { .. } => on_index(run),
     }
-    found
+    stored
+}
+
+/// Each row (i, key, value) of `sql`, a query over every shard with `args`, to `each` with i
+/// counted from 0 (the query's from 1); rows with a NULL are skipped.
+fn for_each_row<T: pgrx::datum::FromDatum + pgrx::datum::IntoDatum>(
+    sql: &str,
+    args: &[DatumWithOid],
+    what: &str,
+    mut each: impl FnMut(usize, i64, T),
+) {
+    Spi::connect_mut(|client| {
+        for row in client.update(sql, None, args).or_raise(what) {
+            if let (Some(i), Some(key), Some(value)) =
+                (row.get::<i64>(1).or_raise(what), row.get::<i64>(2).or_raise(what), row.get::<T>(3).or_raise(what))
+            {
+                each(i as usize - 1, key, value);
+            }
+        }
+    })
 }

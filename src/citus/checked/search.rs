@@ -6,6 +6,7 @@ use super::target::column_name;
 use super::types::{query, Check, Cols};
 use pgrx::datum::DatumWithOid;
 use pgrx::pg_sys;
+use pgrx::prelude::*;
 
 use crate::errors::OrRaise;
 
@@ -80,23 +81,35 @@ pub(crate) fn nearest_stored(
             let text = value.unwrap_or_default();
             let set = char_set(&text, cfg.k);
             (!set.is_empty())
-                .then(|| {
+                .then(|| -> Option<(String, f64)> {
                     let bands = set_bands(&set, cfg.bands, cfg.rows);
                     let short = text_short(&text, cfg.threshold);
                     let keys = cfg.keys(&set);
                     let values = cfg.values(&set, &bands, short.as_ref(), keys.as_ref());
                     pending::claim(relid, &Claim::Similar(values));
                     let short = short.map(|s| s.bands);
-                    let (similarity, condition) =
+                    let probe = keys.map(|k| k.probe());
+                    let (similarity, mut condition) =
                         similar_condition(cfg, ext_schema, &source, ["$2", "$1", "$5", "$3", "$4", "$6"]);
-                    let args = vec![
-                        bands.into(),
+                    let mut args: Vec<DatumWithOid> = vec![
+                        bands.clone().into(),
                         text.into(),
                         cfg.threshold.into(),
                         cfg.containment.into(),
-                        short.into(),
-                        keys.map(|k| k.probe()).into(),
+                        short.clone().into(),
+                        probe.clone().into(),
                     ];
+                    let limit = crate::gucs::similar_verify_limit();
+                    if limit > 0 {
+                        // The verification limit: only the candidates it chooses are verified
+                        // (the rows sharing the most index values, the smaller keys first among
+                        // equals, as the trigger chooses on one node): none, no near-duplicate.
+                        let values = IndexValues::of([(0, (bands.as_slice(), short.as_deref(), probe.as_deref()))]);
+                        let chosen = on_index(|| chosen_keys(cfg, ext_schema, table, &source, &key_column, &values, limit, exclude))?;
+                        condition = format!("({condition}) AND t.{key_column}::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($7::pg_catalog.text[])");
+                        args.push(chosen.into());
+                        return on_index(|| search(smallest(&similarity, &condition, 7), args));
+                    }
                     on_index(|| search(smallest(&similarity, &condition, 6), args))
                 })
                 .flatten()
@@ -162,4 +175,108 @@ pub(crate) fn similar_condition(
         similarity = format!("COALESCE({by_band}, {by_key})");
     }
     (similarity, condition)
+}
+
+/// A row's band values, short band values (a short text's) and containment keys to look up
+/// (with containment).
+pub(crate) type RowValues<'a> = (&'a [i64], Option<&'a [i64]>, Option<&'a [i64]>);
+
+/// The index values of rows, as the counting query of the verification limit reads them: each
+/// value with its row's position (from 1) and its kind (0: a band value, 1: a short band value,
+/// 2: a containment key to look up), as three arrays.
+pub(crate) struct IndexValues {
+    pub(crate) rows: Vec<i32>,
+    pub(crate) values: Vec<i64>,
+    pub(crate) kinds: Vec<i32>,
+}
+
+impl IndexValues {
+    /// The values of rows (i, from 0, and its [`RowValues`]), each filed under i + 1.
+    pub(crate) fn of<'a>(rows: impl IntoIterator<Item = (usize, RowValues<'a>)>) -> Self {
+        let mut out = IndexValues { rows: Vec::new(), values: Vec::new(), kinds: Vec::new() };
+        for (i, (bands, short, probe)) in rows {
+            for (kind, values) in [(0, Some(bands)), (1, short), (2, probe)] {
+                for &v in values.unwrap_or_default() {
+                    out.rows.push(i as i32 + 1);
+                    out.values.push(v);
+                    out.kinds.push(kind);
+                }
+            }
+        }
+        out
+    }
+
+    /// The arguments `$1` to `$3` of [`count_query`].
+    pub(crate) fn args(&self) -> Vec<DatumWithOid<'static>> {
+        vec![self.rows.clone().into(), self.values.clone().into(), self.kinds.clone().into()]
+    }
+}
+
+/// The query counting, for each row of [`IndexValues`] (`$1` to `$3`), how many of its index
+/// values each stored row shares, as the trigger's indexes count them on one node (one index
+/// lookup a value, `simdup_core::similarity::candidates`): rows (i, `key` with `key_cast`
+/// after it, count), leaving out `extra` (a condition on `t`, or empty). Each test is written as its index's
+/// expression, so that each shard reads it.
+pub(crate) fn count_query(
+    cfg: &SimilarConfig,
+    ext_schema: &str,
+    table: &str,
+    source: &str,
+    key: &str,
+    key_cast: &str,
+    extra: &str,
+) -> String {
+    let (k, b, r, t) = (cfg.k, cfg.bands, cfg.rows, cfg.threshold);
+    let value = "ARRAY[q.v]::pg_catalog.int8[]";
+    let mut condition = format!(
+        "(q.kind OPERATOR(pg_catalog.=) 0 AND {ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) {value}) \
+         OR (q.kind OPERATOR(pg_catalog.=) 1 AND {ext_schema}._simdup_similar_short_bands(t.{source}, '{t}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) {value})"
+    );
+    if let Some(c) = cfg.containment {
+        condition.push_str(&format!(
+            " OR (q.kind OPERATOR(pg_catalog.=) 2 AND {ext_schema}._simdup_similar_keys(t.{source}, {k}, '{c}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) {value})"
+        ));
+    }
+    format!(
+        "SELECT q.i::pg_catalog.int8, t.{key}{key_cast}, pg_catalog.count(*)::pg_catalog.int8
+         FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.int8[]),
+                         pg_catalog.unnest($3::pg_catalog.int4[])) AS q(i, v, kind)
+         JOIN {table} t ON ({condition}){extra}
+         GROUP BY q.i, t.{key}"
+    )
+}
+
+/// The keys (as text) of the stored candidates of one row (`values`, of one row) that the
+/// verification limit `limit` has verified: the `limit` sharing the most index values, the
+/// smaller keys first among equals, in the key type's order as the trigger compares keys (the
+/// rule of `simdup_core::similarity::candidates::verified`, here in SQL: the key need not be an
+/// integer), leaving out the row whose key (as text) is `exclude`. None when there is no
+/// candidate.
+#[allow(clippy::too_many_arguments)]
+fn chosen_keys(
+    cfg: &SimilarConfig,
+    ext_schema: &str,
+    table: &str,
+    source: &str,
+    key: &str,
+    values: &IndexValues,
+    limit: usize,
+    exclude: Option<&str>,
+) -> Option<Vec<String>> {
+    let own = match exclude {
+        Some(_) => format!(" AND t.{key}::pg_catalog.text OPERATOR(pg_catalog.<>) $4"),
+        None => String::new(),
+    };
+    let counts = count_query(cfg, ext_schema, table, source, key, "", &own);
+    let sql = format!(
+        "SELECT (pg_catalog.array_agg(c.k::pg_catalog.text ORDER BY c.n DESC, c.k))[1:{limit}]
+         FROM ({counts}) AS c(i, k, n)"
+    );
+    let mut args = values.args();
+    args.extend(exclude.map(|key| key.to_owned().into()));
+    let what = "counting the index values the stored rows share with the new row";
+    Spi::connect_mut(|client| {
+        let mut rows = client.update(sql.as_str(), None, &args).or_raise(what);
+        rows.next().and_then(|row| row.get::<Vec<String>>(1).or_raise(what))
+    })
 }

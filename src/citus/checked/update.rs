@@ -340,8 +340,9 @@ pub(crate) unsafe fn update_batch(
             &probes,
             ext_schema,
             &table,
-            &column_name(relid, cols.fp.unwrap_or(cols.source)),
-            &column_name(relid, cols.key),
+            (&column_name(relid, cols.fp.unwrap_or(cols.source)), &column_name(relid, cols.key)),
+            Some(&keys),
+            changed.iter().filter(|&&c| c).count(),
         );
 
         // 3. The decisions, in the statement's order (None: the row is left as it is).
@@ -357,13 +358,20 @@ pub(crate) unsafe fn update_batch(
             }
             let mut found: Option<(i64, f64)> = None;
             if probes.has(i) {
-                for &(key, measure) in &matches[i] {
-                    if key != keys[i] && !replaced.contains(&key) && found.is_none_or(|(k, _)| key < k) {
+                let earlier = probes.earlier(i, &renewed, &by_band);
+                // Past the verification limit, only the candidates it chooses among the stored
+                // rows as they are by then (not the row's own, nor those the batch changed) and
+                // the batch's rows with their new texts.
+                let changed_before = |key: i64| key == keys[i] || replaced.contains(&key);
+                let chosen = matches.chosen(i, changed_before, earlier.iter().map(|&j| (keys[j], probes.shared(i, j))));
+                let verified = |key: i64| chosen.as_ref().is_none_or(|c| c.contains(&key));
+                for &(key, measure) in &matches.matches[i] {
+                    if !changed_before(key) && verified(key) && found.is_none_or(|(k, _)| key < k) {
                         found = Some((key, measure));
                     }
                 }
-                for j in probes.earlier(i, &renewed, &by_band) {
-                    if found.is_none_or(|(k, _)| keys[j] < k) {
+                for j in earlier {
+                    if verified(keys[j]) && found.is_none_or(|(k, _)| keys[j] < k) {
                         if let Some(measure) = probes.near(i, j) {
                             found = Some((keys[j], measure));
                         }

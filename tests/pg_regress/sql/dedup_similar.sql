@@ -447,7 +447,7 @@ FROM simdup_explain((SELECT body FROM pages WHERE id = 2), (SELECT body FROM pag
 DROP TABLE pages;
 
 -- ---------------------------------------------------------------------------------------------
--- The verification limit: past simdup.similar_verify_limit candidates (0 by default: no limit),
+-- The verification limit: past simdup.similar_verify_limit candidates (64 by default; 0: no limit),
 -- the trigger verifies those sharing the most index values with the new row (docs/dedup.md). The
 -- identical copy shares all 35 bands, the row of the first 330 characters 11 (Jaccard 0.557,
 -- and contained): both are near-duplicates, and the smaller key is named; with a limit of one,
