@@ -41,34 +41,15 @@ bench_workdir family
 max=0; for f in $SIZES; do [ "$f" -gt "$max" ] && max=$f; done
 # The texts: kind, n, body (TSV). Family rows 1..max are stored, max+1..max+INSERTS inserted;
 # the unrelated windows come from the corpus's far end.
-python3 - "$DATA/zh_news.jsonl" "$max" "$INSERTS" "$CORE" "$OWN" > "$WORK/texts.tsv" <<'PY'
-import json, sys
-path, stored, inserts, core, own = sys.argv[1], *map(int, sys.argv[2:])
-text = " ".join(json.loads(l)["body"].replace("\t", " ").replace("\n", " ").replace("\\", " ") for l in open(path))
-grams = lambda w: {hash(w[i:i + 5]) for i in range(len(w) - 4)}
-# Windows one after the other; a window is taken only when its 5-grams are nearly all distinct
-# and at most 30 of them occur in windows taken before (the corpus has reposts, repeated
-# footers and repetitive passages), so that two family rows stay under the thresholds.
-seen, at = grams(text[:core]), core
-def windows(size, count):
-    global at
-    out = []
-    while len(out) < count:
-        if at + size > len(text):
-            sys.exit(f"the corpus has too few distinct windows ({len(out)} of {count})")
-        w = text[at:at + size]
-        g = grams(w)
-        if len(g) >= 0.97 * (size - 4) and len(g & seen) <= 30:
-            seen.update(g)
-            out.append(w)
-            at += size
-        else:
-            at += size // 3
-    return out
-common = text[:core]
-for i, w in enumerate(windows(own, stored + inserts), 1):
-    print(f"family\t{i}\t{common}{w}")
-for i, w in enumerate(windows(core + own, inserts), 1):
+python3 - "$DATA/zh_news.jsonl" "$max" "$INSERTS" "$CORE" "$OWN" "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)" > "$WORK/texts.tsv" <<'PY'
+import sys
+path, stored, inserts, core, own = sys.argv[1], *map(int, sys.argv[2:6])
+sys.path.insert(0, sys.argv[6])
+from windows import Windows
+corpus = Windows(path, core)
+for i, w in enumerate(corpus.take(own, stored + inserts), 1):
+    print(f"family\t{i}\t{corpus.common}{w}")
+for i, w in enumerate(corpus.take(core + own, inserts), 1):
     print(f"unrelated\t{i}\t{w}")
 PY
 bench_cluster family

@@ -227,14 +227,23 @@ pub(crate) fn count_query(
     extra: &str,
 ) -> String {
     let (k, b, r, t) = (cfg.k, cfg.bands, cfg.rows, cfg.threshold);
-    let value = "ARRAY[q.v]::pg_catalog.int8[]";
+    // Each value is looked up in its kind's index only: the other two arms get an array of one
+    // NULL, which overlaps nothing. The arms are the indexes' conditions alone, so that a shard
+    // reads them as one BitmapOr and computes no index expression again for the rows it finds
+    // (an arm that also tested the kind left the whole condition as a filter, which computed a
+    // stored row's MinHash bands once a value: 250 against 37 ms for 2,000 candidates).
+    let value =
+        |kind: u8| format!("ARRAY[CASE WHEN q.kind OPERATOR(pg_catalog.=) {kind} THEN q.v END]::pg_catalog.int8[]");
     let mut condition = format!(
-        "(q.kind OPERATOR(pg_catalog.=) 0 AND {ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) {value}) \
-         OR (q.kind OPERATOR(pg_catalog.=) 1 AND {ext_schema}._simdup_similar_short_bands(t.{source}, '{t}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) {value})"
+        "{ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) {} \
+         OR {ext_schema}._simdup_similar_short_bands(t.{source}, '{t}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) {}",
+        value(0),
+        value(1)
     );
     if let Some(c) = cfg.containment {
         condition.push_str(&format!(
-            " OR (q.kind OPERATOR(pg_catalog.=) 2 AND {ext_schema}._simdup_similar_keys(t.{source}, {k}, '{c}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) {value})"
+            " OR {ext_schema}._simdup_similar_keys(t.{source}, {k}, '{c}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) {}",
+            value(2)
         ));
     }
     format!(
