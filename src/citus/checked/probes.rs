@@ -2,7 +2,7 @@
 //! stored matches of all of them in one cross-shard query, and which earlier rows of the batch
 //! each row meets; shared by batch writes and batch updates.
 
-use super::search::{count_query, similar_condition, verified_condition, IndexValues};
+use super::search::{candidate_query, count_query, similar_condition, verified_condition, IndexArrays, IndexValues};
 use super::settings::on_index;
 use super::target::column_name;
 use super::types::{Check, Cols};
@@ -367,11 +367,13 @@ impl Stored {
 }
 
 /// The stored near-duplicates of a batch's rows, by one query over every shard ([`Probes::search`]:
-/// one round trip to each shard), as whoever calls it (the owner). Past the verification limit
-/// (`simdup.similar_verify_limit`, a similarity check), one query first counts the index values
-/// each stored candidate shares with each row ([`super::search::count_query`]), and the search
-/// verifies only the candidates the limit can choose (none when no row has any: no second
-/// query). None is asked for when no row has anything to match.
+/// one round trip to each shard), as whoever calls it (the owner). With the verification limit
+/// (`simdup.similar_verify_limit`, a similarity check), one query first finds each row's stored
+/// candidates ([`super::search::candidate_query`]; none for any row: no other query); for the
+/// rows whose candidates, with the batch's earlier rows sharing an index value with them, can
+/// pass the limit, another counts the index values each stored candidate shares
+/// ([`super::search::count_query`]); and the search verifies only the candidates the limit can
+/// choose. None is asked for when no row has anything to match.
 ///
 /// `own` (a batch update's) gives each row's own key, never its candidate; and as the rows the
 /// batch changes before a row are no candidates of it either, the search verifies for each row
@@ -398,19 +400,54 @@ pub(crate) fn stored_matches(
     if let (Probes::Similar { cfg, sets, bands, short, keys, .. }, true) = (probes, limit > 0) {
         let probe: Vec<Option<Vec<i64>>> = keys.iter().map(|k| k.as_ref().map(Keys::probe)).collect();
         let values =
-            IndexValues::of((0..n).filter(|&i| !sets[i].is_empty()).map(|i| {
-                (i, (bands[i].as_slice(), short[i].as_ref().map(|s| s.bands.as_slice()), probe[i].as_deref()))
-            }));
-        let sql = count_query(cfg, ext_schema, table, source, key, "::pg_catalog.int8", "");
-        let mut counts: Vec<Vec<(i64, u32)>> = vec![Vec::new(); n];
-        let what = "counting the index values the stored rows share with the batch's rows";
+            |i: usize| (bands[i].as_slice(), short[i].as_ref().map(|s| s.bands.as_slice()), probe[i].as_deref());
+        let with_shingles = || (0..n).filter(|&i| !sets[i].is_empty());
+        let mine = |i: usize, key: i64| own.is_none_or(|own| own[i] != key);
+        // 1. Each row's stored candidates, one index lookup of its arrays an index.
+        let mut candidates: Vec<Vec<i64>> = vec![Vec::new(); n];
+        let sql = candidate_query(cfg, ext_schema, table, (source, key), "::pg_catalog.int8", "");
+        let args = IndexArrays::of(with_shingles().map(|i| (i, values(i)))).args();
+        let what = "finding the stored candidates of the batch's rows";
         on_index(|| {
-            for_each_row(&sql, &values.args(), what, |i, key, shared: i64| {
-                if own.is_none_or(|own| own[i] != key) {
-                    counts[i].push((key, shared as u32));
+            Spi::connect_mut(|client| {
+                for row in client.update(sql.as_str(), None, &args).or_raise(what) {
+                    if let (Some(i), Some(key)) = (row.get::<i64>(1).or_raise(what), row.get::<i64>(2).or_raise(what)) {
+                        if mine(i as usize - 1, key) {
+                            candidates[i as usize - 1].push(key);
+                        }
+                    }
                 }
             })
         });
+        // 2. The rows whose candidates, with the batch's earlier rows that share an index value
+        // with them (whichever of those are let through), can pass the limit: how many values
+        // each stored candidate shares, one lookup a value. The others verify every candidate.
+        let mut by_band = HashMap::new();
+        let mut over = Vec::new();
+        for i in with_shingles() {
+            let earlier = probes.earlier(i, &[], &by_band).len();
+            if !candidates[i].is_empty() && candidates[i].len() + earlier > limit + changed {
+                over.push(i);
+            }
+            probes.add_bands(i, &mut by_band);
+        }
+        let mut counts: Vec<Vec<(i64, u32)>> =
+            candidates.iter().map(|c| c.iter().map(|&key| (key, 0)).collect()).collect();
+        if !over.is_empty() {
+            for &i in &over {
+                counts[i].clear();
+            }
+            let sql = count_query(cfg, ext_schema, table, source, key, "::pg_catalog.int8", "");
+            let args = IndexValues::of(over.iter().map(|&i| (i, values(i)))).args();
+            let what = "counting the index values the stored rows share with the batch's rows";
+            on_index(|| {
+                for_each_row(&sql, &args, what, |i, key, shared: i64| {
+                    if mine(i, key) {
+                        counts[i].push((key, shared as u32));
+                    }
+                })
+            });
+        }
         for (i, rows) in counts.iter().enumerate() {
             verify[i] = if rows.is_empty() {
                 Verify::Nothing

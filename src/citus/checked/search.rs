@@ -104,11 +104,17 @@ pub(crate) fn nearest_stored(
                         // The verification limit: only the candidates it chooses are verified
                         // (the rows sharing the most index values, the smaller keys first among
                         // equals, as the trigger chooses on one node): none, no near-duplicate.
-                        let values = IndexValues::of([(0, (bands.as_slice(), short.as_deref(), probe.as_deref()))]);
-                        let chosen = on_index(|| chosen_keys(cfg, ext_schema, table, &source, &key_column, &values, limit, exclude))?;
-                        condition = format!("({condition}) AND t.{key_column}::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($7::pg_catalog.text[])");
-                        args.push(chosen.into());
-                        return on_index(|| search(smallest(&similarity, &condition, 7), args));
+                        let row = [(0, (bands.as_slice(), short.as_deref(), probe.as_deref()))];
+                        let choice = on_index(|| chosen_keys(cfg, ext_schema, table, (&source, &key_column), &row, limit, exclude));
+                        match choice {
+                            Choice::Nothing => return None,
+                            Choice::All => {}
+                            Choice::Keys(chosen) => {
+                                condition = format!("({condition}) AND t.{key_column}::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($7::pg_catalog.text[])");
+                                args.push(chosen.into());
+                                return on_index(|| search(smallest(&similarity, &condition, 7), args));
+                            }
+                        }
                     }
                     on_index(|| search(smallest(&similarity, &condition, 6), args))
                 })
@@ -255,37 +261,122 @@ pub(crate) fn count_query(
     )
 }
 
-/// The keys (as text) of the stored candidates of one row (`values`, of one row) that the
-/// verification limit `limit` has verified: the `limit` sharing the most index values, the
-/// smaller keys first among equals, in the key type's order as the trigger compares keys (the
-/// rule of `simdup_core::similarity::candidates::verified`, here in SQL: the key need not be an
-/// integer), leaving out the row whose key (as text) is `exclude`. None when there is no
-/// candidate.
-#[allow(clippy::too_many_arguments)]
+/// Which stored candidates of a row the verification limit lets the search verify.
+pub(crate) enum Choice {
+    /// none: the row has no candidate
+    Nothing,
+    /// every one: they are at most the limit
+    All,
+    /// those of these keys (as text)
+    Keys(Vec<String>),
+}
+
+/// The stored candidates of one row (`row`: its values) that the verification limit `limit`
+/// lets the search verify, leaving out the row whose key (as text) is `exclude`: first the
+/// candidates, one index lookup of the row's arrays an index ([`candidate_query`]); past the
+/// limit, the `limit` sharing the most index values ([`count_query`]), the smaller keys first
+/// among equals, in the key type's order as the trigger compares keys (the rule of
+/// `simdup_core::similarity::candidates::verified`, here in SQL: the key need not be an integer).
 fn chosen_keys(
     cfg: &SimilarConfig,
     ext_schema: &str,
     table: &str,
-    source: &str,
-    key: &str,
-    values: &IndexValues,
+    (source, key): (&str, &str),
+    row: &[(usize, RowValues)],
     limit: usize,
     exclude: Option<&str>,
-) -> Option<Vec<String>> {
-    let own = match exclude {
-        Some(_) => format!(" AND t.{key}::pg_catalog.text OPERATOR(pg_catalog.<>) $4"),
+) -> Choice {
+    let own = |param: usize| match exclude {
+        Some(_) => format!(" AND t.{key}::pg_catalog.text OPERATOR(pg_catalog.<>) ${param}"),
         None => String::new(),
     };
-    let counts = count_query(cfg, ext_schema, table, source, key, "", &own);
+    let what = "counting the stored candidates of the new row";
+    let candidates = candidate_query(cfg, ext_schema, table, (source, key), "", &own(5));
+    let mut args = IndexArrays::of(row.iter().copied()).args();
+    args.extend(exclude.map(|key| key.to_owned().into()));
+    let n = Spi::connect_mut(|client| {
+        let sql = format!("SELECT pg_catalog.count(*) FROM ({candidates}) AS c(i, k)");
+        let mut rows = client.update(sql.as_str(), None, &args).or_raise(what);
+        rows.next().and_then(|row| row.get::<i64>(1).or_raise(what)).unwrap_or(0)
+    });
+    match n as usize {
+        0 => return Choice::Nothing,
+        n if n <= limit => return Choice::All,
+        _ => {}
+    }
+    let counts = count_query(cfg, ext_schema, table, source, key, "", &own(4));
     let sql = format!(
         "SELECT (pg_catalog.array_agg(c.k::pg_catalog.text ORDER BY c.n DESC, c.k))[1:{limit}]
          FROM ({counts}) AS c(i, k, n)"
     );
-    let mut args = values.args();
+    let mut args = IndexValues::of(row.iter().copied()).args();
     args.extend(exclude.map(|key| key.to_owned().into()));
     let what = "counting the index values the stored rows share with the new row";
     Spi::connect_mut(|client| {
         let mut rows = client.update(sql.as_str(), None, &args).or_raise(what);
         rows.next().and_then(|row| row.get::<Vec<String>>(1).or_raise(what))
     })
+    .map_or(Choice::Nothing, Choice::Keys)
+}
+
+/// Rows' index values as whole arrays, for [`candidate_query`] (`$1` to `$4`): each row's
+/// position (from 1), its band values, short band values and containment keys to look up, as
+/// array literals (one text each, cast on the shards; NULL: none).
+pub(crate) struct IndexArrays {
+    rows: Vec<i32>,
+    bands: Vec<String>,
+    short: Vec<Option<String>>,
+    probe: Vec<Option<String>>,
+}
+
+impl IndexArrays {
+    /// The arrays of rows (i, from 0, and its [`RowValues`]), each filed under i + 1.
+    pub(crate) fn of<'a>(rows: impl IntoIterator<Item = (usize, RowValues<'a>)>) -> Self {
+        let literal = |b: &[i64]| format!("{{{}}}", b.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
+        let mut out = IndexArrays { rows: Vec::new(), bands: Vec::new(), short: Vec::new(), probe: Vec::new() };
+        for (i, (bands, short, probe)) in rows {
+            out.rows.push(i as i32 + 1);
+            out.bands.push(literal(bands));
+            out.short.push(short.map(literal));
+            out.probe.push(probe.map(literal));
+        }
+        out
+    }
+
+    pub(crate) fn args(&self) -> Vec<DatumWithOid<'static>> {
+        vec![self.rows.clone().into(), self.bands.clone().into(), self.short.clone().into(), self.probe.clone().into()]
+    }
+}
+
+/// The query of rows' stored candidates ([`IndexArrays`], `$1` to `$4`): rows (i, `key` with
+/// `key_cast` after it), one a stored row sharing a band value, a short band value or (with
+/// containment) a containment key with row i, as the trigger's indexes offer candidates, leaving
+/// out `extra` (a condition on `t`, or empty). One index lookup of a row's arrays an index, the
+/// arms the indexes' conditions alone (one BitmapOr a row, nothing computed again): what the
+/// limit needs to know before it counts values one at a time ([`count_query`]).
+pub(crate) fn candidate_query(
+    cfg: &SimilarConfig,
+    ext_schema: &str,
+    table: &str,
+    (source, key): (&str, &str),
+    key_cast: &str,
+    extra: &str,
+) -> String {
+    let (k, b, r, t) = (cfg.k, cfg.bands, cfg.rows, cfg.threshold);
+    let mut condition = format!(
+        "{ext_schema}._simdup_similar_bands(t.{source}, {k}, {b}, {r}) OPERATOR(pg_catalog.&&) q.bands::pg_catalog.int8[] \
+         OR {ext_schema}._simdup_similar_short_bands(t.{source}, '{t}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) q.short::pg_catalog.int8[]"
+    );
+    if let Some(c) = cfg.containment {
+        condition.push_str(&format!(
+            " OR {ext_schema}._simdup_similar_keys(t.{source}, {k}, '{c}'::pg_catalog.float8) OPERATOR(pg_catalog.&&) q.probe::pg_catalog.int8[]"
+        ));
+    }
+    format!(
+        "SELECT q.i::pg_catalog.int8, t.{key}{key_cast}
+         FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.text[]),
+                         pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.text[]))
+              AS q(i, bands, short, probe)
+         JOIN {table} t ON ({condition}){extra}"
+    )
 }
