@@ -2,7 +2,9 @@
 //! stored matches of all of them in one cross-shard query, and which earlier rows of the batch
 //! each row meets; shared by batch writes and batch updates.
 
-use super::search::{candidate_query, count_query, similar_condition, verified_condition, IndexArrays, IndexValues};
+use super::search::{
+    array_literal, candidate_query, count_query, similar_condition, verified_condition, IndexArrays, IndexValues,
+};
 use super::settings::on_index;
 use super::target::column_name;
 use super::types::{Check, Cols};
@@ -113,8 +115,6 @@ impl Probes<'_> {
                 // the shards).
                 let rows: Vec<usize> =
                     (0..sets.len()).filter(|&i| !sets[i].is_empty() && !matches!(verify[i], Verify::Nothing)).collect();
-                let band_literal =
-                    |b: &[i64]| format!("{{{}}}", b.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
                 let (similarity, mut condition) = similar_condition(
                     cfg,
                     ext_schema,
@@ -134,7 +134,7 @@ impl Probes<'_> {
                 let chosen = rows
                     .iter()
                     .map(|&i| match &verify[i] {
-                        Verify::Keys(keys) => Some(band_literal(keys)),
+                        Verify::Keys(keys) => Some(array_literal(keys)),
                         _ => None,
                     })
                     .collect::<Vec<Option<String>>>();
@@ -150,13 +150,13 @@ impl Probes<'_> {
                     vec![
                         rows.iter().map(|&i| i as i32 + 1).collect::<Vec<i32>>().into(),
                         rows.iter().map(|&i| texts[i].clone()).collect::<Vec<String>>().into(),
-                        rows.iter().map(|&i| band_literal(&bands[i])).collect::<Vec<String>>().into(),
+                        rows.iter().map(|&i| array_literal(&bands[i])).collect::<Vec<String>>().into(),
                         rows.iter()
-                            .map(|&i| short[i].as_ref().map(|s| band_literal(&s.bands)))
+                            .map(|&i| short[i].as_ref().map(|s| array_literal(&s.bands)))
                             .collect::<Vec<Option<String>>>()
                             .into(),
                         rows.iter()
-                            .map(|&i| keys[i].as_ref().map(|k| band_literal(&k.probe())))
+                            .map(|&i| keys[i].as_ref().map(|k| array_literal(&k.probe())))
                             .collect::<Vec<Option<String>>>()
                             .into(),
                         cfg.threshold.into(),

@@ -319,6 +319,11 @@ fn chosen_keys(
     .map_or(Choice::Nothing, Choice::Keys)
 }
 
+/// The array literal of `values` (`{1,2,3}`): one text a row's array, cast on the shards.
+pub(crate) fn array_literal(values: &[i64]) -> String {
+    format!("{{{}}}", values.iter().map(i64::to_string).collect::<Vec<_>>().join(","))
+}
+
 /// Rows' index values as whole arrays, for [`candidate_query`] (`$1` to `$4`): each row's
 /// position (from 1), its band values, short band values and containment keys to look up, as
 /// array literals (one text each, cast on the shards; NULL: none).
@@ -332,13 +337,12 @@ pub(crate) struct IndexArrays {
 impl IndexArrays {
     /// The arrays of rows (i, from 0, and its [`RowValues`]), each filed under i + 1.
     pub(crate) fn of<'a>(rows: impl IntoIterator<Item = (usize, RowValues<'a>)>) -> Self {
-        let literal = |b: &[i64]| format!("{{{}}}", b.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
         let mut out = IndexArrays { rows: Vec::new(), bands: Vec::new(), short: Vec::new(), probe: Vec::new() };
         for (i, (bands, short, probe)) in rows {
             out.rows.push(i as i32 + 1);
-            out.bands.push(literal(bands));
-            out.short.push(short.map(literal));
-            out.probe.push(probe.map(literal));
+            out.bands.push(array_literal(bands));
+            out.short.push(short.map(array_literal));
+            out.probe.push(probe.map(array_literal));
         }
         out
     }
