@@ -340,7 +340,6 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             (key_index.zip(probe.as_deref()), &shares_key, Via::Key),
         ];
         let limit = crate::gucs::similar_verify_limit();
-        let order = KeyOrder::of(rel, cols.key);
         let found = smallest_key(rel, cols.key, exclude, |snapshot, visit| {
             let mut visit_all = |rows: &Candidates, shares: &Shares, via: Via| {
                 rows.visit(rel, snapshot, |slot, recheck| {
@@ -361,7 +360,7 @@ unsafe extern "C-unwind" fn fire(fcinfo: pg_sys::FunctionCallInfo, outcome: *mut
             // (simdup_core::similarity::candidates), counted one scan a value; otherwise, or
             // when a bitmap is lossy (the counts would be incomplete), every offered row.
             let offered = sources.map(|(source, ..)| source.map(|(i, values)| Candidates::scan(i, values, snapshot)));
-            let only = verify_only(rel, snapshot, &order, exclude, limit, &offered, |maps| {
+            let only = verify_only(rel, snapshot, cols.key, exclude, limit, &offered, |maps| {
                 sources.iter().zip(maps.iter_mut()).all(|((source, ..), shared)| {
                     source.is_none_or(|(i, values)| count_shared(i, values, snapshot, shared))
                 })
@@ -396,7 +395,7 @@ type Source<'a> = (Option<(pg_sys::Oid, &'a [i64])>, &'a Shares<'a>, Via);
 
 /// The positions (ascending) of the candidates to verify, with the rows each index offered,
 /// when the indexes offer more rows than `limit` (`simdup.similar_verify_limit`, at least 1):
-/// those sharing the most index values with the new row, the smaller keys (`order`) first among
+/// those sharing the most index values with the new row, the smaller keys (column `key`) first among
 /// equals ([`simdup_core::similarity::candidates::choose`]), counted by `count` (band,
 /// short-band and key maps; false when a bitmap went lossy). Only rows `snapshot` finds are
 /// chosen (an index also names dead rows), and not the row at `exclude` (the old version of
@@ -404,13 +403,13 @@ type Source<'a> = (Option<(pg_sys::Oid, &'a [i64])>, &'a Shares<'a>, Via);
 /// bitmap).
 ///
 /// # Safety
-/// `rel` is the trigger's open relation, `order` the order of its key column; `snapshot` is
+/// `rel` is the trigger's open relation, `key` its key column; `snapshot` is
 /// valid for the call.
 #[allow(clippy::too_many_arguments)]
 unsafe fn verify_only(
     rel: pg_sys::Relation,
     snapshot: pg_sys::Snapshot,
-    order: &KeyOrder,
+    key: i32,
     exclude: Option<pg_sys::ItemPointerData>,
     limit: usize,
     offered: &[Option<Candidates>; 3],
@@ -424,6 +423,9 @@ unsafe fn verify_only(
     if !count(&mut maps) {
         return None;
     }
+    // The key's order, looked up only past the limit (not for every row the trigger checks).
+    // SAFETY: the caller's relation, and its key column.
+    let order = unsafe { KeyOrder::of(rel, key) };
     // The rows of a level that are there, with their keys (copied: the slot is reused).
     let read = |level: &[u64]| {
         let mut there = Vec::with_capacity(level.len());

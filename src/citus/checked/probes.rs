@@ -346,6 +346,8 @@ pub(crate) enum Verify {
 pub(crate) struct Stored {
     pub(crate) matches: Vec<Vec<(i64, f64)>>,
     pub(crate) counts: Option<Vec<Vec<(i64, u32)>>>,
+    /// `simdup.similar_verify_limit`, read once for the statement's batch
+    limit: usize,
 }
 
 impl Stored {
@@ -361,8 +363,7 @@ impl Stored {
         let counts = self.counts.as_ref()?;
         let mut rows: Vec<(i64, u32)> = counts[i].iter().copied().filter(|&(key, _)| !skip(key)).collect();
         rows.extend(earlier);
-        let limit = crate::gucs::similar_verify_limit();
-        simdup_core::similarity::candidates::verified(&rows, limit).map(|keys| keys.into_iter().collect())
+        simdup_core::similarity::candidates::verified(&rows, self.limit).map(|keys| keys.into_iter().collect())
     }
 }
 
@@ -391,12 +392,12 @@ pub(crate) fn stored_matches(
         Probes::SimHash { fps, .. } => fps.len(),
         Probes::Similar { sets, .. } => sets.len(),
     };
-    let mut stored = Stored { matches: vec![Vec::new(); n], counts: None };
+    let limit = crate::gucs::similar_verify_limit();
+    let mut stored = Stored { matches: vec![Vec::new(); n], counts: None, limit };
     if !(0..n).any(|i| probes.has(i)) {
         return stored;
     }
     let mut verify = vec![Verify::All; n];
-    let limit = crate::gucs::similar_verify_limit();
     if let (Probes::Similar { cfg, sets, bands, short, keys, .. }, true) = (probes, limit > 0) {
         let probe: Vec<Option<Vec<i64>>> = keys.iter().map(|k| k.as_ref().map(Keys::probe)).collect();
         let values =
